@@ -1,0 +1,30 @@
+package dev.idempotency.store;
+
+import java.util.Objects;
+
+/**
+ * Identifies one idempotency record: the client's key within the scope it belongs to. The same key
+ * under another scope (another principal, another catalog prefix) is another record.
+ *
+ * @param scope who the key belongs to, at most {@value #MAX_SCOPE_LENGTH} characters
+ * @param key the client's key in canonical form (lower-case UUID, 36 characters)
+ */
+public record RecordId(String scope, String key) {
+
+	/** Longest scope a store must hold; the engine hashes longer scopes down to this. */
+	public static final int MAX_SCOPE_LENGTH = 200;
+
+	/** Longest key a store must hold. */
+	public static final int MAX_KEY_LENGTH = 64;
+
+	public RecordId {
+		Objects.requireNonNull(scope, "scope");
+		Objects.requireNonNull(key, "key");
+		if (scope.length() > MAX_SCOPE_LENGTH) {
+			throw new IllegalArgumentException("scope longer than " + MAX_SCOPE_LENGTH + " characters");
+		}
+		if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+			throw new IllegalArgumentException("key must have 1 to " + MAX_KEY_LENGTH + " characters");
+		}
+	}
+}

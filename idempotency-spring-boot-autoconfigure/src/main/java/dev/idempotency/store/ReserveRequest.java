@@ -1,0 +1,31 @@
+package dev.idempotency.store;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What the engine asks a store to reserve.
+ *
+ * @param id the record to reserve
+ * @param fingerprint SHA-256 (hex) of the request
+ * @param operation a name for the operation, kept for diagnostics
+ * @param ownerToken a fresh random token that fences every later transition of this owner
+ * @param lease how long the owner is presumed alive without a heartbeat
+ * @param retention how long a new record lives (lifetime + grace), counted by the store's clock
+ */
+public record ReserveRequest(RecordId id, String fingerprint, String operation, String ownerToken, Duration lease,
+		Duration retention) {
+
+	public ReserveRequest {
+		Objects.requireNonNull(id, "id");
+		Objects.requireNonNull(fingerprint, "fingerprint");
+		Objects.requireNonNull(operation, "operation");
+		Objects.requireNonNull(ownerToken, "ownerToken");
+		if (lease.isNegative() || lease.isZero()) {
+			throw new IllegalArgumentException("lease must be positive");
+		}
+		if (retention.compareTo(lease) < 0) {
+			throw new IllegalArgumentException("retention must not be shorter than the lease");
+		}
+	}
+}
