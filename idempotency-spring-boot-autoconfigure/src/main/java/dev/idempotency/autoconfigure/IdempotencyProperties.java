@@ -1,0 +1,363 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.idempotency.engine.IdempotencySettings;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration of the Idempotency-Key support, under {@code idempotency}.
+ */
+@ConfigurationProperties("idempotency")
+public class IdempotencyProperties {
+
+	/** Whether Idempotency-Key support is on. */
+	private boolean enabled = true;
+
+	/** Name of the request header that carries the key. */
+	private String headerName = "Idempotency-Key";
+
+	/**
+	 * How long clients may reuse a key: records are kept at least this long. Advertise it to
+	 * clients (Iceberg: {@code idempotency-key-lifetime} in {@code GET /v1/config}).
+	 */
+	private Duration lifetime = Duration.ofMinutes(30);
+
+	/** Extra time a record is kept beyond the lifetime, to absorb clock differences and late retries. */
+	private Duration grace = Duration.ofMinutes(5);
+
+	/**
+	 * How long the owner of an in-progress record is presumed alive without a heartbeat. After it,
+	 * a retry takes the record over and runs the operation: keep it short so a crashed node does not
+	 * block a key for long.
+	 */
+	private Duration lease = Duration.ofSeconds(30);
+
+	/** How often a running operation extends its lease. Must be shorter than the lease. */
+	private Duration heartbeatInterval = Duration.ofSeconds(10);
+
+	/** How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. */
+	private Duration clockSkew = Duration.ofMinutes(1);
+
+	/**
+	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace, now +
+	 * clock-skew]: reject it (400), or only log a warning.
+	 */
+	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
+
+	private final InFlight inFlight = new InFlight();
+
+	private final Store store = new Store();
+
+	private final Response response = new Response();
+
+	private final Web web = new Web();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getHeaderName() {
+		return this.headerName;
+	}
+
+	public void setHeaderName(String headerName) {
+		this.headerName = headerName;
+	}
+
+	public Duration getLifetime() {
+		return this.lifetime;
+	}
+
+	public void setLifetime(Duration lifetime) {
+		this.lifetime = lifetime;
+	}
+
+	public Duration getGrace() {
+		return this.grace;
+	}
+
+	public void setGrace(Duration grace) {
+		this.grace = grace;
+	}
+
+	public Duration getLease() {
+		return this.lease;
+	}
+
+	public void setLease(Duration lease) {
+		this.lease = lease;
+	}
+
+	public Duration getHeartbeatInterval() {
+		return this.heartbeatInterval;
+	}
+
+	public void setHeartbeatInterval(Duration heartbeatInterval) {
+		this.heartbeatInterval = heartbeatInterval;
+	}
+
+	public Duration getClockSkew() {
+		return this.clockSkew;
+	}
+
+	public void setClockSkew(Duration clockSkew) {
+		this.clockSkew = clockSkew;
+	}
+
+	public IdempotencySettings.KeyAgePolicy getKeyAgePolicy() {
+		return this.keyAgePolicy;
+	}
+
+	public void setKeyAgePolicy(IdempotencySettings.KeyAgePolicy keyAgePolicy) {
+		this.keyAgePolicy = keyAgePolicy;
+	}
+
+	public InFlight getInFlight() {
+		return this.inFlight;
+	}
+
+	public Store getStore() {
+		return this.store;
+	}
+
+	public Response getResponse() {
+		return this.response;
+	}
+
+	public Web getWeb() {
+		return this.web;
+	}
+
+	/** Builds the engine's settings from these properties. */
+	public IdempotencySettings toSettings() {
+		return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval, this.clockSkew,
+				this.keyAgePolicy, this.inFlight.wait, this.inFlight.pollInterval, this.inFlight.status,
+				this.inFlight.retryAfter, this.store.failureMode, this.store.retryAfter,
+				this.response.maxBodySize.toBytes());
+	}
+
+	/** Handling of a retry that arrives while the first request with its key still runs. */
+	public static class InFlight {
+
+		/** How long a duplicate waits for the first request to finish before it is answered. */
+		private Duration wait = Duration.ofSeconds(2);
+
+		/** How often a waiting duplicate checks the store. */
+		private Duration pollInterval = Duration.ofMillis(50);
+
+		/**
+		 * Status for a duplicate still in flight after the wait: CONFLICT (409, the IETF draft's
+		 * choice) or SERVICE_UNAVAILABLE (503 with Retry-After: Iceberg clients read 409 as a real
+		 * conflict but retry a 503).
+		 */
+		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
+
+		/** Retry-After sent with an in-flight answer. */
+		private Duration retryAfter = Duration.ofSeconds(1);
+
+		public Duration getWait() {
+			return this.wait;
+		}
+
+		public void setWait(Duration wait) {
+			this.wait = wait;
+		}
+
+		public Duration getPollInterval() {
+			return this.pollInterval;
+		}
+
+		public void setPollInterval(Duration pollInterval) {
+			this.pollInterval = pollInterval;
+		}
+
+		public IdempotencySettings.InFlightStatus getStatus() {
+			return this.status;
+		}
+
+		public void setStatus(IdempotencySettings.InFlightStatus status) {
+			this.status = status;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+	}
+
+	/** Where records are kept and what happens when that store fails. */
+	public static class Store {
+
+		/** Which store keeps the records. */
+		private StoreType type = StoreType.MEMORY;
+
+		/**
+		 * What to do when the store cannot be reached: FAIL_CLOSED answers 503 with Retry-After and
+		 * runs nothing; FAIL_OPEN runs the request unprotected (logged and counted).
+		 */
+		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
+
+		/** Retry-After sent when the store is unavailable. */
+		private Duration retryAfter = Duration.ofSeconds(5);
+
+		private final Memory memory = new Memory();
+
+		public StoreType getType() {
+			return this.type;
+		}
+
+		public void setType(StoreType type) {
+			this.type = type;
+		}
+
+		public IdempotencySettings.FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(IdempotencySettings.FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+		public Memory getMemory() {
+			return this.memory;
+		}
+
+	}
+
+	/** The in-memory store: one JVM only. */
+	public static class Memory {
+
+		/** Most records kept; past it, expired records are dropped and new keys refused (503). */
+		private int maxEntries = 100_000;
+
+		/** How often expired records are dropped. */
+		private Duration purgeInterval = Duration.ofMinutes(1);
+
+		public int getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+		public Duration getPurgeInterval() {
+			return this.purgeInterval;
+		}
+
+		public void setPurgeInterval(Duration purgeInterval) {
+			this.purgeInterval = purgeInterval;
+		}
+
+	}
+
+	/** What of a response is stored for replay. */
+	public static class Response {
+
+		/**
+		 * Response headers stored and replayed besides Content-Type, Location, Content-Location,
+		 * ETag and Last-Modified. Set-Cookie, Authorization, WWW-Authenticate and hop-by-hop
+		 * headers are never stored.
+		 */
+		private List<String> storedHeaders = new ArrayList<>();
+
+		/**
+		 * Largest response body stored. A larger response is sent to the client but not stored:
+		 * the key is released (never truncated) and a retry runs again.
+		 */
+		private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+		public List<String> getStoredHeaders() {
+			return this.storedHeaders;
+		}
+
+		public void setStoredHeaders(List<String> storedHeaders) {
+			this.storedHeaders = storedHeaders;
+		}
+
+		public DataSize getMaxBodySize() {
+			return this.maxBodySize;
+		}
+
+		public void setMaxBodySize(DataSize maxBodySize) {
+			this.maxBodySize = maxBodySize;
+		}
+
+	}
+
+	/** The HTTP front door. */
+	public static class Web {
+
+		/**
+		 * Extra path patterns (Spring PathPattern syntax) protected for POST, PUT, PATCH and DELETE
+		 * without an @Idempotent annotation.
+		 */
+		private List<String> pathPatterns = new ArrayList<>();
+
+		/** Whether requests matched only by path-patterns must carry a key. */
+		private boolean pathPatternsKeyRequired = false;
+
+		/** Base of the problem "type" URIs; the cause's slug is appended. */
+		private String problemTypeBase = "https://idempotency.dev/problems/";
+
+		public List<String> getPathPatterns() {
+			return this.pathPatterns;
+		}
+
+		public void setPathPatterns(List<String> pathPatterns) {
+			this.pathPatterns = pathPatterns;
+		}
+
+		public boolean isPathPatternsKeyRequired() {
+			return this.pathPatternsKeyRequired;
+		}
+
+		public void setPathPatternsKeyRequired(boolean pathPatternsKeyRequired) {
+			this.pathPatternsKeyRequired = pathPatternsKeyRequired;
+		}
+
+		public String getProblemTypeBase() {
+			return this.problemTypeBase;
+		}
+
+		public void setProblemTypeBase(String problemTypeBase) {
+			this.problemTypeBase = problemTypeBase;
+		}
+
+	}
+
+	/** The stores the starter can configure. */
+	public enum StoreType {
+
+		/** In this JVM's memory: one node, development. */
+		MEMORY,
+
+		/** A relational database through JDBC (PostgreSQL, MariaDB/MySQL, H2). */
+		JDBC,
+
+		/** Redis through Spring Data Redis. */
+		REDIS
+
+	}
+
+}
