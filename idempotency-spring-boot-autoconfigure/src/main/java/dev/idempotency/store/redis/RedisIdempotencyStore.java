@@ -35,9 +35,10 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  * <p>
  * One record is one hash under {@code <prefix>{<sha256 hex of scope and key>}}. Every transition
  * is one Lua script, so one atomic round trip, and reads Redis's own clock ({@code TIME}), never
- * this JVM's. The scripts are in one file, see {@link RedisScripts}. Records expire natively: the
- * key gets a {@code PEXPIREAT} when it is created and keeps it through takeover, heartbeat and
- * completion, so {@link #purgeExpired} has nothing to do. The store never lists the keyspace.
+ * this JVM's. The scripts are in one resource file, read by {@code RedisScripts}. Records expire
+ * natively: the key gets a {@code PEXPIREAT} when it is created and keeps it through takeover,
+ * heartbeat and completion, so {@link #purgeExpired} has nothing to do. The store never lists the
+ * keyspace.
  * <p>
  * Values go through byte serializers only, so the stored response comes back byte for byte.
  */
