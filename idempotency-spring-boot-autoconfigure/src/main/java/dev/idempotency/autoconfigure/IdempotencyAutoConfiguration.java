@@ -9,6 +9,8 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -55,6 +57,19 @@ public class IdempotencyAutoConfiguration {
 		}
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
 				listener.getIfUnique(() -> IdempotencyListener.NONE));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnEnabledHealthIndicator("idempotency")
+	static class HealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyHealthIndicator")
+		IdempotencyStoreHealthIndicator idempotencyHealthIndicator(IdempotencyEngine engine) {
+			return new IdempotencyStoreHealthIndicator(engine.store());
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -79,7 +79,7 @@ public class IdempotencyEngine implements AutoCloseable {
 				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError.of(
 						IdempotencyErrorType.KEY_REQUIRED, "this operation requires an idempotency key"));
 			}
-			this.listener.onOutcome(IdempotencyOutcome.UNPROTECTED, call.operation());
+			report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
 			return new Decision.Proceed(null);
 		}
 		if (call.keyValues().size() > 1) {
@@ -123,8 +123,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			return;
 		}
 		try {
-			if (this.store.complete(reservation.id(), reservation.ownerToken(), response)) {
-				this.listener.onOutcome(IdempotencyOutcome.COMPLETED, reservation.operation());
+			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
+				report(IdempotencyOutcome.COMPLETED, reservation.operation(), reservation.id());
 			}
 			else {
 				ownershipLost(reservation, "complete");
@@ -134,7 +134,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			// The lease runs out and a retry takes the record over: the key is not stuck.
 			logger.error("Could not store the response of " + reservation + "; a retry after the lease runs it again",
 					ex);
-			this.listener.onOutcome(IdempotencyOutcome.STORE_ERROR, reservation.operation());
+			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
 		}
 	}
 
@@ -163,8 +163,9 @@ public class IdempotencyEngine implements AutoCloseable {
 			String ownerToken = UUID.randomUUID().toString();
 			ReserveResult result;
 			try {
-				result = this.store.reserve(new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.settings.lease(), this.settings.retention()));
+				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
+						this.settings.lease(), this.settings.retention());
+				result = timed("reserve", () -> this.store.reserve(request));
 			}
 			catch (RuntimeException ex) {
 				return storeFailed(operation, ex);
@@ -172,8 +173,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			if (result instanceof ReserveResult.Acquired acquired) {
 				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver());
 				startHeartbeat(reservation);
-				this.listener.onOutcome(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER
-						: IdempotencyOutcome.EXECUTED, operation);
+				report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED, operation,
+						id);
 				if (acquired.takenOver()) {
 					logger.info("Took over idempotency key " + id.key() + " for " + operation
 							+ " after its owner's lease expired");
@@ -187,7 +188,7 @@ public class IdempotencyEngine implements AutoCloseable {
 						"this idempotency key was already used for a different request; use a new key"));
 			}
 			if (record.state() == RecordState.COMPLETED) {
-				this.listener.onOutcome(IdempotencyOutcome.REPLAYED, operation);
+				report(IdempotencyOutcome.REPLAYED, operation, id);
 				return new Decision.Replay(record.response());
 			}
 			Duration remaining = Duration.between(this.clock.instant(), deadline);
@@ -208,7 +209,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (this.settings.failureMode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
 			logger.warn("Idempotency store " + this.store.name() + " failed; running " + operation
 					+ " unprotected (fail-open): " + ex);
-			this.listener.onOutcome(IdempotencyOutcome.FAIL_OPEN, operation);
+			report(IdempotencyOutcome.FAIL_OPEN, operation, null);
 			return new Decision.Proceed(null);
 		}
 		logger.error("Idempotency store " + this.store.name() + " failed; refusing " + operation + " (fail-closed)",
@@ -225,8 +226,22 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	private Decision reject(IdempotencyOutcome outcome, String operation, IdempotencyError error) {
-		this.listener.onOutcome(outcome, operation);
+		report(outcome, operation, null);
 		return new Decision.Reject(error);
+	}
+
+	/**
+	 * Counts an outcome and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
+	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
+	 * principal.
+	 */
+	private void report(IdempotencyOutcome outcome, String operation, RecordId id) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("outcome=" + outcome.name().toLowerCase(java.util.Locale.ROOT) + " operation=" + operation
+					+ ((id != null) ? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
+							: ""));
+		}
+		this.listener.onOutcome(outcome, operation);
 	}
 
 	private String checkWindow(IdempotencyKey key) {
@@ -253,10 +268,11 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private void beat(Reservation reservation) {
 		try {
-			if (!this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease())) {
+			if (!timed("heartbeat",
+					() -> this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease()))) {
 				logger.warn("Lost ownership of " + reservation + " while it runs; another request took it over");
 				reservation.finish();
-				this.listener.onOutcome(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation());
+				report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
 			}
 		}
 		catch (RuntimeException ex) {
@@ -267,9 +283,9 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private void doRelease(Reservation reservation, String reason) {
 		try {
-			if (this.store.release(reservation.id(), reservation.ownerToken())) {
+			if (timed("release", () -> this.store.release(reservation.id(), reservation.ownerToken()))) {
 				logger.debug("Released " + reservation + ": " + reason);
-				this.listener.onOutcome(IdempotencyOutcome.RELEASED, reservation.operation());
+				report(IdempotencyOutcome.RELEASED, reservation.operation(), reservation.id());
 			}
 			else {
 				ownershipLost(reservation, "release");
@@ -277,7 +293,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
-			this.listener.onOutcome(IdempotencyOutcome.STORE_ERROR, reservation.operation());
+			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
 		}
 	}
 
@@ -285,13 +301,26 @@ public class IdempotencyEngine implements AutoCloseable {
 		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
 				+ " released, a retry runs it again");
-		this.listener.onOutcome(IdempotencyOutcome.BODY_TOO_LARGE, reservation.operation());
+		report(IdempotencyOutcome.BODY_TOO_LARGE, reservation.operation(), reservation.id());
 		doRelease(reservation, "body too large");
 	}
 
 	private void ownershipLost(Reservation reservation, String step) {
 		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
-		this.listener.onOutcome(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation());
+		report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+	}
+
+	private <T> T timed(String call, java.util.function.Supplier<T> storeCall) {
+		long start = System.nanoTime();
+		boolean failed = true;
+		try {
+			T result = storeCall.get();
+			failed = false;
+			return result;
+		}
+		finally {
+			this.listener.onStoreCall(call, System.nanoTime() - start, failed);
+		}
 	}
 
 	static String storableScope(String scope) {

@@ -9,4 +9,11 @@ public interface IdempotencyListener {
 
 	void onOutcome(IdempotencyOutcome outcome, String operation);
 
+	/**
+	 * One store call ({@code reserve}, {@code complete}, {@code release}, {@code heartbeat}) took
+	 * {@code nanos}; {@code failed} when it threw.
+	 */
+	default void onStoreCall(String call, long nanos, boolean failed) {
+	}
+
 }

@@ -135,6 +135,28 @@ class IdempotencyAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void storeCallsAreTimedAndTheStoreReportsItsHealth() {
+		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
+			dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall("s",
+					java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+					dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+			assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+			assertThat(context.getBean(MeterRegistry.class)
+				.get(MicrometerIdempotencyListener.TIMER_NAME)
+				.tag("call", "reserve")
+				.tag("outcome", "success")
+				.timer()
+				.count()).isEqualTo(1);
+			org.springframework.boot.health.contributor.Health health = context
+				.getBean(IdempotencyStoreHealthIndicator.class)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			assertThat(health.getDetails()).containsEntry("store", "memory");
+		});
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class UserBeans {
 
