@@ -77,14 +77,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			Reservation reservation = (Reservation) request.getAttribute(RESERVATION_ATTRIBUTE);
 			if (reservation != null) {
 				request.removeAttribute(RESERVATION_ATTRIBUTE);
-				finish(reservation, capturing, completedNormally);
+				finish(reservation, request, capturing, completedNormally);
 			}
 		}
 	}
 
-	private void finish(Reservation reservation, CapturingResponse response, boolean completedNormally) {
+	private void finish(Reservation reservation, HttpServletRequest request, CapturingResponse response,
+			boolean completedNormally) {
 		if (!completedNormally) {
 			this.engine.failed(reservation, "the handler threw an exception");
+			return;
+		}
+		if (request.isAsyncStarted()) {
+			// The handler answers later, outside this request: there is no whole response to store.
+			this.engine.failed(reservation, "asynchronous handlers are not supported; released");
 			return;
 		}
 		if (response.errorSent()) {

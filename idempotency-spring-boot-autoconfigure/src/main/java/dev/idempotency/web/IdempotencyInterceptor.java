@@ -65,6 +65,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	@Override
 	public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
 			throws IOException {
+		if (request.getDispatcherType() != jakarta.servlet.DispatcherType.REQUEST) {
+			// Async and error dispatches belong to a request that was already decided.
+			return true;
+		}
 		Idempotent annotation = null;
 		String operation;
 		if (handler instanceof HandlerMethod handlerMethod) {
