@@ -1,0 +1,70 @@
+package dev.idempotency.resilience;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
+
+/** The shared Redis at 127.0.0.1:6379; this run writes under {@code idem-hardening-<uuid>:} only. */
+final class RedisStoreFixture implements StoreFixture {
+
+	private static final int PORT = 6379;
+
+	private final String prefix = "idem-hardening-" + UUID.randomUUID() + ":";
+
+	@Override
+	public int port() {
+		return PORT;
+	}
+
+	@Override
+	public Map<String, String> properties(int port) {
+		Map<String, String> properties = new LinkedHashMap<>();
+		properties.put("idempotency.store.type", "redis");
+		properties.put("idempotency.store.redis.key-prefix", this.prefix);
+		properties.put("spring.data.redis.host", "127.0.0.1");
+		properties.put("spring.data.redis.port", Integer.toString(port));
+		properties.put("spring.data.redis.timeout", "1s");
+		properties.put("spring.data.redis.connect-timeout", "1s");
+		// No database here: keep Boot from building an embedded one.
+		properties.put("spring.autoconfigure.exclude",
+				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration");
+		return properties;
+	}
+
+	@Override
+	public void close() {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", PORT),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		try (RedisConnection connection = factory.getConnection()) {
+			List<byte[]> keys = new ArrayList<>();
+			try (Cursor<byte[]> cursor = connection.keyCommands()
+				.scan(ScanOptions.scanOptions().match(this.prefix + "*").count(1000).build())) {
+				cursor.forEachRemaining(keys::add);
+			}
+			for (byte[] key : keys) {
+				connection.keyCommands().del(key);
+			}
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "Redis at 127.0.0.1:" + PORT + " under " + this.prefix;
+	}
+
+}

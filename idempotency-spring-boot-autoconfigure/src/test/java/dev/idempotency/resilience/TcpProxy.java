@@ -1,0 +1,151 @@
+package dev.idempotency.resilience;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a store server, that a test can cut (listener and every
+ * live connection closed: the store is unreachable) and restore on the same port.
+ */
+final class TcpProxy implements AutoCloseable {
+
+	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+	private final int targetPort;
+
+	private final int port;
+
+	private final Set<Socket> live = ConcurrentHashMap.newKeySet();
+
+	private ServerSocket listener;
+
+	private TcpProxy(int targetPort) throws IOException {
+		this.targetPort = targetPort;
+		this.listener = listen(0);
+		this.port = this.listener.getLocalPort();
+		accept(this.listener);
+	}
+
+	static TcpProxy to(int targetPort) {
+		try {
+			return new TcpProxy(targetPort);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("cannot start the proxy", ex);
+		}
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	/** Closes the listener and every live connection: new connections are refused, open ones break. */
+	synchronized void cut() {
+		closeQuietly(this.listener);
+		for (Socket socket : this.live) {
+			closeQuietly(socket);
+		}
+		this.live.clear();
+	}
+
+	/** Listens again, on the same port. */
+	synchronized void restore() {
+		try {
+			this.listener = listen(this.port);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("cannot listen on " + this.port + " again", ex);
+		}
+		accept(this.listener);
+	}
+
+	@Override
+	public void close() {
+		cut();
+	}
+
+	private static ServerSocket listen(int port) throws IOException {
+		ServerSocket server = new ServerSocket();
+		server.setReuseAddress(true);
+		server.bind(new InetSocketAddress(LOOPBACK, port));
+		return server;
+	}
+
+	private void accept(ServerSocket server) {
+		daemon("proxy-accept-" + this.port, () -> {
+			while (!server.isClosed()) {
+				Socket client;
+				try {
+					client = server.accept();
+				}
+				catch (IOException ex) {
+					return;
+				}
+				Socket upstream = new Socket();
+				this.live.add(client);
+				this.live.add(upstream);
+				try {
+					upstream.connect(new InetSocketAddress(LOOPBACK, this.targetPort), 2000);
+				}
+				catch (IOException ex) {
+					closeQuietly(client);
+					closeQuietly(upstream);
+					continue;
+				}
+				// cut() closes the listener before the live sockets: a connection accepted meanwhile is closed here.
+				if (server.isClosed()) {
+					closeQuietly(client);
+					closeQuietly(upstream);
+					return;
+				}
+				pump(client, upstream);
+				pump(upstream, client);
+			}
+		});
+	}
+
+	private void pump(Socket from, Socket to) {
+		daemon("proxy-pump-" + this.port, () -> {
+			byte[] buffer = new byte[16 * 1024];
+			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+				int read;
+				while ((read = in.read(buffer)) >= 0) {
+					out.write(buffer, 0, read);
+					out.flush();
+				}
+			}
+			catch (IOException ex) {
+				// the connection was cut or closed by one side
+			}
+			finally {
+				closeQuietly(from);
+				closeQuietly(to);
+				this.live.remove(from);
+				this.live.remove(to);
+			}
+		});
+	}
+
+	private static void daemon(String name, Runnable task) {
+		Thread thread = new Thread(task, name);
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+	private static void closeQuietly(AutoCloseable closeable) {
+		try {
+			closeable.close();
+		}
+		catch (Exception ex) {
+			// already closed
+		}
+	}
+
+}
