@@ -27,14 +27,14 @@ final class RedisStoreFixture implements StoreFixture {
 	}
 
 	@Override
-	public Map<String, String> properties(int port) {
+	public Map<String, String> properties(int port, Duration timeout) {
 		Map<String, String> properties = new LinkedHashMap<>();
 		properties.put("idempotency.store.type", "redis");
 		properties.put("idempotency.store.redis.key-prefix", this.prefix);
 		properties.put("spring.data.redis.host", "127.0.0.1");
 		properties.put("spring.data.redis.port", Integer.toString(port));
-		properties.put("spring.data.redis.timeout", "1s");
-		properties.put("spring.data.redis.connect-timeout", "1s");
+		properties.put("spring.data.redis.timeout", timeout.toMillis() + "ms");
+		properties.put("spring.data.redis.connect-timeout", timeout.toMillis() + "ms");
 		// No database here: keep Boot from building an embedded one.
 		properties.put("spring.autoconfigure.exclude",
 				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration");

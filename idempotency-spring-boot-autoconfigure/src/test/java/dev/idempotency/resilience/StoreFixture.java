@@ -1,5 +1,6 @@
 package dev.idempotency.resilience;
 
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -13,13 +14,15 @@ interface StoreFixture extends AutoCloseable {
 
 	/**
 	 * Properties that point a node at this store through 127.0.0.1:{@code port} (the server's own
-	 * port, or a proxy in front of it), with client timeouts short enough that a cut connection
-	 * fails a request in about a second.
+	 * port, or a proxy in front of it), with client connect and command timeouts of
+	 * {@code timeout}: a second in the outage tests, so that a cut connection fails a request
+	 * fast.
 	 */
-	Map<String, String> properties(int port);
+	Map<String, String> properties(int port, Duration timeout);
 
+	/** The real server, with timeouts generous enough for a loaded CI machine. */
 	default Map<String, String> properties() {
-		return properties(port());
+		return properties(port(), Duration.ofSeconds(5));
 	}
 
 	/** Removes what this run wrote, and only that. */

@@ -43,6 +43,9 @@ abstract class StoreResilienceTests {
 
 	private static final String ANONYMOUS = "anonymous";
 
+	/** Store client timeouts in the outage tests: a cut connection fails a request this fast. */
+	private static final Duration CUT_TIMEOUT = Duration.ofSeconds(1);
+
 	private StoreFixture fixture;
 
 	private Node nodeA;
@@ -53,10 +56,10 @@ abstract class StoreResilienceTests {
 	protected abstract StoreFixture createFixture();
 
 	@BeforeAll
-	void startNodes() {
+	void startNodes() throws InterruptedException {
 		this.fixture = createFixture();
-		this.nodeA = Node.start("a", Settings.with(this.fixture.properties()));
-		this.nodeB = Node.start("b", Settings.with(this.fixture.properties()));
+		this.nodeA = warmedUp(Node.start("a", Settings.with(this.fixture.properties())));
+		this.nodeB = warmedUp(Node.start("b", Settings.with(this.fixture.properties())));
 	}
 
 	@AfterAll
@@ -147,6 +150,7 @@ abstract class StoreResilienceTests {
 		try (ChildNode child = ChildNode.start("crash-" + getClass().getSimpleName(),
 				Settings.with(this.fixture.properties()))) {
 			child.awaitReady(Duration.ofSeconds(60));
+			warmUp(child.uri("/orders"));
 			CompletableFuture<HttpResponse<byte[]>> held = Http.sendAsync(slow(child.uri("/slow"), key,
 					Duration.ofMinutes(10)));
 			IdempotencyRecord owned = awaitRecord(store, id, RecordState.IN_PROGRESS, Duration.ofSeconds(20));
@@ -205,7 +209,7 @@ abstract class StoreResilienceTests {
 	@Test
 	void failClosedWhileTheStoreIsCutNothingRunsAndServiceResumesWhenItIsBack() throws Exception {
 		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
-				Node node = Node.start("closed", Settings.with(this.fixture.properties(proxy.port())))) {
+				Node node = warmedUp(Node.start("closed", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
 			assertServes(node);
 
 			proxy.cut();
@@ -236,7 +240,8 @@ abstract class StoreResilienceTests {
 	@Test
 	void failOpenWhileTheStoreIsCutRunsUnprotectedAndCountsItThenServiceResumes() throws Exception {
 		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
-				Node node = Node.start("open", Settings.with(withFailOpen(this.fixture.properties(proxy.port()))))) {
+				Node node = warmedUp(Node.start("open",
+						Settings.with(withFailOpen(this.fixture.properties(proxy.port(), CUT_TIMEOUT)))))) {
 			assertServes(node);
 			double failOpenBefore = node.outcomes("fail_open");
 
@@ -366,6 +371,26 @@ abstract class StoreResilienceTests {
 		Map<String, String> open = new java.util.LinkedHashMap<>(properties);
 		open.put("idempotency.store.failure-mode", "fail-open");
 		return open;
+	}
+
+	private static Node warmedUp(Node node) throws InterruptedException {
+		awaitStoreAnswers(node.store(), Duration.ofSeconds(30));
+		warmUp(node.uri("/orders"));
+		return node;
+	}
+
+	/**
+	 * Keyed requests until one is served: a cold JVM on a busy machine may need longer than a
+	 * client timeout for its first store call (connection, script loading), and is answered 503.
+	 */
+	private static void warmUp(java.net.URI orders) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		HttpResponse<byte[]> answer;
+		do {
+			answer = Http.send(Http.post(orders, TestKeys.newKey(), "{\"name\":\"warm-up\"}"));
+		}
+		while (answer.statusCode() == 503 && System.nanoTime() < deadline);
+		assertThat(answer.statusCode()).as("warm-up: %s", Http.describe(answer)).isEqualTo(201);
 	}
 
 	/** A first run and its replay: the node works through its store. */
