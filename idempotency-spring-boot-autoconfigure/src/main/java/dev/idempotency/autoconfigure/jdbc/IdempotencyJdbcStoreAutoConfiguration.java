@@ -33,6 +33,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @ConditionalOnClass(JdbcClient.class)
 @ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "jdbc")
 @Conditional(IdempotencyJdbcStoreAutoConfiguration.OnStoreDataSourceCondition.class)
