@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import org.apache.iceberg.rest.RESTMessage;
+import org.apache.iceberg.rest.RESTRequest;
 import org.apache.iceberg.rest.RESTSerializers;
 
 import org.springframework.http.HttpInputMessage;
@@ -58,6 +59,10 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 			Object value = this.mapper.readValue(inputMessage.getBody(), clazz);
 			if (value == null) {
 				throw new HttpMessageNotReadableException("Request body is empty", inputMessage);
+			}
+			if (value instanceof RESTRequest request) {
+				// Required fields missing: refuse at the door (400) before any handler sees a half request.
+				request.validate();
 			}
 			return value;
 		}

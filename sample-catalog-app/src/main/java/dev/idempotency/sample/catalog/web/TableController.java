@@ -71,7 +71,6 @@ public class TableController {
 	@PostMapping({ V1 + TABLES, V1_PREFIX + TABLES })
 	public ResponseEntity<LoadTableResponse> createTable(@PathVariable String namespace,
 			@RequestBody CreateTableRequest request) {
-		request.validate();
 		if (request.stageCreate()) {
 			return ResponseEntity
 				.ok(CatalogHandlers.stageTableCreate(this.catalog, CatalogPaths.namespace(namespace), request));
@@ -84,7 +83,6 @@ public class TableController {
 	@PostMapping({ V1 + "/namespaces/{namespace}/register", V1_PREFIX + "/namespaces/{namespace}/register" })
 	public ResponseEntity<LoadTableResponse> registerTable(@PathVariable String namespace,
 			@RequestBody RegisterTableRequest request) {
-		request.validate();
 		return withETag(CatalogHandlers.registerTable(this.catalog, CatalogPaths.namespace(namespace), request),
 				SnapshotMode.ALL);
 	}
@@ -137,7 +135,6 @@ public class TableController {
 	@PostMapping({ V1 + "/tables/rename", V1_PREFIX + "/tables/rename" })
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void renameTable(@RequestBody RenameTableRequest request) {
-		request.validate();
 		CatalogHandlers.renameTable(this.catalog, request);
 	}
 
@@ -153,7 +150,6 @@ public class TableController {
 	@PostMapping({ V1 + "/transactions/commit", V1_PREFIX + "/transactions/commit" })
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void commitTransaction(@RequestBody CommitTransactionRequest request) {
-		request.validate();
 		CatalogTransactions.commit(this.catalog, request);
 	}
 

@@ -55,14 +55,12 @@ public class ViewController {
 	@Idempotent(operation = "createView")
 	@PostMapping({ V1 + VIEWS, V1_PREFIX + VIEWS })
 	public LoadViewResponse createView(@PathVariable String namespace, @RequestBody CreateViewRequest request) {
-		request.validate();
 		return CatalogHandlers.createView(this.catalog, CatalogPaths.namespace(namespace), request);
 	}
 
 	@Idempotent(operation = "registerView")
 	@PostMapping({ V1 + "/namespaces/{namespace}/register-view", V1_PREFIX + "/namespaces/{namespace}/register-view" })
 	public LoadViewResponse registerView(@PathVariable String namespace, @RequestBody RegisterViewRequest request) {
-		request.validate();
 		return CatalogHandlers.registerView(this.catalog, CatalogPaths.namespace(namespace), request);
 	}
 
@@ -96,7 +94,6 @@ public class ViewController {
 	@PostMapping({ V1 + "/views/rename", V1_PREFIX + "/views/rename" })
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void renameView(@RequestBody RenameTableRequest request) {
-		request.validate();
 		CatalogHandlers.renameView(this.catalog, request);
 	}
 
