@@ -250,23 +250,12 @@ public class IdempotencyProperties {
 		/** Most records kept; past it, expired records are dropped and new keys refused (503). */
 		private int maxEntries = 100_000;
 
-		/** How often expired records are dropped. */
-		private Duration purgeInterval = Duration.ofMinutes(1);
-
 		public int getMaxEntries() {
 			return this.maxEntries;
 		}
 
 		public void setMaxEntries(int maxEntries) {
 			this.maxEntries = maxEntries;
-		}
-
-		public Duration getPurgeInterval() {
-			return this.purgeInterval;
-		}
-
-		public void setPurgeInterval(Duration purgeInterval) {
-			this.purgeInterval = purgeInterval;
 		}
 
 	}

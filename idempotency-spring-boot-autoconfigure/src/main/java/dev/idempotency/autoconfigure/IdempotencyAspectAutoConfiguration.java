@@ -1,0 +1,61 @@
+package dev.idempotency.autoconfigure;
+
+import java.util.function.Supplier;
+
+import dev.idempotency.aspect.IdempotentMethodAspect;
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.PrincipalScopeResolver;
+import org.aspectj.weaver.Advice;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The method front door: the {@link IdempotentMethodAspect} for {@code @Idempotent} on any bean
+ * method, when AspectJ and Jackson are present.
+ */
+@AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },
+		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+@ConditionalOnClass({ Advice.class, ObjectMapper.class })
+@ConditionalOnBean(IdempotencyEngine.class)
+@EnableAspectJAutoProxy(proxyTargetClass = true)
+public class IdempotencyAspectAutoConfiguration {
+
+	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
+			IdempotencyAspectAutoConfiguration.class.getClassLoader());
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentMethodAspect idempotentMethodAspect(IdempotencyEngine engine, ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<IdempotencyScopeResolver> scopeResolver) {
+		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
+		return new IdempotentMethodAspect(engine, mapper, scopeSupplier(scopeResolver));
+	}
+
+	/** The scope of the current web request when there is one, else anonymous. */
+	private static Supplier<String> scopeSupplier(ObjectProvider<IdempotencyScopeResolver> scopeResolver) {
+		if (!SERVLET_PRESENT) {
+			return () -> PrincipalScopeResolver.ANONYMOUS;
+		}
+		return () -> {
+			RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+			if (attributes instanceof ServletRequestAttributes servlet) {
+				IdempotencyScopeResolver resolver = scopeResolver.getIfAvailable(PrincipalScopeResolver::new);
+				return resolver.resolveScope(servlet.getRequest());
+			}
+			return PrincipalScopeResolver.ANONYMOUS;
+		};
+	}
+
+}

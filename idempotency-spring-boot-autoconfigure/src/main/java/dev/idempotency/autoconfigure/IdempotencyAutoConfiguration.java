@@ -1,0 +1,90 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Clock;
+
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyListener;
+import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The engine, its settings, and the in-memory store when no other store is configured. Store
+ * auto-configurations (JDBC, Redis) run before this one and contribute the
+ * {@link IdempotencyStore} bean for their {@code idempotency.store.type}.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotencyProperties.class)
+public class IdempotencyAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencySettings idempotencySettings(IdempotencyProperties properties) {
+		return properties.toSettings();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
+	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyProperties properties) {
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), properties.getStore().getMemory().getMaxEntries());
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
+			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener) {
+		IdempotencyStore available = store.getIfUnique();
+		if (available == null) {
+			throw new IllegalStateException("idempotency.store.type=" + properties.getStore().getType().name()
+				.toLowerCase(java.util.Locale.ROOT)
+					+ " but no single IdempotencyStore bean exists: for jdbc add spring-boot-starter-jdbc and a DataSource,"
+					+ " for redis add spring-boot-starter-data-redis, or declare your own IdempotencyStore bean");
+		}
+		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
+				listener.getIfUnique(() -> IdempotencyListener.NONE));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnEnabledHealthIndicator("idempotency")
+	static class HealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyHealthIndicator")
+		IdempotencyStoreHealthIndicator idempotencyHealthIndicator(IdempotencyEngine engine) {
+			return new IdempotencyStoreHealthIndicator(engine.store());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	@ConditionalOnBean(MeterRegistry.class)
+	static class MetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry,
+				ObjectProvider<IdempotencyStore> store) {
+			IdempotencyStore available = store.getIfUnique();
+			return new MicrometerIdempotencyListener(registry, (available != null) ? available.name() : "none");
+		}
+
+	}
+
+}

@@ -1,0 +1,78 @@
+package dev.idempotency.autoconfigure;
+
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.web.IdempotencyErrorRenderer;
+import dev.idempotency.web.IdempotencyFilter;
+import dev.idempotency.web.IdempotencyInterceptor;
+import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.PrincipalScopeResolver;
+import dev.idempotency.web.ProblemDetailErrorRenderer;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/**
+ * The HTTP front door for Spring MVC: the {@link IdempotencyFilter}, the
+ * {@link IdempotencyInterceptor}, and the replaceable error renderer and scope resolver.
+ */
+@AutoConfiguration(after = IdempotencyAutoConfiguration.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+@ConditionalOnBean(IdempotencyEngine.class)
+public class IdempotencyWebMvcAutoConfiguration {
+
+	/** The filter's order: after security filters (so the principal is known), before most others. */
+	public static final int FILTER_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyErrorRenderer idempotencyErrorRenderer(IdempotencyProperties properties) {
+		return new ProblemDetailErrorRenderer(properties.getWeb().getProblemTypeBase());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyScopeResolver idempotencyScopeResolver() {
+		return new PrincipalScopeResolver();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyInterceptor idempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
+			IdempotencyErrorRenderer errorRenderer, IdempotencyProperties properties) {
+		return new IdempotencyInterceptor(engine, scopeResolver, errorRenderer, properties.getHeaderName(),
+				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
+	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyEngine engine,
+			IdempotencyProperties properties) {
+		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter(
+				engine, properties.getHeaderName(), properties.getResponse().getStoredHeaders()));
+		registration.setOrder(FILTER_ORDER);
+		registration.setName("idempotencyFilter");
+		return registration;
+	}
+
+	@Bean
+	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
+		return new WebMvcConfigurer() {
+
+			@Override
+			public void addInterceptors(InterceptorRegistry registry) {
+				registry.addInterceptor(interceptor);
+			}
+
+		};
+	}
+
+}

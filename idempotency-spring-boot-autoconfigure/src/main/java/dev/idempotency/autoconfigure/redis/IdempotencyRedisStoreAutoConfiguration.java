@@ -1,0 +1,38 @@
+package dev.idempotency.autoconfigure.redis;
+
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.redis.RedisIdempotencyStore;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configuration of the Redis idempotency store: with {@code idempotency.store.type=redis}
+ * and a {@link RedisConnectionFactory} (usually Spring Boot's, configured by
+ * {@code spring.data.redis.*}), contributes a {@link RedisIdempotencyStore} unless the
+ * application defines its own {@link IdempotencyStore}. Runs before the core auto-configuration so
+ * that the engine finds the store.
+ */
+@AutoConfiguration(after = DataRedisAutoConfiguration.class,
+		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
+@ConditionalOnClass(RedisConnectionFactory.class)
+@ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "redis")
+@ConditionalOnBean(RedisConnectionFactory.class)
+@EnableConfigurationProperties(IdempotencyRedisStoreProperties.class)
+public class IdempotencyRedisStoreAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory redisConnectionFactory,
+			IdempotencyRedisStoreProperties properties) {
+		return new RedisIdempotencyStore(redisConnectionFactory, properties.getKeyPrefix());
+	}
+
+}

@@ -1,0 +1,70 @@
+package dev.idempotency.engine;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * SHA-256 fingerprints of requests, so that a key reused with another request is recognised.
+ * Fields are length-prefixed, so no two different requests share an input.
+ */
+public final class Fingerprints {
+
+	private Fingerprints() {
+	}
+
+	/**
+	 * Fingerprint of an HTTP request: method, path, query parameters sorted (so their order does
+	 * not matter) and the body bytes.
+	 */
+	public static String http(String method, String path, String query, byte[] body) {
+		MessageDigest digest = sha256();
+		update(digest, method.getBytes(StandardCharsets.UTF_8));
+		update(digest, path.getBytes(StandardCharsets.UTF_8));
+		update(digest, sortedQuery(query).getBytes(StandardCharsets.UTF_8));
+		update(digest, body);
+		return HexFormat.of().formatHex(digest.digest());
+	}
+
+	/** Fingerprint of a method call: the method's identity and its serialized arguments. */
+	public static String method(String methodIdentity, byte[] serializedArguments) {
+		MessageDigest digest = sha256();
+		update(digest, methodIdentity.getBytes(StandardCharsets.UTF_8));
+		update(digest, serializedArguments);
+		return HexFormat.of().formatHex(digest.digest());
+	}
+
+	/** Hex SHA-256 of a string, for scopes too long to store and for logs. */
+	public static String sha256Hex(String text) {
+		return HexFormat.of().formatHex(sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
+	}
+
+	static String sortedQuery(String query) {
+		if (query == null || query.isEmpty()) {
+			return "";
+		}
+		List<String> pairs = new ArrayList<>(List.of(query.split("&")));
+		pairs.removeIf(String::isEmpty);
+		pairs.sort(null);
+		return String.join("&", pairs);
+	}
+
+	private static void update(MessageDigest digest, byte[] field) {
+		int length = field.length;
+		digest.update(new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
+		digest.update(field);
+	}
+
+	private static MessageDigest sha256() {
+		try {
+			return MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
+	}
+
+}

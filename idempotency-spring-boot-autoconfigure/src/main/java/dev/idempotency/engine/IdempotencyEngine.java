@@ -1,0 +1,345 @@
+package dev.idempotency.engine;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import dev.idempotency.key.IdempotencyKey;
+import dev.idempotency.key.InvalidIdempotencyKeyException;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key, reserves
+ * the record, replays, rejects misuse, and after the operation stores or releases its result,
+ * every write fenced by the owner token. Front doors translate to and from it.
+ */
+public class IdempotencyEngine implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
+
+	/** Statuses that are never final: the client may retry and the operation must run again. */
+	private static final Set<Integer> RELEASED_STATUSES = Set.of(401, 403, 408, 425, 429);
+
+	private final IdempotencyStore store;
+
+	private final IdempotencySettings settings;
+
+	private final Clock clock;
+
+	private final IdempotencyListener listener;
+
+	private final ScheduledExecutorService heartbeats;
+
+	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
+			IdempotencyListener listener) {
+		this.store = store;
+		this.settings = settings;
+		this.clock = clock;
+		this.listener = listener;
+		this.heartbeats = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, "idempotency-heartbeat");
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
+	public IdempotencySettings settings() {
+		return this.settings;
+	}
+
+	public IdempotencyStore store() {
+		return this.store;
+	}
+
+	/** Whether a response with this status is final, so it is stored and replayed. */
+	public static boolean isFinal(int status) {
+		return status >= 200 && status < 500 && !RELEASED_STATUSES.contains(status);
+	}
+
+	/**
+	 * Decides what to do with a call: run it (owning its record, or unprotected), replay a stored
+	 * response, or refuse it. One store round trip for a new key.
+	 */
+	public Decision begin(IdempotentCall call) {
+		if (call.keyValues().isEmpty()) {
+			if (call.keyRequired()) {
+				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError.of(
+						IdempotencyErrorType.KEY_REQUIRED, "this operation requires an idempotency key"));
+			}
+			report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
+			return new Decision.Proceed(null);
+		}
+		if (call.keyValues().size() > 1) {
+			return invalidKey(call, "send exactly one idempotency key, got " + call.keyValues().size());
+		}
+		IdempotencyKey key;
+		try {
+			key = (call.keyFormat() == IdempotentCall.KeyFormat.UUID_V7)
+					? IdempotencyKey.parseUuidV7(call.keyValues().get(0))
+					: IdempotencyKey.opaque(call.keyValues().get(0));
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			return invalidKey(call, ex.getMessage());
+		}
+		String windowProblem = checkWindow(key);
+		if (windowProblem != null) {
+			if (this.settings.keyAgePolicy() == IdempotencySettings.KeyAgePolicy.REJECT) {
+				return invalidKey(call, windowProblem);
+			}
+			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
+		}
+		RecordId id = new RecordId(storableScope(call.scope()), key.value());
+		String fingerprint = call.fingerprint().get();
+		return reserve(id, fingerprint, call.operation());
+	}
+
+	/**
+	 * The operation finished with this response: stores it if it is final and fits, else
+	 * releases the key so that a retry runs again.
+	 */
+	public void succeeded(Reservation reservation, StoredResponse response) {
+		if (!reservation.finish()) {
+			return;
+		}
+		if (!isFinal(response.status())) {
+			doRelease(reservation, "status " + response.status() + " is not final");
+			return;
+		}
+		if (response.body().length > this.settings.maxBodyBytes()) {
+			bodyTooLarge(reservation, response.body().length);
+			return;
+		}
+		try {
+			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
+				report(IdempotencyOutcome.COMPLETED, reservation.operation(), reservation.id());
+			}
+			else {
+				ownershipLost(reservation, "complete");
+			}
+		}
+		catch (RuntimeException ex) {
+			// The lease runs out and a retry takes the record over: the key is not stuck.
+			logger.error("Could not store the response of " + reservation + "; a retry after the lease runs it again",
+					ex);
+			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+		}
+	}
+
+	/** The operation's response was larger than may be stored: released, never truncated. */
+	public void responseTooLarge(Reservation reservation, long bodyBytes) {
+		if (reservation.finish()) {
+			bodyTooLarge(reservation, bodyBytes);
+		}
+	}
+
+	/** The operation failed (exception, or a response that was not captured): releases the key. */
+	public void failed(Reservation reservation, String reason) {
+		if (reservation.finish()) {
+			doRelease(reservation, reason);
+		}
+	}
+
+	@Override
+	public void close() {
+		this.heartbeats.shutdownNow();
+	}
+
+	private Decision reserve(RecordId id, String fingerprint, String operation) {
+		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
+		while (true) {
+			String ownerToken = UUID.randomUUID().toString();
+			ReserveResult result;
+			try {
+				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
+						this.settings.lease(), this.settings.retention());
+				result = timed("reserve", () -> this.store.reserve(request));
+			}
+			catch (RuntimeException ex) {
+				return storeFailed(operation, ex);
+			}
+			if (result instanceof ReserveResult.Acquired acquired) {
+				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver());
+				startHeartbeat(reservation);
+				report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED, operation,
+						id);
+				if (acquired.takenOver()) {
+					logger.info("Took over idempotency key " + id.key() + " for " + operation
+							+ " after its owner's lease expired");
+				}
+				return new Decision.Proceed(reservation);
+			}
+			IdempotencyRecord record = ((ReserveResult.Existing) result).record();
+			if (!record.fingerprint().equals(fingerprint)) {
+				return reject(IdempotencyOutcome.MISMATCH, operation, IdempotencyError.of(
+						IdempotencyErrorType.KEY_REUSED,
+						"this idempotency key was already used for a different request; use a new key"));
+			}
+			if (record.state() == RecordState.COMPLETED) {
+				report(IdempotencyOutcome.REPLAYED, operation, id);
+				return new Decision.Replay(record.response());
+			}
+			Duration remaining = Duration.between(this.clock.instant(), deadline);
+			if (remaining.isNegative() || remaining.isZero()) {
+				IdempotencySettings.InFlightStatus status = this.settings.inFlightStatus();
+				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
+						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, status.status(),
+								"a request with this idempotency key is still in progress; retry later",
+								this.settings.inFlightRetryAfter()));
+			}
+			if (!sleep(min(remaining, this.settings.inFlightPollInterval()))) {
+				return storeFailed(operation, new InterruptedException("interrupted while waiting"));
+			}
+		}
+	}
+
+	private Decision storeFailed(String operation, Exception ex) {
+		if (this.settings.failureMode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
+			logger.warn("Idempotency store " + this.store.name() + " failed; running " + operation
+					+ " unprotected (fail-open): " + ex);
+			report(IdempotencyOutcome.FAIL_OPEN, operation, null);
+			return new Decision.Proceed(null);
+		}
+		logger.error("Idempotency store " + this.store.name() + " failed; refusing " + operation + " (fail-closed)",
+				ex);
+		return reject(IdempotencyOutcome.STORE_ERROR, operation,
+				new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+						"the idempotency store is unavailable; nothing was done, retry later",
+						this.settings.storeRetryAfter()));
+	}
+
+	private Decision invalidKey(IdempotentCall call, String reason) {
+		return reject(IdempotencyOutcome.INVALID_KEY, call.operation(),
+				IdempotencyError.of(IdempotencyErrorType.INVALID_KEY, reason));
+	}
+
+	private Decision reject(IdempotencyOutcome outcome, String operation, IdempotencyError error) {
+		report(outcome, operation, null);
+		return new Decision.Reject(error);
+	}
+
+	/**
+	 * Counts an outcome and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
+	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
+	 * principal.
+	 */
+	private void report(IdempotencyOutcome outcome, String operation, RecordId id) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("outcome=" + outcome.name().toLowerCase(java.util.Locale.ROOT) + " operation=" + operation
+					+ ((id != null) ? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
+							: ""));
+		}
+		this.listener.onOutcome(outcome, operation);
+	}
+
+	private String checkWindow(IdempotencyKey key) {
+		if (key.timestamp() == null) {
+			return null;
+		}
+		Instant now = this.clock.instant();
+		if (key.timestamp().isAfter(now.plus(this.settings.clockSkew()))) {
+			return "the key's UUIDv7 timestamp " + key.timestamp() + " is in the future (allowed clock skew "
+					+ this.settings.clockSkew() + ")";
+		}
+		if (key.timestamp().isBefore(now.minus(this.settings.retention()))) {
+			return "the key's UUIDv7 timestamp " + key.timestamp() + " is older than its lifetime "
+					+ this.settings.lifetime() + " plus grace " + this.settings.grace() + "; use a new key";
+		}
+		return null;
+	}
+
+	private void startHeartbeat(Reservation reservation) {
+		long period = this.settings.heartbeatInterval().toMillis();
+		reservation.heartbeat(this.heartbeats.scheduleAtFixedRate(() -> beat(reservation), period, period,
+				TimeUnit.MILLISECONDS));
+	}
+
+	private void beat(Reservation reservation) {
+		try {
+			if (!timed("heartbeat",
+					() -> this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease()))) {
+				logger.warn("Lost ownership of " + reservation + " while it runs; another request took it over");
+				reservation.finish();
+				report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+			}
+		}
+		catch (RuntimeException ex) {
+			// Keep beating: the store may come back before the lease runs out.
+			logger.warn("Heartbeat of " + reservation + " failed: " + ex);
+		}
+	}
+
+	private void doRelease(Reservation reservation, String reason) {
+		try {
+			if (timed("release", () -> this.store.release(reservation.id(), reservation.ownerToken()))) {
+				logger.debug("Released " + reservation + ": " + reason);
+				report(IdempotencyOutcome.RELEASED, reservation.operation(), reservation.id());
+			}
+			else {
+				ownershipLost(reservation, "release");
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
+			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+		}
+	}
+
+	private void bodyTooLarge(Reservation reservation, long bodyBytes) {
+		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
+				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
+				+ " released, a retry runs it again");
+		report(IdempotencyOutcome.BODY_TOO_LARGE, reservation.operation(), reservation.id());
+		doRelease(reservation, "body too large");
+	}
+
+	private void ownershipLost(Reservation reservation, String step) {
+		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
+		report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+	}
+
+	private <T> T timed(String call, java.util.function.Supplier<T> storeCall) {
+		long start = System.nanoTime();
+		boolean failed = true;
+		try {
+			T result = storeCall.get();
+			failed = false;
+			return result;
+		}
+		finally {
+			this.listener.onStoreCall(call, System.nanoTime() - start, failed);
+		}
+	}
+
+	static String storableScope(String scope) {
+		return (scope.length() <= RecordId.MAX_SCOPE_LENGTH) ? scope : "sha256:" + Fingerprints.sha256Hex(scope);
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
+	}
+
+	private static boolean sleep(Duration duration) {
+		try {
+			Thread.sleep(Math.max(1, duration.toMillis()));
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+}

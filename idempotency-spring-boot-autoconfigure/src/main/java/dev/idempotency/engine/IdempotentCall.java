@@ -1,0 +1,39 @@
+package dev.idempotency.engine;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * One protected call as a front door presents it to the engine.
+ *
+ * @param scope whom the key belongs to
+ * @param keyValues the key as received: empty when absent; more than one value is an error
+ * @param keyFormat how the key is validated
+ * @param keyRequired whether a missing key is an error
+ * @param operation the operation's name
+ * @param fingerprint computes the request's fingerprint (only called when a key is present)
+ */
+public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
+		String operation, Supplier<String> fingerprint) {
+
+	public IdempotentCall {
+		Objects.requireNonNull(scope, "scope");
+		keyValues = List.copyOf(keyValues);
+		Objects.requireNonNull(keyFormat, "keyFormat");
+		Objects.requireNonNull(operation, "operation");
+		Objects.requireNonNull(fingerprint, "fingerprint");
+	}
+
+	/** How a key is validated. */
+	public enum KeyFormat {
+
+		/** RFC 9562 UUIDv7 with its timestamp checked against the key's window (HTTP). */
+		UUID_V7,
+
+		/** Any short visible-ASCII key (method front door). */
+		OPAQUE
+
+	}
+
+}

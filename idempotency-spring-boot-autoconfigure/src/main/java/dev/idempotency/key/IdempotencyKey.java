@@ -1,0 +1,78 @@
+package dev.idempotency.key;
+
+import java.time.Instant;
+import java.util.Locale;
+
+/**
+ * A client's idempotency key in canonical form. The HTTP front door accepts only a UUIDv7
+ * (RFC 9562: 36 characters, version 7, variant {@code 0b10}, hex digits in any case), bare or in
+ * the IETF draft's quoted form {@code "..."}; the method front door accepts any short opaque key.
+ *
+ * @param value the canonical key (lower-case for a UUID)
+ * @param timestamp the UUIDv7's embedded creation time, or {@code null} for an opaque key
+ */
+public record IdempotencyKey(String value, Instant timestamp) {
+
+	/** Longest opaque key accepted by the method front door. */
+	public static final int MAX_OPAQUE_LENGTH = 64;
+
+	private static final int UUID_LENGTH = 36;
+
+	/**
+	 * Parses a header value as a UUIDv7.
+	 * @throws InvalidIdempotencyKeyException with the reason in words
+	 */
+	public static IdempotencyKey parseUuidV7(String raw) {
+		if (raw == null) {
+			throw new InvalidIdempotencyKeyException("the key is missing");
+		}
+		String text = raw.strip();
+		if (text.length() == UUID_LENGTH + 2 && text.charAt(0) == '"' && text.charAt(text.length() - 1) == '"') {
+			text = text.substring(1, text.length() - 1);
+		}
+		if (text.length() != UUID_LENGTH) {
+			throw new InvalidIdempotencyKeyException(
+					"the key must be a UUIDv7 of 36 characters, got " + Math.min(raw.length(), 10_000) + " characters");
+		}
+		for (int i = 0; i < UUID_LENGTH; i++) {
+			char c = text.charAt(i);
+			boolean dash = (i == 8 || i == 13 || i == 18 || i == 23);
+			if (dash ? c != '-' : Character.digit(c, 16) < 0 || c > 'f') {
+				throw new InvalidIdempotencyKeyException(
+						"the key must be a UUID in 8-4-4-4-12 hexadecimal form (character " + (i + 1) + " is wrong)");
+			}
+		}
+		String canonical = text.toLowerCase(Locale.ROOT);
+		if (canonical.charAt(14) != '7') {
+			throw new InvalidIdempotencyKeyException(
+					"the key must be a version 7 UUID, got version " + canonical.charAt(14));
+		}
+		char variant = canonical.charAt(19);
+		if (variant != '8' && variant != '9' && variant != 'a' && variant != 'b') {
+			throw new InvalidIdempotencyKeyException("the key must be an RFC 9562 UUID (variant 10xx)");
+		}
+		long millis = Long.parseLong(canonical.substring(0, 8) + canonical.substring(9, 13), 16);
+		return new IdempotencyKey(canonical, Instant.ofEpochMilli(millis));
+	}
+
+	/**
+	 * Accepts an opaque key: 1 to {@value #MAX_OPAQUE_LENGTH} visible ASCII characters.
+	 * @throws InvalidIdempotencyKeyException with the reason in words
+	 */
+	public static IdempotencyKey opaque(String raw) {
+		if (raw == null || raw.isEmpty()) {
+			throw new InvalidIdempotencyKeyException("the key is empty");
+		}
+		if (raw.length() > MAX_OPAQUE_LENGTH) {
+			throw new InvalidIdempotencyKeyException("the key is longer than " + MAX_OPAQUE_LENGTH + " characters");
+		}
+		for (int i = 0; i < raw.length(); i++) {
+			char c = raw.charAt(i);
+			if (c < 0x21 || c > 0x7e) {
+				throw new InvalidIdempotencyKeyException("the key may hold only visible ASCII characters");
+			}
+		}
+		return new IdempotencyKey(raw, null);
+	}
+
+}

@@ -1,0 +1,149 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.Reservation;
+import dev.idempotency.store.StoredResponse;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * The part of the HTTP front door that sees the whole exchange. For a mutation that carries a key
+ * it caches the request body (for the fingerprint) and wraps the response (to capture it once the
+ * {@link IdempotencyInterceptor} has reserved the key). After the handler it finishes the
+ * reservation: stores a final response, or releases the key after an exception, a non-final
+ * status, an error rendered outside the request, or a body too large to store.
+ */
+public class IdempotencyFilter extends OncePerRequestFilter {
+
+	static final String RESERVATION_ATTRIBUTE = IdempotencyFilter.class.getName() + ".reservation";
+
+	/** Stored whatever the configuration says, when present. */
+	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
+			"Last-Modified");
+
+	/** Never stored: credentials and hop-by-hop headers. */
+	private static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "authorization",
+			"proxy-authorization", "www-authenticate", "proxy-authenticate", "connection", "keep-alive",
+			"transfer-encoding", "te", "trailer", "upgrade", "content-length", "idempotent-replayed");
+
+	private final IdempotencyEngine engine;
+
+	private final String headerName;
+
+	private final List<String> storedHeaders;
+
+	public IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
+		this.engine = engine;
+		this.headerName = headerName;
+		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+		names.addAll(DEFAULT_STORED_HEADERS);
+		names.addAll(extraStoredHeaders);
+		names.removeIf((name) -> NEVER_STORED.contains(name.toLowerCase(Locale.ROOT)));
+		this.storedHeaders = List.copyOf(names);
+	}
+
+	static boolean isMutation(String method) {
+		return "POST".equals(method) || "PUT".equals(method) || "PATCH".equals(method) || "DELETE".equals(method);
+	}
+
+	@Override
+	protected boolean shouldNotFilter(HttpServletRequest request) {
+		return !isMutation(request.getMethod()) || request.getHeader(this.headerName) == null;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		HttpServletRequest cachedRequest = isForm(request) ? request : new CachedBodyRequest(request);
+		CapturingResponse capturing = new CapturingResponse(response);
+		boolean completedNormally = false;
+		try {
+			chain.doFilter(cachedRequest, capturing);
+			completedNormally = true;
+		}
+		finally {
+			Reservation reservation = (Reservation) request.getAttribute(RESERVATION_ATTRIBUTE);
+			if (reservation != null) {
+				request.removeAttribute(RESERVATION_ATTRIBUTE);
+				finish(reservation, capturing, completedNormally);
+			}
+		}
+	}
+
+	private void finish(Reservation reservation, CapturingResponse response, boolean completedNormally) {
+		if (!completedNormally) {
+			this.engine.failed(reservation, "the handler threw an exception");
+			return;
+		}
+		if (response.errorSent()) {
+			// The error page is rendered after this filter returns: there is no body to store.
+			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
+			return;
+		}
+		response.flushWriter();
+		if (response.overflowed()) {
+			this.engine.responseTooLarge(reservation, response.bytesWritten());
+			return;
+		}
+		this.engine.succeeded(reservation, new StoredResponse(response.getStatus(), storedHeaders(response),
+				response.capturedBody()));
+	}
+
+	private Map<String, List<String>> storedHeaders(HttpServletResponse response) {
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		String contentType = response.getContentType();
+		if (contentType != null) {
+			headers.put("Content-Type", List.of(contentType));
+		}
+		for (String name : this.storedHeaders) {
+			Collection<String> values = response.getHeaders(name);
+			if (values != null && !values.isEmpty()) {
+				headers.put(name, List.copyOf(values));
+			}
+		}
+		return headers;
+	}
+
+	private static boolean isForm(HttpServletRequest request) {
+		String contentType = request.getContentType();
+		return contentType != null
+				&& contentType.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded");
+	}
+
+	/** The body this filter cached for the current request, or {@code null} (a form post, or not wrapped). */
+	static byte[] cachedBody(HttpServletRequest request) {
+		jakarta.servlet.ServletRequest current = request;
+		while (current instanceof jakarta.servlet.ServletRequestWrapper wrapper) {
+			if (current instanceof CachedBodyRequest cached) {
+				return cached.body();
+			}
+			current = wrapper.getRequest();
+		}
+		return null;
+	}
+
+	/** The captured response of the current request, or {@code null} if this filter did not wrap it. */
+	static CapturingResponse capturingResponse(HttpServletResponse response) {
+		HttpServletResponse current = response;
+		while (current instanceof jakarta.servlet.http.HttpServletResponseWrapper wrapper) {
+			if (current instanceof CapturingResponse capturing) {
+				return capturing;
+			}
+			current = (HttpServletResponse) wrapper.getResponse();
+		}
+		return null;
+	}
+
+}

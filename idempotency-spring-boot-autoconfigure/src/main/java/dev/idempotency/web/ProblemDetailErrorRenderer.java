@@ -1,0 +1,58 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+import dev.idempotency.engine.IdempotencyError;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * Writes an error as RFC 9457 {@code application/problem+json}: {@code type} (one URI per cause),
+ * {@code title}, {@code status}, {@code detail} and {@code instance} (the request path).
+ */
+public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
+
+	private final String typeBase;
+
+	public ProblemDetailErrorRenderer(String typeBase) {
+		this.typeBase = typeBase;
+	}
+
+	@Override
+	public void render(IdempotencyError error, HttpServletRequest request, HttpServletResponse response)
+			throws IOException {
+		String json = "{\"type\":" + quote(this.typeBase + error.type().slug()) + ",\"title\":"
+				+ quote(error.type().title()) + ",\"status\":" + error.status() + ",\"detail\":" + quote(error.detail())
+				+ ",\"instance\":" + quote(request.getRequestURI()) + "}";
+		byte[] body = json.getBytes(StandardCharsets.UTF_8);
+		response.setStatus(error.status());
+		response.setContentType("application/problem+json");
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+	static String quote(String text) {
+		StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			switch (c) {
+				case '"' -> out.append("\\\"");
+				case '\\' -> out.append("\\\\");
+				case '\n' -> out.append("\\n");
+				case '\r' -> out.append("\\r");
+				case '\t' -> out.append("\\t");
+				default -> {
+					if (c < 0x20) {
+						out.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						out.append(c);
+					}
+				}
+			}
+		}
+		return out.append('"').toString();
+	}
+
+}

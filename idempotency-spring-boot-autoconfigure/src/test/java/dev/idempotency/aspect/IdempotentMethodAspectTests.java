@@ -1,0 +1,139 @@
+package dev.idempotency.aspect;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.engine.IdempotencyErrorType;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+class IdempotentMethodAspectTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
+				IdempotencyAspectAutoConfiguration.class))
+		.withUserConfiguration(Beans.class);
+
+	@Test
+	void aRepeatedCallReplaysTheStoredResultAsTheDeclaredType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Receipt first = payments.pay(new Charge("order-1", 250));
+			Receipt again = payments.pay(new Charge("order-1", 250));
+			assertThat(again).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+			List<Receipt> history = payments.history("order-1", 2);
+			assertThat(payments.history("order-1", 2)).isEqualTo(history).allSatisfy(
+					(receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void theSameKeyWithOtherArgumentsIsRejected() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge("order-2", 100));
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> payments.pay(new Charge("order-2", 999)))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED))
+				.satisfies((ex) -> assertThat(ex.error().status()).isEqualTo(422));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aFailedCallIsReleasedSoItRunsAgain() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThatIllegalStateException().isThrownBy(() -> payments.failing("k-1"));
+			assertThatIllegalStateException().isThrownBy(() -> payments.failing("k-1"));
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aNullKeyRunsUnprotectedUnlessRequired() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge(null, 1));
+			payments.pay(new Charge(null, 1));
+			assertThat(payments.runs()).isEqualTo(2);
+			assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(null))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REQUIRED));
+		});
+	}
+
+	@Test
+	void aMethodWithoutAKeyExpressionOutsideARequestIsAMisconfiguration() {
+		this.runner.run((context) -> assertThatIllegalStateException()
+			.isThrownBy(() -> context.getBean(Payments.class).noKey())
+			.withMessageContaining("key = "));
+	}
+
+	record Charge(String orderId, int cents) {
+	}
+
+	record Receipt(String orderId, int cents, int run) {
+	}
+
+	static class Payments {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		public int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#charge.orderId")
+		public Receipt pay(Charge charge) {
+			return new Receipt(charge.orderId(), charge.cents(), this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "'history-' + #orderId")
+		public List<Receipt> history(String orderId, int count) {
+			int run = this.runs.incrementAndGet();
+			return java.util.stream.IntStream.range(0, count).mapToObj((i) -> new Receipt(orderId, i, run)).toList();
+		}
+
+		@Idempotent(key = "#p0")
+		public void failing(String key) {
+			this.runs.incrementAndGet();
+			throw new IllegalStateException("declined");
+		}
+
+		@Idempotent(key = "#key", keyRequired = true)
+		public String strict(String key) {
+			return key;
+		}
+
+		@Idempotent
+		public String noKey() {
+			return "never";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Beans {
+
+		@Bean
+		Payments payments() {
+			return new Payments();
+		}
+
+	}
+
+}

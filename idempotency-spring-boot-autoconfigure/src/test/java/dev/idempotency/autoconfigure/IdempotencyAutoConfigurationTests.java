@@ -1,0 +1,180 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Clock;
+import java.time.Duration;
+
+import dev.idempotency.aspect.IdempotentMethodAspect;
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.web.IdempotencyErrorRenderer;
+import dev.idempotency.web.IdempotencyInterceptor;
+import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.ProblemDetailErrorRenderer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class IdempotencyAutoConfigurationTests {
+
+	private final WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class,
+					IdempotencyAspectAutoConfiguration.class));
+
+	@Test
+	void theDefaultsGiveAnEngineOnTheInMemoryStoreAndBothFrontDoors() {
+		this.web.run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyEngine.class)
+				.hasSingleBean(InMemoryIdempotencyStore.class)
+				.hasSingleBean(IdempotencyInterceptor.class)
+				.hasSingleBean(IdempotentMethodAspect.class)
+				.hasSingleBean(ProblemDetailErrorRenderer.class)
+				.hasSingleBean(IdempotencyScopeResolver.class)
+				.hasBean("idempotencyFilterRegistration");
+			IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
+			assertThat(settings.lifetime()).isEqualTo(Duration.ofMinutes(30));
+			assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(35));
+			assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
+			assertThat(settings.inFlightStatus().status()).isEqualTo(409);
+		});
+	}
+
+	@Test
+	void propertiesReachTheEngine() {
+		this.web
+			.withPropertyValues("idempotency.lifetime=PT10M", "idempotency.grace=PT1M", "idempotency.lease=PT5S",
+					"idempotency.heartbeat-interval=PT1S", "idempotency.in-flight.status=service-unavailable",
+					"idempotency.store.failure-mode=fail-open", "idempotency.response.max-body-size=64KB",
+					"idempotency.key-age-policy=warn", "idempotency.store.memory.max-entries=7")
+			.run((context) -> {
+				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
+				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
+				assertThat(settings.lease()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(settings.inFlightStatus().status()).isEqualTo(503);
+				assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
+				assertThat(settings.maxBodyBytes()).isEqualTo(64 * 1024);
+				assertThat(settings.keyAgePolicy()).isEqualTo(IdempotencySettings.KeyAgePolicy.WARN);
+				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxEntries()).isEqualTo(7);
+			});
+	}
+
+	@Test
+	void inconsistentDurationsFailAtStartupWithTheReason() {
+		this.web.withPropertyValues("idempotency.lease=PT10S", "idempotency.heartbeat-interval=PT20S")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("heartbeat-interval")
+				.hasMessageContaining("shorter than idempotency.lease"));
+	}
+
+	@Test
+	void everythingBacksOffToTheUsersBeans() {
+		this.web.withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context).getBeans(IdempotencyStore.class).containsOnlyKeys("myStore");
+			assertThat(context.getBean(IdempotencyStore.class)).isSameAs(context.getBean("myStore"));
+			assertThat(context.getBean(IdempotencyErrorRenderer.class)).isSameAs(context.getBean("myRenderer"));
+			assertThat(context.getBean(IdempotencyScopeResolver.class)).isSameAs(context.getBean("myScope"));
+			assertThat(context.getBean(IdempotencyEngine.class).store()).isSameAs(context.getBean("myStore"));
+		});
+	}
+
+	@Test
+	void disabledMeansNoBeansAtAll() {
+		this.web.withPropertyValues("idempotency.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
+				.doesNotHaveBean(IdempotencyStore.class)
+				.doesNotHaveBean(IdempotencyInterceptor.class)
+				.doesNotHaveBean(IdempotentMethodAspect.class)
+				.doesNotHaveBean(FilterRegistrationBean.class);
+		});
+	}
+
+	@Test
+	void aStoreTypeWithoutItsStoreFailsWithAClearMessage() {
+		this.web.withPropertyValues("idempotency.store.type=jdbc")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.store.type=jdbc")
+				.hasMessageContaining("DataSource"));
+	}
+
+	@Test
+	void theWebDoorStaysOutOfNonWebApplications() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
+				.hasSingleBean(IdempotentMethodAspect.class)
+				.doesNotHaveBean(IdempotencyInterceptor.class));
+	}
+
+	@Test
+	void outcomesAreCountedWhenMicrometerIsThere() {
+		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			assertThat(context).hasSingleBean(MicrometerIdempotencyListener.class);
+			context.getBean(MicrometerIdempotencyListener.class)
+				.onOutcome(dev.idempotency.engine.IdempotencyOutcome.REPLAYED, "op");
+			assertThat(context.getBean(MeterRegistry.class)
+				.get(MicrometerIdempotencyListener.METER_NAME)
+				.tag("outcome", "replayed")
+				.tag("store", "memory")
+				.counter()
+				.count()).isEqualTo(1.0);
+		});
+	}
+
+	@Test
+	void storeCallsAreTimedAndTheStoreReportsItsHealth() {
+		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
+			dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall("s",
+					java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+					dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+			assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+			assertThat(context.getBean(MeterRegistry.class)
+				.get(MicrometerIdempotencyListener.TIMER_NAME)
+				.tag("call", "reserve")
+				.tag("outcome", "success")
+				.timer()
+				.count()).isEqualTo(1);
+			org.springframework.boot.health.contributor.Health health = context
+				.getBean(IdempotencyStoreHealthIndicator.class)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			assertThat(health.getDetails()).containsEntry("store", "memory");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		@Bean
+		IdempotencyStore myStore() {
+			return new InMemoryIdempotencyStore(Clock.systemUTC(), 5);
+		}
+
+		@Bean
+		IdempotencyErrorRenderer myRenderer() {
+			return (error, request, response) -> response.setStatus(error.status());
+		}
+
+		@Bean
+		IdempotencyScopeResolver myScope() {
+			return (request) -> "tenant";
+		}
+
+	}
+
+}

@@ -1,0 +1,122 @@
+package dev.idempotency.autoconfigure.redis;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.UUID;
+
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.store.redis.RedisIdempotencyStore;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.annotation.ImportCandidates;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Which store beans {@link IdempotencyRedisStoreAutoConfiguration} contributes, with Spring Boot's
+ * own Redis auto-configuration providing the connection factory (to 127.0.0.1:6379, Boot's
+ * default).
+ */
+class IdempotencyRedisStoreAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(IdempotencyRedisStoreAutoConfiguration.class, DataRedisAutoConfiguration.class));
+
+	@Test
+	void storeIsCreatedWithTypeRedisAndARedisConnectionFactory() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyStore.class);
+			assertThat(context).hasSingleBean(RedisIdempotencyStore.class);
+			assertThat(context.getBean(RedisIdempotencyStore.class).keyPrefix()).isEqualTo("idempotency:");
+		});
+	}
+
+	@Test
+	void theConfiguredStoreTalksToRedisUnderTheConfiguredPrefix() {
+		String prefix = "idem-test-" + UUID.randomUUID() + ":";
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=" + prefix)
+			.run((context) -> {
+				RedisIdempotencyStore store = context.getBean(RedisIdempotencyStore.class);
+				assertThat(store.keyPrefix()).isEqualTo(prefix);
+				RecordId id = new RecordId("autoconfigure-test", UUID.randomUUID().toString());
+				String owner = UUID.randomUUID().toString();
+				assertThat(store.reserve(new ReserveRequest(id, "fp", "op", owner, Duration.ofMinutes(1),
+						Duration.ofMinutes(2))))
+					.isEqualTo(new ReserveResult.Acquired(false));
+				// release deletes the only key this test wrote
+				assertThat(store.release(id, owner)).isTrue();
+				assertThat(store.find(id)).isEmpty();
+			});
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesAStore() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis")
+			.withUserConfiguration(UserStoreConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(IdempotencyStore.class);
+				assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
+				assertThat(context.getBean(IdempotencyStore.class)).isSameAs(context.getBean("userStore"));
+			});
+	}
+
+	@Test
+	void absentWithTypeMemory() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=memory").run((context) -> {
+			assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
+			assertThat(context).doesNotHaveBean(IdempotencyRedisStoreProperties.class);
+		});
+	}
+
+	@Test
+	void absentWithoutAStoreType() {
+		this.contextRunner.run((context) -> assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class));
+	}
+
+	@Test
+	void absentWithoutARedisConnectionFactory() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyRedisStoreAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=redis")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
+			});
+	}
+
+	@Test
+	void aPrefixWithBracesFailsTheContext() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=app{1}:")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IllegalArgumentException.class)
+				.hasMessageContaining("key prefix"));
+	}
+
+	@Test
+	void isRegisteredAsAnAutoConfiguration() {
+		assertThat(ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader()))
+			.contains(IdempotencyRedisStoreAutoConfiguration.class.getName());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserStoreConfiguration {
+
+		@Bean
+		IdempotencyStore userStore() {
+			return new InMemoryIdempotencyStore(Clock.systemUTC(), 100);
+		}
+
+	}
+
+}

@@ -1,0 +1,288 @@
+package dev.idempotency.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveResult;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.core.types.RedisClientInfo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The store contract against the real Redis at 127.0.0.1:6379 (started by
+ * {@code /work/shared/ci/services.sh redis} in CI), plus what is particular to Redis: native
+ * expiry, key layout, prefixes and how the scripts are sent. The server is shared: every test
+ * writes under its own {@code idem-test-<uuid>:} prefix and deletes exactly those keys afterwards.
+ * When Redis is down these tests fail, they do not skip.
+ */
+class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	/** The prefixes this test wrote under; each is removed after the test. */
+	private final List<String> prefixes = new ArrayList<>();
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = connectionFactory(null);
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	static LettuceConnectionFactory connectionFactory(String clientName) {
+		LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
+			.commandTimeout(Duration.ofSeconds(10));
+		if (clientName != null) {
+			client.clientName(clientName);
+		}
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", 6379), client.build());
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return newStore(connectionFactory);
+	}
+
+	@Override
+	protected void destroyStore(IdempotencyStore store) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			for (String prefix : this.prefixes) {
+				for (byte[] key : keysUnder(connection, prefix)) {
+					// -1 means no expiry: such a key would live forever. (-2, expired since the scan, is fine.)
+					assertThat(connection.keyCommands().pTtl(key)).as("PTTL of %s", string(key)).isNotEqualTo(-1L);
+					connection.keyCommands().del(key);
+				}
+			}
+		}
+	}
+
+	private RedisIdempotencyStore newStore(LettuceConnectionFactory factory) {
+		String prefix = "idem-test-" + UUID.randomUUID() + ":";
+		this.prefixes.add(prefix);
+		return new RedisIdempotencyStore(factory, prefix);
+	}
+
+	private RedisIdempotencyStore redisStore() {
+		return (RedisIdempotencyStore) this.store;
+	}
+
+	@Test
+	void theNameIsRedisAndThereIsNothingToPurge() {
+		assertThat(this.store.name()).isEqualTo("redis");
+		assertThat(this.store.purgeExpired(100)).isZero();
+	}
+
+	@Test
+	void aRecordAndItsKeyAreGoneAfterRetention() throws Exception {
+		RecordId id = newId();
+		Duration retention = Duration.ofMillis(600);
+		this.store.reserve(request(id, "fp", token(), Duration.ofMillis(300), retention));
+		IdempotencyRecord record = this.store.find(id).orElseThrow();
+		byte[] key = bytes(redisStore().key(id));
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			assertThat(connection.keyCommands().pTtl(key)).isBetween(1L, retention.toMillis());
+			assertThat(expireTime(connection, key)).as("the key expires when the record does")
+				.isEqualTo(record.expiresAt().toEpochMilli());
+			elapse(retention);
+			assertThat(this.store.find(id)).isEmpty();
+			assertThat(connection.keyCommands().exists(key)).isFalse();
+			assertThat(connection.keyCommands().pTtl(key)).as("PTTL of a missing key").isEqualTo(-2L);
+		}
+	}
+
+	@Test
+	void heartbeatTakeoverAndCompletionKeepTheExpiry() throws Exception {
+		RecordId id = newId();
+		Duration lease = Duration.ofMillis(500);
+		String first = token();
+		this.store.reserve(request(id, "fp", first, lease, RETENTION));
+		IdempotencyRecord created = this.store.find(id).orElseThrow();
+		assertThat(Duration.between(created.leaseExpiresAt(), created.expiresAt()))
+			.as("lease and expiry are counted from the same Redis instant")
+			.isEqualTo(RETENTION.minus(lease));
+		long expiresAt = created.expiresAt().toEpochMilli();
+		byte[] key = bytes(redisStore().key(id));
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
+
+			assertThat(this.store.heartbeat(id, first, lease)).isTrue();
+			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
+			IdempotencyRecord beaten = this.store.find(id).orElseThrow();
+			assertThat(beaten.leaseExpiresAt()).isAfter(created.leaseExpiresAt());
+			assertThat(beaten.expiresAt()).isEqualTo(created.expiresAt());
+
+			elapse(lease);
+			String second = token();
+			assertThat(this.store.reserve(request(id, "fp", second, LONG_LEASE, RETENTION)))
+				.isEqualTo(new ReserveResult.Acquired(true));
+			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
+
+			assertThat(this.store.complete(id, second, response(201, "{}"))).isTrue();
+			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
+			IdempotencyRecord completed = this.store.find(id).orElseThrow();
+			assertThat(completed.state()).isEqualTo(RecordState.COMPLETED);
+			assertThat(completed.leaseExpiresAt()).isNull();
+			assertThat(completed.expiresAt()).isEqualTo(created.expiresAt());
+		}
+	}
+
+	@Test
+	void storesWithDifferentPrefixesDoNotSeeEachOther() {
+		RedisIdempotencyStore other = newStore(connectionFactory);
+		RecordId id = newId();
+		String owner = token();
+		assertThat(this.store.reserve(request(id, "fp-a", owner, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(other.find(id)).isEmpty();
+		String otherOwner = token();
+		assertThat(other.reserve(request(id, "fp-b", otherOwner, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(other.complete(id, owner, response(200, "{}"))).as("a token of the other prefix").isFalse();
+		assertThat(this.store.complete(id, owner, response(201, "{\"a\":1}"))).isTrue();
+		assertThat(other.find(id).orElseThrow().state()).isEqualTo(RecordState.IN_PROGRESS);
+		assertThat(other.find(id).orElseThrow().fingerprint()).isEqualTo("fp-b");
+		assertThat(this.store.find(id).orElseThrow().fingerprint()).isEqualTo("fp-a");
+		assertThat(redisStore().key(id)).isNotEqualTo(other.key(id));
+	}
+
+	@Test
+	void anyScopeMakesASafeHashTaggedKey() {
+		RedisIdempotencyStore store = redisStore();
+		RecordId braces = new RecordId("tenant{a}}{b:ü\u0000", UUID.randomUUID().toString());
+		String owner = token();
+		assertThat(store.reserve(request(braces, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		String key = store.key(braces);
+		assertThat(key).matches(java.util.regex.Pattern.quote(store.keyPrefix()) + "\\{[0-9a-f]{64}\\}");
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			Map<byte[], byte[]> fields = connection.hashCommands().hGetAll(bytes(key));
+			Map<String, String> readable = new java.util.HashMap<>();
+			fields.forEach((name, value) -> readable.put(string(name), string(value)));
+			assertThat(readable).containsEntry("scope", braces.scope()).containsEntry("key", braces.key());
+		}
+		// scope and key are split unambiguously: moving characters across the boundary is another record
+		RecordId left = new RecordId("a\u0000b", "c");
+		RecordId right = new RecordId("a", "b\u0000c");
+		assertThat(store.key(left)).isNotEqualTo(store.key(right));
+		assertThat(store.reserve(request(left, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(store.reserve(request(right, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+	}
+
+	@Test
+	void aPrefixWithBracesIsRefused() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "app{1}:"))
+			.withMessageContaining("'{'");
+	}
+
+	@Test
+	void everyTransitionIsSentByShaOfAScriptCachedOnTheServer() {
+		// a connection of its own, named, so that CLIENT LIST shows the last command it sent
+		String clientName = "idem-test-" + UUID.randomUUID();
+		LettuceConnectionFactory named = connectionFactory(clientName);
+		try (RedisConnection inspector = connectionFactory.getConnection()) {
+			RedisIdempotencyStore store = newStore(named);
+			RecordId id = newId();
+			String owner = token();
+			Set<String> lastCommands = new HashSet<>();
+			// each transition twice: the first may meet an empty script cache (EVALSHA, NOSCRIPT, EVAL),
+			// the second must go by SHA alone
+			for (int i = 0; i < 2; i++) {
+				store.reserve(request(id, "fp", owner, LONG_LEASE));
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			for (int i = 0; i < 2; i++) {
+				store.heartbeat(id, owner, LONG_LEASE);
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			for (int i = 0; i < 2; i++) {
+				store.find(id);
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			for (int i = 0; i < 2; i++) {
+				store.release(id, owner);
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			store.reserve(request(id, "fp", owner, LONG_LEASE));
+			for (int i = 0; i < 2; i++) {
+				store.complete(id, owner, response(200, "{}"));
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			assertThat(lastCommands).containsExactly("evalsha");
+
+			List<RedisScript<?>> scripts = store.scripts().all();
+			List<String> shas = scripts.stream().map(RedisScript::getSha1).toList();
+			assertThat(shas).doesNotHaveDuplicates();
+			assertThat(inspector.scriptingCommands().scriptExists(shas.toArray(String[]::new)))
+				.as("every script is in the server's cache").containsOnly(true);
+		}
+		finally {
+			named.destroy();
+		}
+	}
+
+	private static String lastCommand(RedisConnection inspector, String clientName) {
+		List<RedisClientInfo> clients = inspector.serverCommands()
+			.getClientList()
+			.stream()
+			.filter((client) -> clientName.equals(client.getName()))
+			.toList();
+		assertThat(clients).as("connections named %s", clientName).hasSize(1);
+		return clients.get(0).getLastCommand();
+	}
+
+	private static long expireTime(RedisConnection connection, byte[] key) {
+		// PEXPIRETIME (Redis 7): the absolute Unix time in ms at which the key expires. Sent inside EVAL
+		// because Lettuce's generic execute expects a bulk reply, and this is an integer.
+		return connection.scriptingCommands()
+			.eval(bytes("return redis.call('PEXPIRETIME', KEYS[1])"), ReturnType.INTEGER, 1, key);
+	}
+
+	private static List<byte[]> keysUnder(RedisConnection connection, String prefix) {
+		List<byte[]> keys = new ArrayList<>();
+		// the prefix is "idem-test-<uuid>:", free of glob characters
+		try (Cursor<byte[]> cursor = connection.keyCommands()
+			.scan(ScanOptions.scanOptions().match(prefix + "*").count(1000).build())) {
+			cursor.forEachRemaining(keys::add);
+		}
+		return keys;
+	}
+
+	private static byte[] bytes(String value) {
+		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static String string(byte[] value) {
+		return new String(value, StandardCharsets.UTF_8);
+	}
+
+}

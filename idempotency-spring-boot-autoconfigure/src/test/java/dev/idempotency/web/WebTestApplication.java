@@ -1,0 +1,194 @@
+package dev.idempotency.web;
+
+import java.net.URI;
+import java.time.Clock;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** A small app whose handlers count how often they ran. */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+class WebTestApplication {
+
+	@Bean
+	SwitchableStore idempotencyStore() {
+		return new SwitchableStore(new InMemoryIdempotencyStore(Clock.systemUTC(), 10_000));
+	}
+
+	/** A store whose connection can be cut, to show the store-failure policy. */
+	static class SwitchableStore implements IdempotencyStore {
+
+		private final IdempotencyStore delegate;
+
+		volatile boolean down;
+
+		SwitchableStore(IdempotencyStore delegate) {
+			this.delegate = delegate;
+		}
+
+		private IdempotencyStore up() {
+			if (this.down) {
+				throw new dev.idempotency.store.IdempotencyStoreException("connection refused (test)");
+			}
+			return this.delegate;
+		}
+
+		@Override
+		public dev.idempotency.store.ReserveResult reserve(dev.idempotency.store.ReserveRequest request) {
+			return up().reserve(request);
+		}
+
+		@Override
+		public boolean complete(dev.idempotency.store.RecordId id, String ownerToken,
+				dev.idempotency.store.StoredResponse response) {
+			return up().complete(id, ownerToken, response);
+		}
+
+		@Override
+		public boolean release(dev.idempotency.store.RecordId id, String ownerToken) {
+			return up().release(id, ownerToken);
+		}
+
+		@Override
+		public boolean heartbeat(dev.idempotency.store.RecordId id, String ownerToken, java.time.Duration lease) {
+			return up().heartbeat(id, ownerToken, lease);
+		}
+
+		@Override
+		public java.util.Optional<dev.idempotency.store.IdempotencyRecord> find(dev.idempotency.store.RecordId id) {
+			return up().find(id);
+		}
+
+		@Override
+		public int purgeExpired(int maxRecords) {
+			return up().purgeExpired(maxRecords);
+		}
+
+		@Override
+		public String name() {
+			return "switchable";
+		}
+
+	}
+
+	@RestController
+	static class ThingController {
+
+		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+		/** How often the handler for {@code endpoint} ran (public: the controller is proxied). */
+		public int runs(String endpoint) {
+			AtomicInteger count = this.runs.get(endpoint);
+			return (count != null) ? count.get() : 0;
+		}
+
+		public void reset() {
+			this.runs.clear();
+		}
+
+		private int count(String endpoint) {
+			return this.runs.computeIfAbsent(endpoint, (e) -> new AtomicInteger()).incrementAndGet();
+		}
+
+		@PostMapping("/things")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> create(@RequestBody Map<String, Object> body) {
+			int run = count("create");
+			return ResponseEntity.created(URI.create("/things/" + body.get("name")))
+				.header("X-Run", Integer.toString(run))
+				.body(Map.of("name", body.get("name"), "run", run));
+		}
+
+		@GetMapping("/things")
+		@Idempotent
+		Map<String, Object> list() {
+			return Map.of("run", count("list"));
+		}
+
+		@PostMapping("/required")
+		@Idempotent(keyRequired = true)
+		Map<String, Object> required() {
+			return Map.of("run", count("required"));
+		}
+
+		@PostMapping("/status/{code}")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> status(@PathVariable int code) {
+			int run = count("status-" + code);
+			return ResponseEntity.status(code).body(Map.of("run", run));
+		}
+
+		@PostMapping("/throw")
+		@Idempotent
+		Map<String, Object> fail() {
+			count("throw");
+			throw new IllegalStateException("boom");
+		}
+
+		@PostMapping("/handled-failure")
+		@Idempotent
+		Map<String, Object> handledFailure() {
+			count("handled-failure");
+			throw new UnsupportedOperationException("handled");
+		}
+
+		@ExceptionHandler(UnsupportedOperationException.class)
+		ResponseEntity<Map<String, Object>> handle(UnsupportedOperationException ex) {
+			return ResponseEntity.status(HttpStatus.INTERNAL_SERVER_ERROR).body(Map.of("error", ex.getMessage()));
+		}
+
+		@PostMapping("/slow")
+		@Idempotent
+		Map<String, Object> slow(@RequestParam long millis) throws InterruptedException {
+			int run = count("slow");
+			Thread.sleep(millis);
+			return Map.of("run", run);
+		}
+
+		@PostMapping("/big")
+		@Idempotent
+		String big(@RequestParam int bytes) {
+			count("big");
+			return "x".repeat(bytes);
+		}
+
+		@PostMapping("/cookie")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> cookie() {
+			int run = count("cookie");
+			return ResponseEntity.ok()
+				.header("Set-Cookie", "session=secret")
+				.header("ETag", "\"v" + run + "\"")
+				.body(Map.of("run", run));
+		}
+
+		@PostMapping("/pattern/open")
+		Map<String, Object> pattern() {
+			return Map.of("run", count("pattern"));
+		}
+
+		@PostMapping("/unprotected")
+		Map<String, Object> unprotected() {
+			return Map.of("run", count("unprotected"));
+		}
+
+	}
+
+}
