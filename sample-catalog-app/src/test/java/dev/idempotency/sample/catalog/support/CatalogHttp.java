@@ -27,8 +27,8 @@ public final class CatalogHttp {
 		return send(request(path, headers).GET());
 	}
 
-	public Response head(String path) {
-		return send(request(path).method("HEAD", HttpRequest.BodyPublishers.noBody()));
+	public Response head(String path, String... headers) {
+		return send(request(path, headers).method("HEAD", HttpRequest.BodyPublishers.noBody()));
 	}
 
 	public Response delete(String path, String... headers) {
