@@ -24,7 +24,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** A small app whose handlers count how often they ran. */
 @SpringBootConfiguration
-@EnableAutoConfiguration
+@EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class WebTestApplication {
 
 	@Bean

@@ -1,0 +1,98 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import liquibase.Scope;
+import liquibase.changelog.FastCheckService;
+import liquibase.integration.spring.SpringLiquibase;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+import org.springframework.context.ResourceLoaderAware;
+import org.springframework.core.io.DefaultResourceLoader;
+import org.springframework.core.io.ResourceLoader;
+
+/**
+ * Creates the idempotency table with the starter's Liquibase changelog, before the store is
+ * used. Liquibase records what it applied in tables of its own
+ * ({@value #CHANGELOG_TABLE}, {@value #CHANGELOG_LOCK_TABLE}), so this runs beside an
+ * application's own changelog without touching it. Running it again applies nothing.
+ * <p>
+ * This deliberately is not a {@link SpringLiquibase} bean: Boot's Liquibase auto-configuration
+ * backs off when one exists, and would then skip the application's own changelog.
+ */
+public class IdempotencyJdbcSchemaInitializer implements InitializingBean, ResourceLoaderAware {
+
+	/** The changelog shipped in the starter's jar. */
+	public static final String CHANGELOG = "classpath:db/idempotency/changelog-master.yaml";
+
+	/** Liquibase's record of applied change sets for this changelog. */
+	public static final String CHANGELOG_TABLE = "IDEMPOTENCY_DATABASECHANGELOG";
+
+	/** Liquibase's lock for this changelog. */
+	public static final String CHANGELOG_LOCK_TABLE = "IDEMPOTENCY_DATABASECHANGELOGLOCK";
+
+	/** The changelog parameter that names the table. */
+	public static final String TABLE_NAME_PARAMETER = "idempotency.table-name";
+
+	private final DataSource dataSource;
+
+	private final String tableName;
+
+	private final DatabaseInitializationMode mode;
+
+	private ResourceLoader resourceLoader = new DefaultResourceLoader(getClass().getClassLoader());
+
+	public IdempotencyJdbcSchemaInitializer(DataSource dataSource, String tableName,
+			DatabaseInitializationMode mode) {
+		this.dataSource = dataSource;
+		this.tableName = JdbcIdempotencyDialect.validateTableName(tableName);
+		this.mode = mode;
+	}
+
+	@Override
+	public void setResourceLoader(ResourceLoader resourceLoader) {
+		this.resourceLoader = resourceLoader;
+	}
+
+	@Override
+	public void afterPropertiesSet() throws Exception {
+		initializeSchema();
+	}
+
+	/**
+	 * Applies the changelog if the mode says so for this database.
+	 * @return whether the changelog was run
+	 * @throws liquibase.exception.LiquibaseException if Liquibase fails
+	 */
+	public boolean initializeSchema() throws Exception {
+		if (!isEnabled()) {
+			return false;
+		}
+		SpringLiquibase liquibase = new SpringLiquibase();
+		liquibase.setDataSource(this.dataSource);
+		liquibase.setChangeLog(CHANGELOG);
+		liquibase.setChangeLogParameters(Map.of(TABLE_NAME_PARAMETER, this.tableName));
+		liquibase.setDatabaseChangeLogTable(CHANGELOG_TABLE);
+		liquibase.setDatabaseChangeLogLockTable(CHANGELOG_LOCK_TABLE);
+		liquibase.setResourceLoader(this.resourceLoader);
+		// Liquibase remembers per JVM that a changelog at a URL was up to date, whatever its
+		// parameters: without this, a second table on the same database would be skipped.
+		Scope.getCurrentScope().getSingleton(FastCheckService.class).clearCache();
+		liquibase.afterPropertiesSet();
+		return true;
+	}
+
+	private boolean isEnabled() {
+		return switch (this.mode) {
+			case ALWAYS -> true;
+			case NEVER -> false;
+			case EMBEDDED -> EmbeddedDatabaseConnection.isEmbedded(this.dataSource);
+		};
+	}
+
+}

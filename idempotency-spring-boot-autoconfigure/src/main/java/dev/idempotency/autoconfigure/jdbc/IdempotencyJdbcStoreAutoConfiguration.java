@@ -1,0 +1,128 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import liquibase.integration.spring.SpringLiquibase;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.DataSourceBuilder;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * Auto-configuration of the JDBC idempotency store, switched on by
+ * {@code idempotency.store.type=jdbc}. It picks the store's {@link DataSource} (an
+ * {@link IdempotencyDataSource @IdempotencyDataSource} bean, else {@code idempotency.store.jdbc.url},
+ * else the application's), creates the table with the starter's Liquibase changelog when
+ * {@code idempotency.store.jdbc.initialize-schema} says so, and purges expired records on a
+ * schedule. Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(after = DataSourceAutoConfiguration.class,
+		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+@ConditionalOnClass(JdbcClient.class)
+@ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "jdbc")
+@Conditional(IdempotencyJdbcStoreAutoConfiguration.OnStoreDataSourceCondition.class)
+@EnableConfigurationProperties(IdempotencyJdbcStoreProperties.class)
+public final class IdempotencyJdbcStoreAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyJdbcDataSource idempotencyJdbcDataSource(IdempotencyJdbcStoreProperties properties,
+			@IdempotencyDataSource ObjectProvider<DataSource> dedicatedDataSource,
+			ObjectProvider<DataSource> applicationDataSource) {
+		DataSource dedicated = dedicatedDataSource.getIfAvailable();
+		if (dedicated != null) {
+			return IdempotencyJdbcDataSource.of(dedicated);
+		}
+		if (properties.getUrl() != null) {
+			DataSource built = DataSourceBuilder.create(getClass().getClassLoader())
+				.url(properties.getUrl())
+				.username(properties.getUsername())
+				.password(properties.getPassword())
+				.build();
+			return IdempotencyJdbcDataSource.owned(built);
+		}
+		DataSource application = applicationDataSource.getIfUnique();
+		if (application == null) {
+			throw new IllegalStateException("The JDBC idempotency store needs one DataSource: mark one "
+					+ "@Primary or @IdempotencyDataSource, or set idempotency.store.jdbc.url");
+		}
+		return IdempotencyJdbcDataSource.of(application);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
+			IdempotencyJdbcStoreProperties properties,
+			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
+		// The table must exist before the first statement: resolving the initializer here makes
+		// the store depend on it.
+		schemaInitializer.ifAvailable((initializer) -> {
+		});
+		DataSource target = dataSource.getDataSource();
+		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
+				: JdbcIdempotencyDialect.detect(target);
+		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),
+				properties.isTransactionalCompletion());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(JdbcIdempotencyStore.class)
+	@ConditionalOnBooleanProperty(name = "idempotency.store.jdbc.purge.enabled", matchIfMissing = true)
+	IdempotencyPurgeScheduler idempotencyPurgeScheduler(JdbcIdempotencyStore store,
+			IdempotencyJdbcStoreProperties properties) {
+		return new IdempotencyPurgeScheduler(store, properties.getPurge().getInterval(),
+				properties.getPurge().getBatchSize());
+	}
+
+	/** Schema set-up with Liquibase, when Liquibase is on the classpath. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(SpringLiquibase.class)
+	static class LiquibaseSchemaConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyJdbcSchemaInitializer idempotencyJdbcSchemaInitializer(IdempotencyJdbcDataSource dataSource,
+				IdempotencyJdbcStoreProperties properties) {
+			return new IdempotencyJdbcSchemaInitializer(dataSource.getDataSource(), properties.getTableName(),
+					properties.getInitializeSchema());
+		}
+
+	}
+
+	/** A data source to use: the application's (or a dedicated bean), or a configured URL. */
+	static class OnStoreDataSourceCondition extends AnyNestedCondition {
+
+		OnStoreDataSourceCondition() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnBean(DataSource.class)
+		static class DataSourceBean {
+
+		}
+
+		@ConditionalOnProperty(prefix = "idempotency.store.jdbc", name = "url")
+		static class DedicatedUrl {
+
+		}
+
+	}
+
+}

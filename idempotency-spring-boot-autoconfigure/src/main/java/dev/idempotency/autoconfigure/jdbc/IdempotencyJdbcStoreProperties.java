@@ -1,0 +1,167 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import java.time.Duration;
+
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+
+/**
+ * Configuration of the JDBC idempotency store ({@code idempotency.store.type=jdbc}).
+ */
+@ConfigurationProperties("idempotency.store.jdbc")
+public class IdempotencyJdbcStoreProperties {
+
+	/**
+	 * Name of the table that holds the records: a plain SQL identifier (letters, digits and
+	 * underscores, at most 50 characters). The table is looked up in the connection's current
+	 * schema.
+	 */
+	private String tableName = "idempotency_record";
+
+	/**
+	 * SQL dialect of the store's database. Detected from the database product name when not
+	 * set; MARIADB also serves MySQL.
+	 */
+	private @Nullable JdbcIdempotencyDialect dialect;
+
+	/**
+	 * When to create the table with the starter's own Liquibase changelog: 'always',
+	 * 'embedded' (H2, HSQL, Derby only) or 'never'. Needs liquibase-core on the classpath.
+	 */
+	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
+
+	/**
+	 * Whether completing a record joins a Spring transaction that is active on the store's
+	 * data source, so the completed record commits together with the business write. Off: every
+	 * store call runs in its own short transaction.
+	 */
+	private boolean transactionalCompletion;
+
+	/**
+	 * JDBC URL of a dedicated database for the records. Not set: an '@IdempotencyDataSource'
+	 * bean, or else the application's DataSource.
+	 */
+	private @Nullable String url;
+
+	/**
+	 * Login user of the dedicated database.
+	 */
+	private @Nullable String username;
+
+	/**
+	 * Login password of the dedicated database.
+	 */
+	private @Nullable String password;
+
+	private final Purge purge = new Purge();
+
+	public String getTableName() {
+		return this.tableName;
+	}
+
+	public void setTableName(String tableName) {
+		this.tableName = tableName;
+	}
+
+	public @Nullable JdbcIdempotencyDialect getDialect() {
+		return this.dialect;
+	}
+
+	public void setDialect(@Nullable JdbcIdempotencyDialect dialect) {
+		this.dialect = dialect;
+	}
+
+	public DatabaseInitializationMode getInitializeSchema() {
+		return this.initializeSchema;
+	}
+
+	public void setInitializeSchema(DatabaseInitializationMode initializeSchema) {
+		this.initializeSchema = initializeSchema;
+	}
+
+	public boolean isTransactionalCompletion() {
+		return this.transactionalCompletion;
+	}
+
+	public void setTransactionalCompletion(boolean transactionalCompletion) {
+		this.transactionalCompletion = transactionalCompletion;
+	}
+
+	public @Nullable String getUrl() {
+		return this.url;
+	}
+
+	public void setUrl(@Nullable String url) {
+		this.url = url;
+	}
+
+	public @Nullable String getUsername() {
+		return this.username;
+	}
+
+	public void setUsername(@Nullable String username) {
+		this.username = username;
+	}
+
+	public @Nullable String getPassword() {
+		return this.password;
+	}
+
+	public void setPassword(@Nullable String password) {
+		this.password = password;
+	}
+
+	public Purge getPurge() {
+		return this.purge;
+	}
+
+	/**
+	 * The scheduled removal of expired records.
+	 */
+	public static class Purge {
+
+		/**
+		 * Whether expired records are deleted on a schedule. Safe on every node at once.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Time between the end of one purge run and the start of the next.
+		 */
+		private Duration interval = Duration.ofMinutes(1);
+
+		/**
+		 * Most records one DELETE removes; a run repeats batches until one comes back short.
+		 */
+		private int batchSize = 1000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+	}
+
+}

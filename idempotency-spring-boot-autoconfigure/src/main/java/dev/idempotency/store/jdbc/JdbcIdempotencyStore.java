@@ -1,0 +1,277 @@
+package dev.idempotency.store.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.StoredResponseCodec;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * An {@link IdempotencyStore} in a relational database, one row per record. Every transition is
+ * one conditional statement (reserve: one statement on PostgreSQL, a write and a read of the
+ * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in
+ * {@link JdbcIdempotencyDialect}.
+ * <p>
+ * Each call runs in a short transaction of its own ({@code REQUIRES_NEW} on a transaction
+ * manager for this store's {@link DataSource}), so a caller's transaction is never joined by
+ * accident: a record outlives a business rollback, and the store never aborts the caller's
+ * transaction. The one opt-in exception is {@code transactionalCompletion}: then
+ * {@link #complete} joins a Spring-managed transaction that is active on the same
+ * {@code DataSource}, so the completed record commits or rolls back with the business write.
+ */
+public class JdbcIdempotencyStore implements IdempotencyStore {
+
+	/** A reservation that sees no row, or an outdated one, runs again; this many times at most. */
+	private static final int MAX_RESERVE_ATTEMPTS = 20;
+
+	private final DataSource dataSource;
+
+	private final JdbcIdempotencyDialect dialect;
+
+	private final JdbcClient jdbc;
+
+	private final TransactionTemplate ownTransaction;
+
+	private final boolean transactionalCompletion;
+
+	private final List<String> reserveSql;
+
+	private final String completeSql;
+
+	private final String releaseSql;
+
+	private final String heartbeatSql;
+
+	private final String findSql;
+
+	private final String purgeSql;
+
+	/**
+	 * Creates a store.
+	 * @param dataSource where the table lives
+	 * @param dialect the SQL dialect of that database
+	 * @param tableName the table, a plain SQL identifier
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
+	 * the same data source
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
+			boolean transactionalCompletion) {
+		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+		this.dialect = Objects.requireNonNull(dialect, "dialect");
+		String table = JdbcIdempotencyDialect.validateTableName(tableName);
+		this.jdbc = JdbcClient.create(dataSource);
+		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.transactionalCompletion = transactionalCompletion;
+		this.reserveSql = dialect.reserve(table);
+		this.completeSql = dialect.complete(table);
+		this.releaseSql = dialect.release(table);
+		this.heartbeatSql = dialect.heartbeat(table);
+		this.findSql = dialect.find(table);
+		this.purgeSql = dialect.purge(table);
+	}
+
+	/**
+	 * Creates a store whose dialect is detected from the database and whose completion runs in
+	 * its own transaction.
+	 * @param dataSource where the table lives
+	 * @param tableName the table, a plain SQL identifier
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, String tableName) {
+		this(dataSource, JdbcIdempotencyDialect.detect(dataSource), tableName, false);
+	}
+
+	@Override
+	public ReserveResult reserve(ReserveRequest request) {
+		for (int attempt = 1;; attempt++) {
+			ReserveResult result;
+			try {
+				result = inOwnTransaction("reserve", () -> reserveOnce(request));
+			}
+			catch (IdempotencyStoreException ex) {
+				// A race lost on a new key (H2) or a deadlock victim: the transaction rolled back
+				// and changed nothing, so running it again is safe.
+				if (!isRetryable(ex.getCause()) || attempt >= MAX_RESERVE_ATTEMPTS) {
+					throw ex;
+				}
+				continue;
+			}
+			if (result != null) {
+				return result;
+			}
+			if (attempt >= MAX_RESERVE_ATTEMPTS) {
+				throw new IdempotencyStoreException("Idempotency record " + request.id()
+						+ " kept changing during reservation; gave up after " + attempt + " attempts");
+			}
+		}
+	}
+
+	private static boolean isRetryable(@Nullable Throwable cause) {
+		return cause instanceof DuplicateKeyException || cause instanceof TransientDataAccessException;
+	}
+
+	/** One attempt; {@code null} when the row seen was missing or already outdated. */
+	private @Nullable ReserveResult reserveOnce(ReserveRequest request) {
+		for (int i = 0; i < this.reserveSql.size() - 1; i++) {
+			reserveStatement(this.reserveSql.get(i), request).update();
+		}
+		List<ReserveRow> rows = reserveStatement(this.reserveSql.get(this.reserveSql.size() - 1), request)
+			.query(this::reserveRow)
+			.list();
+		if (rows.isEmpty()) {
+			return null;
+		}
+		ReserveRow row = rows.get(0);
+		if (request.ownerToken().equals(row.ownerToken())) {
+			return new ReserveResult.Acquired(row.takenOver());
+		}
+		if (row.acquirable()) {
+			return null;
+		}
+		return new ReserveResult.Existing(row.toRecord(request.id()));
+	}
+
+	private JdbcClient.StatementSpec reserveStatement(String sql, ReserveRequest request) {
+		return this.jdbc.sql(sql)
+			.param("scope", request.id().scope())
+			.param("key", request.id().key())
+			.param("fingerprint", request.fingerprint())
+			.param("operation", request.operation())
+			.param("owner", request.ownerToken())
+			.param("leaseMicros", micros(request.lease()))
+			.param("retentionMicros", micros(request.retention()));
+	}
+
+	@Override
+	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
+		byte[] encoded = StoredResponseCodec.encode(response);
+		Supplier<Boolean> update = () -> owned(this.completeSql, id, ownerToken).param("response", encoded)
+			.update() == 1;
+		if (this.transactionalCompletion && joinsCallerTransaction()) {
+			try {
+				return update.get();
+			}
+			catch (DataAccessException ex) {
+				throw new IdempotencyStoreException("Idempotency store failed to complete " + id, ex);
+			}
+		}
+		return inOwnTransaction("complete", update);
+	}
+
+	/** Whether a Spring transaction is active on this store's data source right now. */
+	private boolean joinsCallerTransaction() {
+		return TransactionSynchronizationManager.isActualTransactionActive()
+				&& TransactionSynchronizationManager.hasResource(this.dataSource);
+	}
+
+	@Override
+	public boolean release(RecordId id, String ownerToken) {
+		return inOwnTransaction("release", () -> owned(this.releaseSql, id, ownerToken).update() == 1);
+	}
+
+	@Override
+	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
+		return inOwnTransaction("heartbeat",
+				() -> owned(this.heartbeatSql, id, ownerToken).param("leaseMicros", micros(lease)).update() == 1);
+	}
+
+	private JdbcClient.StatementSpec owned(String sql, RecordId id, String ownerToken) {
+		return this.jdbc.sql(sql).param("scope", id.scope()).param("key", id.key()).param("owner", ownerToken);
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(RecordId id) {
+		return inOwnTransaction("find", () -> this.jdbc.sql(this.findSql)
+			.param("scope", id.scope())
+			.param("key", id.key())
+			.query((rs, rowNum) -> record(id, rs))
+			.optional());
+	}
+
+	@Override
+	public int purgeExpired(int maxRecords) {
+		if (maxRecords < 1) {
+			return 0;
+		}
+		return inOwnTransaction("purge", () -> this.jdbc.sql(this.purgeSql).param("max", maxRecords).update());
+	}
+
+	@Override
+	public String name() {
+		return "jdbc";
+	}
+
+	/** The dialect this store speaks. */
+	public JdbcIdempotencyDialect dialect() {
+		return this.dialect;
+	}
+
+	private <T> T inOwnTransaction(String action, Supplier<T> work) {
+		try {
+			return this.ownTransaction.execute((status) -> work.get());
+		}
+		catch (DataAccessException | TransactionException ex) {
+			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+		}
+	}
+
+	private ReserveRow reserveRow(ResultSet rs, int rowNum) throws SQLException {
+		return new ReserveRow(rs.getString("owner_token"), rs.getBoolean("taken_over"), rs.getBoolean("acquirable"),
+				rs.getString("fingerprint"), rs.getString("operation"), RecordState.valueOf(rs.getString("state")),
+				this.dialect.readInstant(rs, "lease_expires_at"), this.dialect.readInstant(rs, "expires_at"),
+				rs.getBytes("response"));
+	}
+
+	private IdempotencyRecord record(RecordId id, ResultSet rs) throws SQLException {
+		return new ReserveRow(null, false, false, rs.getString("fingerprint"), rs.getString("operation"),
+				RecordState.valueOf(rs.getString("state")), this.dialect.readInstant(rs, "lease_expires_at"),
+				this.dialect.readInstant(rs, "expires_at"), rs.getBytes("response"))
+			.toRecord(id);
+	}
+
+	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */
+	static long micros(Duration duration) {
+		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
+		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
+	}
+
+	private record ReserveRow(@Nullable String ownerToken, boolean takenOver, boolean acquirable, String fingerprint,
+			String operation, RecordState state, @Nullable Instant leaseExpiresAt, Instant expiresAt,
+			byte @Nullable [] response) {
+
+		IdempotencyRecord toRecord(RecordId id) {
+			StoredResponse stored = (this.state == RecordState.COMPLETED && this.response != null)
+					? StoredResponseCodec.decode(this.response) : null;
+			return new IdempotencyRecord(id, this.fingerprint, this.operation, this.state, this.leaseExpiresAt,
+					this.expiresAt, stored);
+		}
+
+	}
+
+}

@@ -1,0 +1,246 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import liquibase.integration.spring.SpringLiquibase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.DataSourceBuilder;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Which beans the JDBC store's auto-configuration contributes, under which properties, and how
+ * they back off. Each context gets an H2 database of its own.
+ */
+class IdempotencyJdbcStoreAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(
+				AutoConfigurations.of(DataSourceAutoConfiguration.class, IdempotencyJdbcStoreAutoConfiguration.class))
+		.withPropertyValues("spring.datasource.url=" + h2Url(), "spring.datasource.generate-unique-name=false");
+
+	private static String h2Url() {
+		return "jdbc:h2:mem:app_" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1";
+	}
+
+	@Test
+	void typeJdbcWithADataSourceGivesAWorkingStoreOnAnEmbeddedSchema() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {
+			assertThat(context).hasSingleBean(JdbcIdempotencyStore.class)
+				.hasSingleBean(IdempotencyJdbcSchemaInitializer.class)
+				.hasSingleBean(IdempotencyPurgeScheduler.class);
+			JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+			assertThat(store.name()).isEqualTo("jdbc");
+			assertThat(store.dialect()).isEqualTo(JdbcIdempotencyDialect.H2);
+			assertThat(store.reserve(request())).isEqualTo(new ReserveResult.Acquired(false));
+			assertThat(context.getBean(IdempotencyPurgeScheduler.class).isRunning()).isTrue();
+		});
+	}
+
+	@Test
+	void aUserStoreReplacesTheJdbcStore() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.withUserConfiguration(UserStoreConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(IdempotencyStore.class)
+					.doesNotHaveBean(JdbcIdempotencyStore.class)
+					.doesNotHaveBean(IdempotencyPurgeScheduler.class);
+				assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
+			});
+	}
+
+	@Test
+	void otherStoreTypesLeaveJdbcAlone() {
+		this.runner.withPropertyValues("idempotency.store.type=memory").run(this::hasNoJdbcStore);
+		this.runner.run(this::hasNoJdbcStore);
+	}
+
+	@Test
+	void withoutAnyDataSourceThereIsNoStore() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyJdbcStoreAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=jdbc")
+			.run(this::hasNoJdbcStore);
+	}
+
+	private void hasNoJdbcStore(AssertableApplicationContext context) {
+		assertThat(context).hasNotFailed()
+			.doesNotHaveBean(JdbcIdempotencyStore.class)
+			.doesNotHaveBean(IdempotencyJdbcSchemaInitializer.class)
+			.doesNotHaveBean(IdempotencyPurgeScheduler.class);
+	}
+
+	@Test
+	void initializeSchemaNeverCreatesNoTable() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.initialize-schema=never")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
+				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD",
+						"IDEMPOTENCY_DATABASECHANGELOG");
+			});
+	}
+
+	@Test
+	void theTableNameAndPurgeAreConfigurable() {
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.table-name=my_keys",
+					"idempotency.store.jdbc.purge.enabled=false", "idempotency.store.jdbc.dialect=h2")
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(IdempotencyPurgeScheduler.class);
+				assertThat(tables(context.getBean(DataSource.class))).contains("MY_KEYS")
+					.doesNotContain("IDEMPOTENCY_RECORD");
+				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+					.isInstanceOf(ReserveResult.Acquired.class);
+			});
+	}
+
+	@Test
+	void aTableNameThatIsNotAnIdentifierIsRejected() {
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc",
+					"idempotency.store.jdbc.table-name=records; DROP TABLE users")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IllegalArgumentException.class)
+				.hasMessageContaining("not a plain SQL identifier"));
+	}
+
+	@Test
+	void theStartersChangelogRunsBesideTheApplicationsOwn() {
+		this.runner.withConfiguration(AutoConfigurations.of(LiquibaseAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=jdbc", "spring.liquibase.change-log=classpath:db/test-app/changelog.yaml")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(SpringLiquibase.class).hasSingleBean(JdbcIdempotencyStore.class);
+				assertThat(tables(context.getBean(DataSource.class))).contains("APP_ORDERS", "DATABASECHANGELOG",
+						"IDEMPOTENCY_RECORD", "IDEMPOTENCY_DATABASECHANGELOG");
+			});
+	}
+
+	@Test
+	void aDedicatedUrlIsUsedInsteadOfTheApplicationDataSource() {
+		String dedicatedUrl = h2Url();
+		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + dedicatedUrl,
+				"idempotency.store.jdbc.username=sa")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(DataSource.class).hasSingleBean(JdbcIdempotencyStore.class);
+				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
+				DataSource dedicated = context.getBean(IdempotencyJdbcDataSource.class).getDataSource();
+				assertThat(dedicated).isNotSameAs(context.getBean(DataSource.class));
+				assertThat(tables(dedicated)).contains("IDEMPOTENCY_RECORD");
+			});
+	}
+
+	@Test
+	void aDedicatedUrlIsEnoughWithoutAnApplicationDataSource() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyJdbcStoreAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url())
+			.run((context) -> assertThat(context).doesNotHaveBean(DataSource.class)
+				.hasSingleBean(JdbcIdempotencyStore.class));
+	}
+
+	@Test
+	void anIdempotencyDataSourceBeanIsPreferred() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.withUserConfiguration(QualifiedDataSourceConfiguration.class)
+			.run((context) -> {
+				DataSource qualified = context.getBean("idempotencyDataSource", DataSource.class);
+				assertThat(context.getBean(IdempotencyJdbcDataSource.class).getDataSource()).isSameAs(qualified);
+				assertThat(tables(qualified)).contains("IDEMPOTENCY_RECORD");
+				assertThat(tables(context.getBean("applicationDataSource", DataSource.class)))
+					.doesNotContain("IDEMPOTENCY_RECORD");
+			});
+	}
+
+	/**
+	 * On a server database the default ('embedded') leaves the schema alone, and 'always'
+	 * creates it.
+	 */
+	@Test
+	void onAServerDatabaseTheSchemaIsCreatedOnlyWhenAskedFor() throws Exception {
+		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
+		try {
+			ApplicationContextRunner postgres = new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+						IdempotencyJdbcStoreAutoConfiguration.class))
+				.withPropertyValues("spring.datasource.url=" + database.url(), "spring.datasource.username=postgres",
+						"idempotency.store.type=jdbc");
+			postgres.run((context) -> {
+				assertThat(context.getBean(JdbcIdempotencyStore.class).dialect())
+					.isEqualTo(JdbcIdempotencyDialect.POSTGRESQL);
+				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
+			});
+			postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=always").run((context) -> {
+				assertThat(tables(context.getBean(DataSource.class))).contains("IDEMPOTENCY_RECORD");
+				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+					.isInstanceOf(ReserveResult.Acquired.class);
+			});
+		}
+		finally {
+			database.drop();
+		}
+	}
+
+	/** Table names in the connection's current schema, upper case. */
+	private static java.util.List<String> tables(DataSource dataSource) {
+		return JdbcClient.create(dataSource)
+			.sql("SELECT UPPER(table_name) FROM information_schema.tables WHERE table_schema = CURRENT_SCHEMA")
+			.query(String.class)
+			.list();
+	}
+
+	private static ReserveRequest request() {
+		return new ReserveRequest(new RecordId("auto-config", UUID.randomUUID().toString()), "fp", "op",
+				UUID.randomUUID().toString(), Duration.ofMinutes(1), Duration.ofMinutes(10));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserStoreConfiguration {
+
+		@Bean
+		IdempotencyStore userStore() {
+			return new InMemoryIdempotencyStore(Clock.systemUTC(), 100);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class QualifiedDataSourceConfiguration {
+
+		@Bean
+		@Primary
+		DataSource applicationDataSource() {
+			return DataSourceBuilder.create().url(h2Url()).username("sa").build();
+		}
+
+		@Bean
+		@IdempotencyDataSource
+		DataSource idempotencyDataSource() {
+			return DataSourceBuilder.create().url(h2Url()).username("sa").build();
+		}
+
+	}
+
+}

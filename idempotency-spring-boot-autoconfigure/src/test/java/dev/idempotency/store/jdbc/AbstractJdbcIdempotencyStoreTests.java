@@ -1,0 +1,245 @@
+package dev.idempotency.store.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyPurgeScheduler;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveResult;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * The store contract on one database, plus what only a database store has: dialect detection,
+ * the Liquibase schema, batched purge, transaction isolation from the caller and the database
+ * clock. Each subclass names its database; the database (a schema or database of its own on the
+ * shared server) is made once per class and dropped afterwards.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContractTests {
+
+	static final String TABLE = "idempotency_record";
+
+	/** 64 racing threads share these; a reservation holds a connection only briefly. */
+	private static final int POOL_SIZE = 20;
+
+	protected JdbcTestDatabase database;
+
+	protected HikariDataSource dataSource;
+
+	/** The test database, not yet created. */
+	protected abstract JdbcTestDatabase testDatabase();
+
+	/** The dialect the database must be detected as. */
+	protected abstract JdbcIdempotencyDialect expectedDialect();
+
+	@BeforeAll
+	void createDatabase() throws Exception {
+		this.database = testDatabase().create();
+		this.dataSource = this.database.dataSource(POOL_SIZE);
+		assertThat(initializer(TABLE).initializeSchema()).isTrue();
+	}
+
+	@AfterAll
+	void dropDatabase() throws Exception {
+		try {
+			if (this.dataSource != null) {
+				this.dataSource.close();
+			}
+		}
+		finally {
+			if (this.database != null) {
+				this.database.drop();
+			}
+		}
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return store(this.dataSource, TABLE, false);
+	}
+
+	protected JdbcIdempotencyStore store(DataSource dataSource, String table, boolean transactionalCompletion) {
+		return new JdbcIdempotencyStore(dataSource, expectedDialect(), table, transactionalCompletion);
+	}
+
+	protected IdempotencyJdbcSchemaInitializer initializer(String table) {
+		return new IdempotencyJdbcSchemaInitializer(this.dataSource, table, DatabaseInitializationMode.ALWAYS);
+	}
+
+	protected JdbcClient jdbc() {
+		return JdbcClient.create(this.dataSource);
+	}
+
+	@Test
+	void theDialectIsDetectedFromTheDatabase() {
+		assertThat(JdbcIdempotencyDialect.detect(this.dataSource)).isEqualTo(expectedDialect());
+		assertThat(new JdbcIdempotencyStore(this.dataSource, TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	@Test
+	void purgeDeletesExpiredRecordsInBatchesUntilABatchComesBackShort() throws Exception {
+		String table = "purge_probe";
+		initializer(table).initializeSchema();
+		JdbcIdempotencyStore purging = store(this.dataSource, table, false);
+		List<RecordId> expired = fill(purging, 25, SHORT_LEASE);
+		List<RecordId> live = fill(purging, 3, LONG_LEASE);
+		elapse(SHORT_LEASE);
+
+		assertThat(List.of(purging.purgeExpired(10), purging.purgeExpired(10), purging.purgeExpired(10),
+				purging.purgeExpired(10)))
+			.containsExactly(10, 10, 5, 0);
+		assertThat(rowCount(table)).isEqualTo(3);
+		live.forEach((id) -> assertThat(purging.find(id)).isPresent());
+		expired.forEach((id) -> assertThat(purging.find(id)).isEmpty());
+
+		fill(purging, 12, SHORT_LEASE);
+		elapse(SHORT_LEASE);
+		assertThat(new IdempotencyPurgeScheduler(purging, Duration.ofMinutes(1), 5).purge())
+			.as("one scheduled run loops 5, 5, 2").isEqualTo(12);
+		assertThat(rowCount(table)).isEqualTo(3);
+	}
+
+	private List<RecordId> fill(IdempotencyStore target, int count, Duration retention) {
+		List<RecordId> ids = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			RecordId id = newId();
+			String owner = token();
+			target.reserve(request(id, "fp", owner, retention, retention));
+			assertThat(target.complete(id, owner, response(200, "{}"))).isTrue();
+			ids.add(id);
+		}
+		return ids;
+	}
+
+	private int rowCount(String table) {
+		return jdbc().sql("SELECT COUNT(*) FROM " + table).query(Integer.class).single();
+	}
+
+	@Test
+	void theSchemaIsCreatedOnceAndApplyingItAgainChangesNothing() throws Exception {
+		String table = "liquibase_probe";
+		assertThat(initializer(table).initializeSchema()).isTrue();
+		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
+		RecordId id = newId();
+		String owner = token();
+		probe.reserve(request(id, "fp", owner, LONG_LEASE));
+		probe.complete(id, owner, response(201, "{\"kept\":true}"));
+
+		assertThat(initializer(table).initializeSchema()).isTrue();
+
+		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":true}"));
+		assertThat(jdbc().sql("SELECT COUNT(*) FROM " + IdempotencyJdbcSchemaInitializer.CHANGELOG_TABLE
+				+ " WHERE id = :id")
+			.param("id", "idempotency-record-table-" + table)
+			.query(Integer.class)
+			.single()).as("the change set for this table ran once").isEqualTo(1);
+	}
+
+	@Test
+	void storeCallsNeverJoinTheCallersTransaction() {
+		RecordId id = newId();
+		String owner = token();
+		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		caller.executeWithoutResult((status) -> {
+			assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
+			// An existing key is an ordinary outcome, not an error that would poison the caller's transaction.
+			assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE))).isInstanceOf(ReserveResult.Existing.class);
+			assertThat(this.store.complete(id, owner, response(201, "{}"))).isTrue();
+			assertThat(jdbc().sql("SELECT 1 FROM " + TABLE + " WHERE idem_key = :key")
+				.param("key", id.key())
+				.query(Integer.class)
+				.single()).as("the caller's transaction is still usable").isEqualTo(1);
+			status.setRollbackOnly();
+		});
+		assertThat(this.store.find(id).orElseThrow().state()).as("committed on its own")
+			.isEqualTo(RecordState.COMPLETED);
+	}
+
+	@Test
+	void transactionalCompletionCommitsAndRollsBackWithTheCallersTransaction() {
+		JdbcIdempotencyStore joining = store(this.dataSource, TABLE, true);
+		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+
+		RecordId rolledBack = newId();
+		String firstOwner = token();
+		joining.reserve(request(rolledBack, "fp", firstOwner, LONG_LEASE));
+		caller.executeWithoutResult((status) -> {
+			assertThat(joining.complete(rolledBack, firstOwner, response(201, "{}"))).isTrue();
+			status.setRollbackOnly();
+		});
+		IdempotencyRecord afterRollback = joining.find(rolledBack).orElseThrow();
+		assertThat(afterRollback.state()).as("the completion rolled back with the business write")
+			.isEqualTo(RecordState.IN_PROGRESS);
+
+		RecordId committed = newId();
+		String secondOwner = token();
+		joining.reserve(request(committed, "fp", secondOwner, LONG_LEASE));
+		caller.executeWithoutResult(
+				(status) -> assertThat(joining.complete(committed, secondOwner, response(201, "{}"))).isTrue());
+		assertThat(joining.find(committed).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+
+		RecordId outside = newId();
+		String thirdOwner = token();
+		joining.reserve(request(outside, "fp", thirdOwner, LONG_LEASE));
+		assertThat(joining.complete(outside, thirdOwner, response(200, "{}"))).as("no transaction: its own").isTrue();
+		assertThat(joining.find(outside).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+	}
+
+	/**
+	 * Proves that leases and expiry are judged by the database's clock, not the JVM's. The
+	 * {@code clockAhead} data source reaches the same table through sessions whose clock runs two
+	 * hours ahead of the JVM (and of the other sessions). A store reading the JVM clock would
+	 * behave identically through both data sources; this one must not:
+	 * <ul>
+	 * <li>a record reserved with a one-hour lease through the normal sessions is taken over through
+	 * the clock-ahead sessions (its lease is over by their clock, not by the JVM's);</li>
+	 * <li>a lease written through the clock-ahead sessions ends about three hours from the JVM's
+	 * now (their now + one hour), not one hour;</li>
+	 * <li>a record whose retention (one hour) is over by the clock-ahead sessions is reported
+	 * absent by them while the normal sessions still find it.</li>
+	 * </ul>
+	 * @param clockAhead sessions on the same table whose clock is two hours ahead
+	 */
+	protected void assertLeasesFollowTheDatabaseClock(DataSource clockAhead) {
+		Duration hour = Duration.ofHours(1);
+		JdbcIdempotencyStore ahead = store(clockAhead, TABLE, false);
+
+		RecordId leased = newId();
+		this.store.reserve(request(leased, "fp", token(), hour, hour.multipliedBy(5)));
+		assertThat(this.store.reserve(request(leased, "fp", token(), hour, hour.multipliedBy(5))))
+			.isInstanceOf(ReserveResult.Existing.class);
+		assertThat(ahead.reserve(request(leased, "fp", token(), hour, hour.multipliedBy(5))))
+			.isEqualTo(new ReserveResult.Acquired(true));
+
+		Instant leaseEnd = this.store.find(leased).orElseThrow().leaseExpiresAt();
+		assertThat(leaseEnd).isCloseTo(Instant.now().plus(Duration.ofHours(3)), within(5, ChronoUnit.MINUTES));
+
+		RecordId retained = newId();
+		this.store.reserve(request(retained, "fp", token(), Duration.ofMinutes(10), hour));
+		assertThat(this.store.find(retained)).isPresent();
+		assertThat(ahead.find(retained)).as("expired by the database clock that runs ahead").isEmpty();
+	}
+
+}

@@ -1,0 +1,184 @@
+package dev.idempotency.sample.catalog.web;
+
+import static dev.idempotency.sample.catalog.web.CatalogPaths.V1;
+import static dev.idempotency.sample.catalog.web.CatalogPaths.V1_PREFIX;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.rest.CatalogHandlers;
+import org.apache.iceberg.rest.RESTCatalogProperties.SnapshotMode;
+import org.apache.iceberg.rest.requests.CommitTransactionRequest;
+import org.apache.iceberg.rest.requests.CreateTableRequest;
+import org.apache.iceberg.rest.requests.RegisterTableRequest;
+import org.apache.iceberg.rest.requests.RenameTableRequest;
+import org.apache.iceberg.rest.requests.ReportMetricsRequest;
+import org.apache.iceberg.rest.requests.UpdateTableRequest;
+import org.apache.iceberg.rest.responses.ListTablesResponse;
+import org.apache.iceberg.rest.responses.LoadTableResponse;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+
+/** The table routes of the Iceberg REST catalog spec, and the multi-table transaction. */
+@RestController
+@RequestMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+public class TableController {
+
+	private static final String TABLES = "/namespaces/{namespace}/tables";
+
+	private static final String TABLE = TABLES + "/{table}";
+
+	private final Catalog catalog;
+
+	public TableController(Catalog catalog) {
+		this.catalog = catalog;
+	}
+
+	@GetMapping({ V1 + TABLES, V1_PREFIX + TABLES })
+	public ListTablesResponse listTables(@PathVariable String namespace,
+			@RequestParam(required = false) String pageToken, @RequestParam(required = false) String pageSize) {
+		String size = Pages.pageSize(pageSize);
+		if (size == null) {
+			return CatalogHandlers.listTables(this.catalog, CatalogPaths.namespace(namespace));
+		}
+		return CatalogHandlers.listTables(this.catalog, CatalogPaths.namespace(namespace), Pages.pageToken(pageToken),
+				size);
+	}
+
+	/** Creates a table, or with {@code stage-create} only returns the metadata a later commit creates. */
+	@Idempotent(operation = "createTable")
+	@PostMapping({ V1 + TABLES, V1_PREFIX + TABLES })
+	public ResponseEntity<LoadTableResponse> createTable(@PathVariable String namespace,
+			@RequestBody CreateTableRequest request) {
+		if (request.stageCreate()) {
+			return ResponseEntity
+				.ok(CatalogHandlers.stageTableCreate(this.catalog, CatalogPaths.namespace(namespace), request));
+		}
+		return withETag(CatalogHandlers.createTable(this.catalog, CatalogPaths.namespace(namespace), request),
+				SnapshotMode.ALL);
+	}
+
+	@Idempotent(operation = "registerTable")
+	@PostMapping({ V1 + "/namespaces/{namespace}/register", V1_PREFIX + "/namespaces/{namespace}/register" })
+	public ResponseEntity<LoadTableResponse> registerTable(@PathVariable String namespace,
+			@RequestBody RegisterTableRequest request) {
+		return withETag(CatalogHandlers.registerTable(this.catalog, CatalogPaths.namespace(namespace), request),
+				SnapshotMode.ALL);
+	}
+
+	/** Loads a table; answers 304 when the client's {@code If-None-Match} names the current metadata. */
+	@GetMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	public ResponseEntity<LoadTableResponse> loadTable(@PathVariable String namespace, @PathVariable String table,
+			@RequestParam(required = false) String snapshots,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
+		SnapshotMode mode = snapshotMode(snapshots);
+		LoadTableResponse response = CatalogHandlers.loadTable(this.catalog, CatalogPaths.identifier(namespace, table),
+				mode);
+		String etag = etag(response.metadataLocation(), mode);
+		if (etag.equals(ifNoneMatch)) {
+			return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(etag).build();
+		}
+		return ResponseEntity.ok().eTag(etag).body(response);
+	}
+
+	@RequestMapping(method = RequestMethod.HEAD, path = { V1 + TABLE, V1_PREFIX + TABLE })
+	@ResponseStatus(HttpStatus.NO_CONTENT)
+	public void tableExists(@PathVariable String namespace, @PathVariable String table) {
+		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
+	}
+
+	/** Commits updates to a table (or creates a staged table). */
+	@Idempotent(operation = "updateTable")
+	@PostMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	public ResponseEntity<LoadTableResponse> updateTable(@PathVariable String namespace, @PathVariable String table,
+			@RequestBody UpdateTableRequest request) {
+		return withETag(CatalogHandlers.updateTable(this.catalog, CatalogPaths.identifier(namespace, table), request),
+				SnapshotMode.ALL);
+	}
+
+	@Idempotent(operation = "dropTable")
+	@DeleteMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	@ResponseStatus(HttpStatus.NO_CONTENT)
+	public void dropTable(@PathVariable String namespace, @PathVariable String table,
+			@RequestParam(defaultValue = "false") boolean purgeRequested) {
+		TableIdentifier identifier = CatalogPaths.identifier(namespace, table);
+		if (purgeRequested) {
+			CatalogHandlers.purgeTable(this.catalog, identifier);
+		}
+		else {
+			CatalogHandlers.dropTable(this.catalog, identifier);
+		}
+	}
+
+	@Idempotent(operation = "renameTable")
+	@PostMapping({ V1 + "/tables/rename", V1_PREFIX + "/tables/rename" })
+	@ResponseStatus(HttpStatus.NO_CONTENT)
+	public void renameTable(@RequestBody RenameTableRequest request) {
+		CatalogHandlers.renameTable(this.catalog, request);
+	}
+
+	/** Accepts a scan or commit report; this sample keeps no metrics of its own. */
+	@PostMapping({ V1 + TABLE + "/metrics", V1_PREFIX + TABLE + "/metrics" })
+	@ResponseStatus(HttpStatus.NO_CONTENT)
+	public void reportMetrics(@PathVariable String namespace, @PathVariable String table,
+			@RequestBody ReportMetricsRequest request) {
+		// Reading the body validated it; there is nothing else to do.
+	}
+
+	@Idempotent(operation = "commitTransaction")
+	@PostMapping({ V1 + "/transactions/commit", V1_PREFIX + "/transactions/commit" })
+	@ResponseStatus(HttpStatus.NO_CONTENT)
+	public void commitTransaction(@RequestBody CommitTransactionRequest request) {
+		CatalogTransactions.commit(this.catalog, request);
+	}
+
+	private static SnapshotMode snapshotMode(String snapshots) {
+		if (snapshots == null || snapshots.isEmpty()) {
+			return SnapshotMode.ALL;
+		}
+		try {
+			return SnapshotMode.valueOf(snapshots.toUpperCase(Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid snapshots mode: " + snapshots + " (expected all or refs)");
+		}
+	}
+
+	private static ResponseEntity<LoadTableResponse> withETag(LoadTableResponse response, SnapshotMode mode) {
+		return ResponseEntity.ok().eTag(etag(response.metadataLocation(), mode)).body(response);
+	}
+
+	/** A strong ETag naming the metadata file and the snapshot mode it was loaded with. */
+	static String etag(String metadataLocation, SnapshotMode mode) {
+		try {
+			MessageDigest digest = MessageDigest.getInstance("SHA-256");
+			byte[] hash = digest.digest((metadataLocation + "\n" + mode.name()).getBytes(StandardCharsets.UTF_8));
+			return "\"" + HexFormat.of().formatHex(hash, 0, 16) + "\"";
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,124 @@
+package dev.idempotency.sample.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+
+import dev.idempotency.sample.catalog.support.CatalogHttp;
+import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
+import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.rest.RESTUtil;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * The Idempotency-Key behaviour on the wire, with bearer-token authentication on: replays, key
+ * reuse, errors in Iceberg's shape, and keys scoped by principal and catalog prefix.
+ */
+@TestPropertySource(properties = { "catalog.auth.enabled=true", "catalog.auth.tokens.token-of-alice=alice",
+		"catalog.auth.tokens.token-of-bob=bob" })
+class IdempotencyKeyOverHttpTests extends CatalogServerTestSupport {
+
+	private static final String[] ALICE = { "Authorization", "Bearer token-of-alice" };
+
+	private CatalogHttp http;
+
+	@BeforeEach
+	void connect() {
+		this.http = new CatalogHttp(catalogUri());
+	}
+
+	@Test
+	void requestsWithoutAKnownTokenAreRefused() {
+		Response missing = this.http.get("/v1/config");
+		assertThat(missing.status()).isEqualTo(401);
+		assertThat(missing.errorType()).isEqualTo("NotAuthorizedException");
+		Response unknown = this.http.get("/v1/config", "Authorization", "Bearer guessed");
+		assertThat(unknown.status()).isEqualTo(401);
+		assertThat(this.http.get("/v1/config", ALICE).status()).isEqualTo(200);
+	}
+
+	@Test
+	void theIcebergClientAuthenticatesWithItsToken() throws Exception {
+		try (RESTCatalog client = connect(catalogUri(), Map.of("token", "token-of-alice"))) {
+			client.createNamespace(Namespace.of("authenticated"));
+			assertThat(client.namespaceExists(Namespace.of("authenticated"))).isTrue();
+		}
+	}
+
+	@Test
+	void aRetryWithTheSameKeyGetsTheSameAnswerReplayed() {
+		String key = key();
+		Response first = createNamespace("replayed", key, ALICE);
+		Response retry = createNamespace("replayed", key, ALICE);
+
+		assertThat(first.status()).isEqualTo(200);
+		assertThat(first.header("Idempotent-Replayed")).isNull();
+		assertThat(retry.status()).isEqualTo(200);
+		assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+	}
+
+	@Test
+	void aFinalConflictIsReplayedToo() {
+		createNamespace("taken", key(), ALICE);
+		String key = key();
+		Response conflict = createNamespace("taken", key, ALICE);
+		Response retry = createNamespace("taken", key, ALICE);
+
+		assertThat(conflict.status()).isEqualTo(409);
+		assertThat(retry.status()).isEqualTo(409);
+		assertThat(retry.errorType()).isEqualTo("AlreadyExistsException");
+		assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+	}
+
+	@Test
+	void theSameKeyForAnotherRequestIsRefusedInIcebergsErrorShape() {
+		String key = key();
+		createNamespace("first_use", key, ALICE);
+		Response reused = createNamespace("second_use", key, ALICE);
+
+		assertThat(reused.status()).isEqualTo(422);
+		assertThat(reused.errorType()).isEqualTo("IdempotencyKeyReusedException");
+		assertThat(reused.json().path("error").path("code").asInt()).isEqualTo(422);
+		assertThat(this.http.head("/v1/namespaces/second_use", ALICE).status()).isEqualTo(404);
+	}
+
+	@Test
+	void anInvalidKeyIsABadRequest() {
+		Response invalid = createNamespace("invalid_key", "not-a-uuid", ALICE);
+		assertThat(invalid.status()).isEqualTo(400);
+		assertThat(invalid.errorType()).isEqualTo("InvalidIdempotencyKeyException");
+	}
+
+	@Test
+	void keysAreScopedByPrincipalAndByPrefix() {
+		String key = key();
+		Response alice = createNamespace("scoped_alice", key, ALICE);
+		Response bob = this.http.post("/v1/namespaces", "{\"namespace\": [\"scoped_bob\"]}", "Idempotency-Key", key,
+				"Authorization", "Bearer token-of-bob");
+		Response otherPrefix = this.http.post("/v1/other/namespaces", "{\"namespace\": [\"scoped_prefix\"]}",
+				"Idempotency-Key", key, ALICE[0], ALICE[1]);
+
+		assertThat(alice.status()).isEqualTo(200);
+		assertThat(bob.status()).as("bob's key is not alice's").isEqualTo(200);
+		assertThat(bob.header("Idempotent-Replayed")).isNull();
+		assertThat(otherPrefix.status()).as("another catalog prefix is another scope").isEqualTo(200);
+		assertThat(otherPrefix.header("Idempotent-Replayed")).isNull();
+	}
+
+	private Response createNamespace(String name, String key, String... auth) {
+		return this.http.post("/v1/namespaces", "{\"namespace\": [\"" + name + "\"]}", "Idempotency-Key", key, auth[0],
+				auth[1]);
+	}
+
+	/** A fresh UUIDv7, as Iceberg's client makes them. */
+	private static String key() {
+		return RESTUtil.idempotencyHeaders().get(RESTUtil.IDEMPOTENCY_KEY_HEADER);
+	}
+
+}
