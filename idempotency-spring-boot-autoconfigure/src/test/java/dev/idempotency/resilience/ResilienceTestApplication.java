@@ -39,7 +39,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * its own through {@link #main}.
  */
 @SpringBootConfiguration
-@EnableAutoConfiguration
+// Boot's own Liquibase would look for an application changelog; the store applies its own.
+@EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 public class ResilienceTestApplication {
 
 	/** Request header naming the caller: the test's stand-in for an authenticated principal. */

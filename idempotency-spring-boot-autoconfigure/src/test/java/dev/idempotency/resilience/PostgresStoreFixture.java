@@ -1,0 +1,67 @@
+package dev.idempotency.resilience;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+
+/** The shared PostgreSQL at 127.0.0.1:5432 (database {@code test}); this run uses a schema of its own. */
+final class PostgresStoreFixture implements StoreFixture {
+
+	private static final int PORT = 5432;
+
+	private final JdbcTestDatabase schema;
+
+	PostgresStoreFixture() {
+		try {
+			this.schema = JdbcTestDatabase.postgres().create();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("cannot create a schema on PostgreSQL at 127.0.0.1:" + PORT, ex);
+		}
+	}
+
+	@Override
+	public int port() {
+		return PORT;
+	}
+
+	@Override
+	public Map<String, String> properties(int port, Duration timeout) {
+		long seconds = Math.max(1, timeout.toSeconds());
+		Map<String, String> properties = new LinkedHashMap<>();
+		properties.put("idempotency.store.type", "jdbc");
+		properties.put("idempotency.store.jdbc.initialize-schema", "always");
+		properties.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:" + port + "/test?currentSchema="
+				+ this.schema.name() + "&connectTimeout=" + seconds + "&socketTimeout=" + (seconds + 10));
+		properties.put("spring.datasource.username", "postgres");
+		properties.put("spring.datasource.hikari.connection-timeout", Long.toString(Math.max(250, timeout.toMillis())));
+		properties.put("spring.datasource.hikari.validation-timeout",
+				Long.toString(Math.max(250, timeout.toMillis() / 2)));
+		// The server is shared: a few connections per node are plenty.
+		properties.put("spring.datasource.hikari.maximum-pool-size", "6");
+		properties.put("spring.datasource.hikari.minimum-idle", "1");
+		// No Redis here: keep Boot from building a client.
+		properties.put("spring.autoconfigure.exclude",
+				"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration");
+		return properties;
+	}
+
+	@Override
+	public void close() {
+		try {
+			this.schema.drop();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("cannot drop schema " + this.schema.name(), ex);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "PostgreSQL at 127.0.0.1:" + PORT + " in schema " + this.schema.name();
+	}
+
+}
