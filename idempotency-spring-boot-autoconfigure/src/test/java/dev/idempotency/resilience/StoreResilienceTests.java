@@ -269,6 +269,49 @@ abstract class StoreResilienceTests {
 		}
 	}
 
+	/**
+	 * The limit of the protocol when the store fails between reserve and complete: the client gets
+	 * its answer but nothing is stored, so the key stays in progress until the lease ends and a
+	 * retry then runs the operation a second time. The key is not stuck, but this is the one
+	 * failure in which a retry runs twice.
+	 */
+	@Test
+	void aStoreCutWhileTheOwnerRunsLeavesTheKeyInFlightForOneLeaseThenARetryRunsAgain() throws Exception {
+		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
+				Node node = warmedUp(Node.start("cut-mid", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
+			String key = TestKeys.newKey();
+			RecordId id = new RecordId(ANONYMOUS, key);
+			CompletableFuture<HttpResponse<byte[]>> owner = Http.sendAsync(slow(node, key, Duration.ofMillis(1500)));
+			awaitRecord(this.nodeA.store(), id, RecordState.IN_PROGRESS, Duration.ofSeconds(20));
+			proxy.cut();
+			HttpResponse<byte[]> answered = owner.get(30, TimeUnit.SECONDS);
+			proxy.restore();
+			assertThat(answered.statusCode()).as("the client has its answer: %s", Http.describe(answered))
+				.isEqualTo(200);
+			assertThat(node.runs("slow", key)).isEqualTo(1);
+			assertThat(node.outcomes("store_error")).as("the completion failed").isPositive();
+			IdempotencyRecord stuck = this.nodeA.store().find(id).orElseThrow();
+			assertThat(stuck.state()).as("nothing stored").isEqualTo(RecordState.IN_PROGRESS);
+
+			HttpResponse<byte[]> retry = Http.send(slow(this.nodeA, key, Duration.ZERO));
+			List<HttpResponse<byte[]>> refused = new ArrayList<>();
+			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+			while (retry.statusCode() != 200 && System.nanoTime() < deadline) {
+				assertInFlight(retry);
+				refused.add(retry);
+				Thread.sleep(50);
+				retry = Http.send(slow(this.nodeA, key, Duration.ZERO));
+			}
+			assertThat(retry.statusCode()).as(Http.describe(retry)).isEqualTo(200);
+			assertThat(Instant.now()).as("run again only once the lease ended (%d in-flight answers before)",
+					refused.size())
+				.isAfterOrEqualTo(stuck.leaseExpiresAt().minusMillis(100));
+			assertThat(Http.replayed(retry)).isFalse();
+			assertThat(node.runs("slow", key) + totalRuns("slow", key)).as("runs in all: the documented limit")
+				.isEqualTo(2);
+		}
+	}
+
 	// ---- principals ----------------------------------------------------------------------------
 
 	@Test
