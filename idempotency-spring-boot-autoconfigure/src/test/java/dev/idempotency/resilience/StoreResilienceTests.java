@@ -214,11 +214,14 @@ abstract class StoreResilienceTests {
 
 			proxy.cut();
 			String key = TestKeys.newKey();
+			long cutSentAt = System.nanoTime();
 			HttpResponse<byte[]> cut = Http.send(order(node, key, "ledger"));
+			long cutAnswered = System.nanoTime() - cutSentAt;
 			assertStoreUnavailable(cut);
 			assertThat(node.runs("orders", key)).isZero();
 
 			proxy.restore();
+			long restoredAt = System.nanoTime();
 			// A client retrying with its key: 503 until the store answers again, then one run.
 			HttpResponse<byte[]> answer = cut;
 			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -229,6 +232,9 @@ abstract class StoreResilienceTests {
 				answer = Http.send(order(node, key, "ledger"));
 			}
 			assertThat(answer.statusCode()).as(Http.describe(answer)).isEqualTo(201);
+			System.out.printf("[resilience] %s: fail-closed 503 answered in %d ms while cut; first 2xx %d ms after"
+					+ " the store came back%n", getClass().getSimpleName(), Duration.ofNanos(cutAnswered).toMillis(),
+					Duration.ofNanos(System.nanoTime() - restoredAt).toMillis());
 			assertThat(Http.replayed(answer)).isFalse();
 			HttpResponse<byte[]> replay = Http.send(order(node, key, "ledger"));
 			assertThat(Http.replayed(replay)).as(Http.describe(replay)).isTrue();
@@ -256,7 +262,10 @@ abstract class StoreResilienceTests {
 			assertThat(node.outcomes("fail_open") - failOpenBefore).isEqualTo(2);
 
 			proxy.restore();
+			long restoredAt = System.nanoTime();
 			awaitStoreAnswers(node.store(), Duration.ofSeconds(30));
+			System.out.printf("[resilience] %s: fail-open node's store answers %d ms after it came back%n",
+					getClass().getSimpleName(), Duration.ofNanos(System.nanoTime() - restoredAt).toMillis());
 			String afterKey = TestKeys.newKey();
 			HttpResponse<byte[]> run = Http.send(order(node, afterKey, "guarded"));
 			HttpResponse<byte[]> replay = Http.send(order(node, afterKey, "guarded"));
