@@ -42,10 +42,6 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		this.limit = maxBytes;
 	}
 
-	boolean capturing() {
-		return this.copy != null;
-	}
-
 	byte[] capturedBody() {
 		return this.copy.toByteArray();
 	}

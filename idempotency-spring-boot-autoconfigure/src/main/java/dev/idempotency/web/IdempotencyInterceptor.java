@@ -69,29 +69,25 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// Async and error dispatches belong to a request that was already decided.
 			return true;
 		}
-		Idempotent annotation = null;
+		HandlerMethod handlerMethod = (handler instanceof HandlerMethod method) ? method : null;
+		Idempotent annotation = (handlerMethod != null) ? findAnnotation(handlerMethod) : null;
+		if (annotation != null) {
+			// Tells the method aspect that this door owns the handler method, whatever the HTTP method.
+			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
+		}
+		if (!IdempotencyFilter.isMutation(request.getMethod())
+				|| (annotation == null && !matchesPathPattern(request))) {
+			return true;
+		}
 		String operation;
-		if (handler instanceof HandlerMethod handlerMethod) {
-			annotation = findAnnotation(handlerMethod);
-			if (annotation != null) {
-				// Tells the method aspect that this door owns the handler method, whatever the HTTP method.
-				request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
-			}
-			if (!IdempotencyFilter.isMutation(request.getMethod())) {
-				return true;
-			}
-			operation = (annotation != null && !annotation.operation().isEmpty()) ? annotation.operation()
-					: handlerMethod.getBeanType().getSimpleName() + "." + handlerMethod.getMethod().getName();
+		if (annotation != null && !annotation.operation().isEmpty()) {
+			operation = annotation.operation();
+		}
+		else if (handlerMethod != null) {
+			operation = handlerMethod.getBeanType().getSimpleName() + "." + handlerMethod.getMethod().getName();
 		}
 		else {
-			if (!IdempotencyFilter.isMutation(request.getMethod())) {
-				return true;
-			}
 			operation = request.getMethod() + " " + request.getRequestURI();
-		}
-		boolean pathMatch = annotation == null && matchesPathPattern(request);
-		if (annotation == null && !pathMatch) {
-			return true;
 		}
 		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));

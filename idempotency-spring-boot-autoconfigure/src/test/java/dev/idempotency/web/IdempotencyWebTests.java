@@ -2,7 +2,6 @@ package dev.idempotency.web;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 import dev.idempotency.testing.TestKeys;
@@ -378,10 +377,6 @@ class IdempotencyWebTests {
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
 		}
-	}
-
-	static String uuid() {
-		return UUID.randomUUID().toString();
 	}
 
 }
