@@ -31,6 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -40,11 +42,16 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * HTTP load driver: starts the sample catalog on a random port once per idempotency store (the
  * catalog itself always on an in-memory H2 database, so only the store varies), drives it with
- * {@link HttpClient} from N threads for a fixed time, and prints a Markdown table.
+ * {@link HttpClient} from N threads, and prints a Markdown table. createNamespace with and without
+ * a key: a calibration run of {@code bench.seconds} without a key sets the number of requests,
+ * then each side sends exactly that many, alternating AB BA ..., each from an emptied catalog
+ * (the catalog's own cost grows with its number of namespaces). createTable first execution and
+ * replay: {@code bench.seconds} each.
  * <p>
  * Run with {@code ./mvnw -B -Pbench -DskipTests verify} (see docs/benchmarks.md). System
  * properties: {@code bench.stores} (memory,h2,postgresql,redis), {@code bench.clients} (1,16),
@@ -80,6 +87,8 @@ public final class CatalogLoadBenchmark {
 	private final StringBuilder report = new StringBuilder();
 
 	private URI base;
+
+	private JdbcClient catalogDb;
 
 	public static void main(String[] args) throws Exception {
 		new CatalogLoadBenchmark().run();
@@ -153,6 +162,7 @@ public final class CatalogLoadBenchmark {
 			}
 			this.base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			this.catalogDb = JdbcClient.create(context.getBean(DataSource.class));
 			namespacesAndTables(store);
 			oneKeyManyClients(meters);
 			unprotectedReads(meters);
@@ -173,16 +183,28 @@ public final class CatalogLoadBenchmark {
 		IntFunction<HttpRequest> unprotected = (client) -> namespaceRequest(null);
 		IntFunction<HttpRequest> protectedCall = (client) -> namespaceRequest(newKey());
 		// Warm-up of both paths: JIT, pools, caches.
-		drive(16, this.warmup, unprotected);
-		drive(16, this.warmup, protectedCall);
+		drive(16, Integer.MAX_VALUE, this.warmup, unprotected);
+		drive(16, Integer.MAX_VALUE, this.warmup, protectedCall);
 		line("| createNamespace | clients | unprotected req/s | protected req/s | ratio | unprot p50 ms | prot p50 ms | unprot p99 ms | prot p99 ms | errors | load |");
 		line("|---|---|---|---|---|---|---|---|---|---|---|");
 		for (int c : this.clients) {
 			Result off = new Result();
 			Result on = new Result();
+			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all namespaces: its cost
+			// grows with their number. So both sides do the same number of requests, each starting
+			// from an empty catalog, in the order AB BA AB ...
+			clearNamespaces();
+			int budget = budget(drive(c, Integer.MAX_VALUE, this.seconds, unprotected));
 			for (int round = 0; round < this.rounds; round++) {
-				off.add(drive(c, this.seconds, unprotected));
-				on.add(drive(c, this.seconds, protectedCall));
+				for (int side = 0; side < 2; side++) {
+					clearNamespaces();
+					if ((side == 0) == (round % 2 == 0)) {
+						off.add(drive(c, budget, 3 * this.seconds, unprotected));
+					}
+					else {
+						on.add(drive(c, budget, 3 * this.seconds, protectedCall));
+					}
+				}
 			}
 			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
 					store, c, off.throughput(), on.throughput(), on.throughput() / off.throughput(), off.percentile(50),
@@ -194,7 +216,7 @@ public final class CatalogLoadBenchmark {
 		String namespace = "tables_" + this.names.incrementAndGet();
 		send(namespaceRequest(null, namespace));
 		IntFunction<HttpRequest> first = (client) -> tableRequest(namespace, "t" + this.names.incrementAndGet(), newKey());
-		drive(16, this.warmup, first);
+		drive(16, Integer.MAX_VALUE, this.warmup, first);
 		line("| createTable | clients | first execution req/s | replay req/s | replay/first | first p50 ms | replay p50 ms | first p99 ms | replay p99 ms | errors | load |");
 		line("|---|---|---|---|---|---|---|---|---|---|---|");
 		for (int c : this.clients) {
@@ -212,8 +234,8 @@ public final class CatalogLoadBenchmark {
 			Result firstRun = new Result();
 			Result replay = new Result();
 			for (int round = 0; round < this.rounds; round++) {
-				firstRun.add(drive(c, this.seconds, first));
-				replay.add(drive(c, this.seconds, (client) -> completed.get(client)));
+				firstRun.add(drive(c, Integer.MAX_VALUE, this.seconds, first));
+				replay.add(drive(c, Integer.MAX_VALUE, this.seconds, (client) -> completed.get(client)));
 			}
 			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
 					store, c, firstRun.throughput(), replay.throughput(), replay.throughput() / firstRun.throughput(),
@@ -327,8 +349,22 @@ public final class CatalogLoadBenchmark {
 		return this.http.send(request, HttpResponse.BodyHandlers.ofByteArray());
 	}
 
-	/** Runs {@code clients} threads, each sending one request after the other, for {@code seconds}. */
-	private Result drive(int clients, int seconds, IntFunction<HttpRequest> requests) throws Exception {
+	private void clearNamespaces() {
+		this.catalogDb.sql("DELETE FROM iceberg_namespace_properties").update();
+	}
+
+	/** As many requests as the calibration run did: one phase of about {@code bench.seconds}. */
+	private static int budget(Result calibration) {
+		return (int) Math.max(50, calibration.requests());
+	}
+
+	/**
+	 * Runs {@code clients} threads, each sending one request after the other, until
+	 * {@code maxRequests} were sent in all or {@code seconds} passed.
+	 */
+	private Result drive(int clients, int maxRequests, int seconds, IntFunction<HttpRequest> requests)
+			throws Exception {
+		AtomicLong budget = new AtomicLong(maxRequests);
 		Result result = new Result();
 		long[][] latencies = new long[clients][];
 		int[] counts = new int[clients];
@@ -347,7 +383,7 @@ public final class CatalogLoadBenchmark {
 					while (true) {
 						HttpRequest request = requests.apply(client);
 						long t0 = System.nanoTime();
-						if (t0 >= end) {
+						if (t0 >= end || budget.getAndDecrement() <= 0) {
 							break;
 						}
 						HttpResponse<byte[]> response = send(request);
@@ -369,14 +405,15 @@ public final class CatalogLoadBenchmark {
 			}));
 		}
 		start.await();
+		long began = System.nanoTime();
 		for (Thread thread : threads) {
 			thread.join();
 		}
+		result.seconds = (System.nanoTime() - began) / 1e9;
 		for (int i = 0; i < clients; i++) {
 			result.addLatencies(Arrays.copyOf(latencies[i], counts[i]));
 			result.errors += errors[i];
 		}
-		result.seconds = seconds;
 		return result;
 	}
 
