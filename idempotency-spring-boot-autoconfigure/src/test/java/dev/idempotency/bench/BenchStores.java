@@ -37,7 +37,7 @@ import org.springframework.data.redis.core.ScanOptions;
  */
 final class BenchStores implements AutoCloseable {
 
-	static final Set<String> NAMES = Set.of("memory", "h2", "postgresql", "redis");
+	static final Set<String> NAMES = Set.of("memory", "h2", "postgresql", "mariadb", "redis");
 
 	final IdempotencyStore store;
 
@@ -57,8 +57,13 @@ final class BenchStores implements AutoCloseable {
 	BenchStores(String name, int poolSize) throws Exception {
 		switch (name.toLowerCase(Locale.ROOT)) {
 			case "memory" -> this.store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE);
-			case "h2", "postgresql" -> {
-				this.database = ("h2".equals(name) ? JdbcTestDatabase.h2() : JdbcTestDatabase.postgres()).create();
+			case "h2", "postgresql", "mariadb" -> {
+				this.database = switch (name) {
+					case "h2" -> JdbcTestDatabase.h2();
+					case "postgresql" -> JdbcTestDatabase.postgres();
+					default -> JdbcTestDatabase.mariadb();
+				};
+				this.database.create();
 				this.pool = this.database.dataSource(poolSize);
 				new IdempotencyJdbcSchemaInitializer(this.pool, "idempotency_record", DatabaseInitializationMode.ALWAYS)
 					.initializeSchema();

@@ -95,7 +95,7 @@ public final class StoreFootprint {
 		System.out.println("| store | per protected call (reserve + complete), mean of " + ROUND_TRIP_CALLS
 				+ " calls | replay (reserve of a completed key) |");
 		System.out.println("|---|---|---|");
-		for (String name : List.of("h2", "postgresql")) {
+		for (String name : List.of("h2", "postgresql", "mariadb")) {
 			try (BenchStores stores = new BenchStores(name, 4)) {
 				IdempotencyEngine engine = engine(stores.store);
 				String replayKey = TestKeys.newKey();
