@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.key.IdempotencyKey;
@@ -49,11 +49,15 @@ public class IdempotencyEngine implements AutoCloseable {
 		this.settings = settings;
 		this.clock = clock;
 		this.listener = listener;
-		this.heartbeats = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+		ScheduledThreadPoolExecutor heartbeats = new ScheduledThreadPoolExecutor(1, (runnable) -> {
 			Thread thread = new Thread(runnable, "idempotency-heartbeat");
 			thread.setDaemon(true);
 			return thread;
 		});
+		// Most operations end long before their first heartbeat: drop the cancelled task at once
+		// instead of keeping it queued for a whole interval (thousands of them under load).
+		heartbeats.setRemoveOnCancelPolicy(true);
+		this.heartbeats = heartbeats;
 	}
 
 	public IdempotencySettings settings() {

@@ -37,10 +37,14 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 public enum JdbcIdempotencyDialect {
 
 	/**
-	 * PostgreSQL: one statement. {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} writes when the
-	 * key is new or acquirable; the outer {@code SELECT} returns the written row, or else the row
-	 * as the statement's snapshot sees it. When a concurrent transaction inserted the row after
-	 * that snapshot was taken, neither branch returns a row, and the store runs it again.
+	 * PostgreSQL: one statement. It first reads the row as the statement's snapshot sees it
+	 * ({@code seen}); only when there is none, or it is acquirable, does
+	 * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} try to write. The outer {@code SELECT}
+	 * returns the written row, or else the row seen. So a replay, a key in flight or a reused key
+	 * is a plain read: it takes no row lock, needs no transaction id and no WAL flush at commit,
+	 * and concurrent replays of one key do not queue behind each other. When a concurrent
+	 * transaction inserted the row after the snapshot was taken, neither branch returns a row, and
+	 * the store runs it again.
 	 */
 	POSTGRESQL("now()") {
 
@@ -53,8 +57,15 @@ public enum JdbcIdempotencyDialect {
 		List<String> reserve(String table) {
 			String now = now();
 			String expired = "cur.expires_at <= " + now;
-			return List.of("WITH ins AS (INSERT INTO " + table + " AS cur " + insertColumns() + " VALUES "
-					+ insertValues() + " ON CONFLICT (scope, idem_key) DO UPDATE SET"
+			String values = insertValues();
+			return List.of("WITH seen AS (SELECT owner_token, " + acquirable(now) + " AS acquirable, fingerprint,"
+					+ " operation, state, lease_expires_at, expires_at, response FROM " + table
+					+ " WHERE scope = :scope AND idem_key = :key),"
+					// Write only when the row seen is absent or acquirable: anything else is a read.
+					+ " ins AS (INSERT INTO " + table + " AS cur " + insertColumns() + " SELECT "
+					+ values.substring(1, values.length() - 1)
+					+ " WHERE NOT EXISTS (SELECT 1 FROM seen WHERE NOT seen.acquirable)"
+					+ " ON CONFLICT (scope, idem_key) DO UPDATE SET"
 					+ " fingerprint = CASE WHEN " + expired + " THEN EXCLUDED.fingerprint ELSE cur.fingerprint END,"
 					+ " operation = CASE WHEN " + expired + " THEN EXCLUDED.operation ELSE cur.operation END,"
 					+ " state = 'IN_PROGRESS', owner_token = EXCLUDED.owner_token,"
@@ -69,9 +80,8 @@ public enum JdbcIdempotencyDialect {
 					+ " lease_expires_at, expires_at)"
 					+ " SELECT owner_token, taken_over, FALSE AS acquirable, fingerprint, operation, state,"
 					+ " lease_expires_at, expires_at, CAST(NULL AS BYTEA) AS response FROM ins"
-					+ " UNION ALL SELECT owner_token, FALSE, " + acquirable(now) + ", fingerprint, operation, state,"
-					+ " lease_expires_at, expires_at, response FROM " + table
-					+ " WHERE scope = :scope AND idem_key = :key AND NOT EXISTS (SELECT 1 FROM ins)");
+					+ " UNION ALL SELECT owner_token, FALSE, acquirable, fingerprint, operation, state,"
+					+ " lease_expires_at, expires_at, response FROM seen WHERE NOT EXISTS (SELECT 1 FROM ins)");
 		}
 
 		@Override

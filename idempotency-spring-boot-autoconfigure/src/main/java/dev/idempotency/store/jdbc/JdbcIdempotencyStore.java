@@ -1,5 +1,6 @@
 package dev.idempotency.store.jdbc;
 
+import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -38,10 +39,15 @@ import org.springframework.transaction.support.TransactionTemplate;
  * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in
  * {@link JdbcIdempotencyDialect}.
  * <p>
- * Each call runs in a short transaction of its own ({@code REQUIRES_NEW} on a transaction
- * manager for this store's {@link DataSource}), so a caller's transaction is never joined by
- * accident: a record outlives a business rollback, and the store never aborts the caller's
- * transaction. The one opt-in exception is {@code transactionalCompletion}: then
+ * A caller's transaction is never joined by accident: a record outlives a business rollback, and
+ * the store never aborts the caller's transaction. A call that is one statement (every call on
+ * PostgreSQL; complete, release, heartbeat and find everywhere) runs as that statement alone in
+ * auto-commit when no Spring transaction is active on the thread and the pool hands out
+ * auto-commit connections (JDBC's default, checked once): one round trip, where a transaction
+ * would add a {@code COMMIT}. Otherwise, and for the two-statement reservations of MariaDB/MySQL
+ * and H2, the call runs in a short transaction of its own ({@code REQUIRES_NEW} on a transaction
+ * manager for this store's {@link DataSource}). The one opt-in exception is
+ * {@code transactionalCompletion}: then
  * {@link #complete} joins a Spring-managed transaction that is active on the same
  * {@code DataSource}, so the completed record commits or rolls back with the business write.
  */
@@ -71,6 +77,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final String findSql;
 
 	private final String purgeSql;
+
+	/** Whether the pool's connections are in auto-commit; {@code null} until first checked. */
+	private volatile @Nullable Boolean autoCommitPool;
 
 	/**
 	 * Creates a store.
@@ -112,7 +121,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		for (int attempt = 1;; attempt++) {
 			ReserveResult result;
 			try {
-				result = inOwnTransaction("reserve", () -> reserveOnce(request));
+				result = (this.reserveSql.size() == 1) ? oneStatement("reserve", () -> reserveOnce(request))
+						: inOwnTransaction("reserve", () -> reserveOnce(request));
 			}
 			catch (IdempotencyStoreException ex) {
 				// A race lost on a new key (H2) or a deadlock victim: the transaction rolled back
@@ -181,7 +191,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				throw new IdempotencyStoreException("Idempotency store failed to complete " + id, ex);
 			}
 		}
-		return inOwnTransaction("complete", update);
+		return oneStatement("complete", update);
 	}
 
 	/** Whether a Spring transaction is active on this store's data source right now. */
@@ -192,12 +202,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return inOwnTransaction("release", () -> owned(this.releaseSql, id, ownerToken).update() == 1);
+		return oneStatement("release", () -> owned(this.releaseSql, id, ownerToken).update() == 1);
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		return inOwnTransaction("heartbeat",
+		return oneStatement("heartbeat",
 				() -> owned(this.heartbeatSql, id, ownerToken).param("leaseMicros", micros(lease)).update() == 1);
 	}
 
@@ -207,7 +217,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return inOwnTransaction("find", () -> this.jdbc.sql(this.findSql)
+		return oneStatement("find", () -> this.jdbc.sql(this.findSql)
 			.param("scope", id.scope())
 			.param("key", id.key())
 			.query((rs, rowNum) -> record(id, rs))
@@ -230,6 +240,36 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	/** The dialect this store speaks. */
 	public JdbcIdempotencyDialect dialect() {
 		return this.dialect;
+	}
+
+	/**
+	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that cannot
+	 * join a caller's transaction, else in a transaction of its own.
+	 */
+	private <T> T oneStatement(String action, Supplier<T> statement) {
+		if (TransactionSynchronizationManager.isSynchronizationActive() || !autoCommitPool()) {
+			return inOwnTransaction(action, statement);
+		}
+		try {
+			return statement.get();
+		}
+		catch (DataAccessException ex) {
+			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+		}
+	}
+
+	private boolean autoCommitPool() {
+		Boolean autoCommit = this.autoCommitPool;
+		if (autoCommit == null) {
+			try (Connection connection = this.dataSource.getConnection()) {
+				autoCommit = connection.getAutoCommit();
+			}
+			catch (SQLException ex) {
+				throw new IdempotencyStoreException("Idempotency store cannot reach its database", ex);
+			}
+			this.autoCommitPool = autoCommit;
+		}
+		return autoCommit;
 	}
 
 	private <T> T inOwnTransaction(String action, Supplier<T> work) {

@@ -1,0 +1,526 @@
+package dev.idempotency.sample.catalog.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
+import java.util.stream.Stream;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.sample.catalog.SampleCatalogApplication;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * HTTP load driver: starts the sample catalog on a random port once per idempotency store (the
+ * catalog itself always on an in-memory H2 database, so only the store varies), drives it with
+ * {@link HttpClient} from N threads, and prints a Markdown table. createNamespace with and without
+ * a key: a calibration run of {@code bench.seconds} without a key sets the number of requests,
+ * then each side sends exactly that many, alternating AB BA ..., each from an emptied catalog
+ * (the catalog's own cost grows with its number of namespaces). createTable first execution and
+ * replay: {@code bench.seconds} each.
+ * <p>
+ * Run with {@code ./mvnw -B -Pbench -DskipTests verify} (see docs/benchmarks.md). System
+ * properties: {@code bench.stores} (memory,h2,postgresql,redis), {@code bench.clients} (1,16),
+ * {@code bench.seconds} per measured phase (10), {@code bench.warmup} seconds (5),
+ * {@code bench.rounds} alternations of unprotected/protected (2), {@code bench.out} (a Markdown
+ * file for the results). Load goes to 127.0.0.1 only. PostgreSQL gets a schema
+ * {@code idem_bench_<random>} and Redis a key prefix of the same name; both are removed at the end.
+ */
+public final class CatalogLoadBenchmark {
+
+	private static final SecureRandom RANDOM = new SecureRandom();
+
+	private static final String PG_ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+
+	private static final String TABLE_REQUEST = resource("create-table-request.json");
+
+	private final HttpClient http = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(5))
+		.build();
+
+	private final AtomicLong names = new AtomicLong();
+
+	private final int seconds = Integer.getInteger("bench.seconds", 10);
+
+	private final int warmup = Integer.getInteger("bench.warmup", 5);
+
+	private final int rounds = Integer.getInteger("bench.rounds", 2);
+
+	private final List<Integer> clients = Arrays.stream(System.getProperty("bench.clients", "1,16").split(","))
+		.map(String::strip).map(Integer::valueOf).toList();
+
+	private final StringBuilder report = new StringBuilder();
+
+	private URI base;
+
+	private JdbcClient catalogDb;
+
+	public static void main(String[] args) throws Exception {
+		new CatalogLoadBenchmark().run();
+		System.exit(0);
+	}
+
+	private void run() throws Exception {
+		List<String> stores = Arrays.stream(System.getProperty("bench.stores", "memory,h2,postgresql,redis").split(","))
+			.map(String::strip).toList();
+		line("# HTTP benchmark of the sample catalog, " + LocalDateTime.now().withNano(0));
+		line("");
+		line("cores=" + Runtime.getRuntime().availableProcessors() + " jdk=" + System.getProperty("java.version")
+				+ " maxHeap=" + (Runtime.getRuntime().maxMemory() >> 20) + "MB seconds/phase=" + this.seconds
+				+ " rounds=" + this.rounds + " warmup=" + this.warmup + "s");
+		line("");
+		for (String store : stores) {
+			runStore(store);
+		}
+		String out = System.getProperty("bench.out");
+		if (out != null) {
+			Files.createDirectories(Path.of(out).toAbsolutePath().getParent());
+			Files.writeString(Path.of(out), this.report);
+			System.out.println("written to " + out);
+		}
+	}
+
+	private void runStore(String store) throws Exception {
+		String name = "idem_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+		Path warehouse = Files.createTempDirectory("bench-warehouse-");
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("server.port", "0");
+		properties.put("server.address", "127.0.0.1");
+		properties.put("spring.main.banner-mode", "off");
+		properties.put("logging.level.root", "WARN");
+		properties.put("spring.datasource.url",
+				"jdbc:h2:mem:catalog-" + name + ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1");
+		properties.put("catalog.warehouse", warehouse.toString());
+		properties.put("idempotency.store.memory.max-entries", "10000000");
+		switch (store) {
+			case "memory" -> properties.put("idempotency.store.type", "memory");
+			case "h2" -> {
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+				properties.put("idempotency.store.jdbc.username", "sa");
+			}
+			case "postgresql" -> {
+				pg("CREATE SCHEMA " + name);
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.url", PG_ADMIN_URL + "?currentSchema=" + name);
+				properties.put("idempotency.store.jdbc.username", "postgres");
+				properties.put("idempotency.store.jdbc.initialize-schema", "always");
+			}
+			case "redis" -> {
+				properties.put("idempotency.store.type", "redis");
+				properties.put("spring.data.redis.host", "127.0.0.1");
+				properties.put("spring.data.redis.port", "6379");
+				properties.put("idempotency.store.redis.key-prefix", name + ":");
+			}
+			default -> throw new IllegalArgumentException("unknown store " + store);
+		}
+		line("## Store: " + store + " (load at start: " + load() + ")");
+		line("");
+		// As command-line arguments: they win over the application's own application.yaml.
+		String[] args = properties.entrySet().stream().map((e) -> "--" + e.getKey() + "=" + e.getValue())
+			.toArray(String[]::new);
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleCatalogApplication.class).run(args);
+		try {
+			String catalogUrl = context.getEnvironment().getProperty("spring.datasource.url");
+			if (!catalogUrl.startsWith("jdbc:h2:mem:")) {
+				throw new IllegalStateException("the catalog must run on in-memory H2, not " + catalogUrl);
+			}
+			this.base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			this.catalogDb = JdbcClient.create(context.getBean(DataSource.class));
+			namespacesAndTables(store);
+			oneKeyManyClients(meters);
+			unprotectedReads(meters);
+		}
+		finally {
+			if ("redis".equals(store)) {
+				deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
+			}
+			context.close();
+			if ("postgresql".equals(store)) {
+				pg("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+			}
+			deleteRecursively(warehouse);
+		}
+	}
+
+	private void namespacesAndTables(String store) throws Exception {
+		IntFunction<HttpRequest> unprotected = (client) -> namespaceRequest(null);
+		IntFunction<HttpRequest> protectedCall = (client) -> namespaceRequest(newKey());
+		// Warm-up of both paths: JIT, pools, caches.
+		drive(16, Integer.MAX_VALUE, this.warmup, unprotected);
+		drive(16, Integer.MAX_VALUE, this.warmup, protectedCall);
+		line("| createNamespace | clients | unprotected req/s | protected req/s | ratio | unprot p50 ms | prot p50 ms | unprot p99 ms | prot p99 ms | errors | load |");
+		line("|---|---|---|---|---|---|---|---|---|---|---|");
+		for (int c : this.clients) {
+			Result off = new Result();
+			Result on = new Result();
+			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all namespaces: its cost
+			// grows with their number. So both sides do the same number of requests, each starting
+			// from an empty catalog, in the order AB BA AB ...
+			clearNamespaces();
+			int budget = budget(drive(c, Integer.MAX_VALUE, this.seconds, unprotected));
+			for (int round = 0; round < this.rounds; round++) {
+				for (int side = 0; side < 2; side++) {
+					clearNamespaces();
+					if ((side == 0) == (round % 2 == 0)) {
+						off.add(drive(c, budget, 3 * this.seconds, unprotected));
+					}
+					else {
+						on.add(drive(c, budget, 3 * this.seconds, protectedCall));
+					}
+				}
+			}
+			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
+					store, c, off.throughput(), on.throughput(), on.throughput() / off.throughput(), off.percentile(50),
+					on.percentile(50), off.percentile(99), on.percentile(99), off.errors, on.errors, load()));
+		}
+		line("");
+
+		// createTable: first execution (new key, new table) against a replay of a completed key.
+		String namespace = "tables_" + this.names.incrementAndGet();
+		send(namespaceRequest(null, namespace));
+		IntFunction<HttpRequest> first = (client) -> tableRequest(namespace, "t" + this.names.incrementAndGet(), newKey());
+		drive(16, Integer.MAX_VALUE, this.warmup, first);
+		line("| createTable | clients | first execution req/s | replay req/s | replay/first | first p50 ms | replay p50 ms | first p99 ms | replay p99 ms | errors | load |");
+		line("|---|---|---|---|---|---|---|---|---|---|---|");
+		for (int c : this.clients) {
+			List<HttpRequest> completed = new ArrayList<>();
+			for (int i = 0; i < c; i++) {
+				HttpRequest request = tableRequest(namespace, "r" + this.names.incrementAndGet(), newKey());
+				HttpResponse<byte[]> response = send(request);
+				if (response.statusCode() != 200) {
+					throw new IllegalStateException("createTable answered " + response.statusCode() + ": "
+							+ new String(response.body(), StandardCharsets.UTF_8));
+				}
+				saveSample(response.body());
+				completed.add(request);
+			}
+			Result firstRun = new Result();
+			Result replay = new Result();
+			for (int round = 0; round < this.rounds; round++) {
+				firstRun.add(drive(c, Integer.MAX_VALUE, this.seconds, first));
+				replay.add(drive(c, Integer.MAX_VALUE, this.seconds, (client) -> completed.get(client)));
+			}
+			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
+					store, c, firstRun.throughput(), replay.throughput(), replay.throughput() / firstRun.throughput(),
+					firstRun.percentile(50), replay.percentile(50), firstRun.percentile(99), replay.percentile(99),
+					firstRun.errors, replay.errors, load()));
+		}
+		line("");
+	}
+
+	/** 64 clients send the same request with the same key at once: it must run exactly once. */
+	private void oneKeyManyClients(MeterRegistry meters) throws Exception {
+		line("| 64 clients, one key | trial | executions (metric) | answered 200 first | replayed | other | all answered after ms |");
+		line("|---|---|---|---|---|---|---|");
+		for (int trial = 1; trial <= 3; trial++) {
+			double executedBefore = count(meters, "executed") + count(meters, "taken_over");
+			HttpRequest request = namespaceRequest(newKey());
+			int n = 64;
+			CyclicBarrier start = new CyclicBarrier(n + 1);
+			CountDownLatch done = new CountDownLatch(n);
+			AtomicLong fresh = new AtomicLong();
+			AtomicLong replayed = new AtomicLong();
+			AtomicLong other = new AtomicLong();
+			for (int i = 0; i < n; i++) {
+				startThread(() -> {
+					try {
+						start.await();
+						HttpResponse<byte[]> response = send(request);
+						if (response.statusCode() == 200) {
+							(response.headers().firstValue("Idempotent-Replayed").isPresent() ? replayed : fresh)
+								.incrementAndGet();
+						}
+						else {
+							other.incrementAndGet();
+						}
+					}
+					catch (Exception ex) {
+						other.incrementAndGet();
+					}
+					finally {
+						done.countDown();
+					}
+				});
+			}
+			start.await();
+			long t0 = System.nanoTime();
+			done.await();
+			double ms = (System.nanoTime() - t0) / 1e6;
+			double executions = count(meters, "executed") + count(meters, "taken_over") - executedBefore;
+			line(String.format(Locale.ROOT, "| | %d | **%.0f** | %d | %d | %d | %.1f |", trial, executions, fresh.get(),
+					replayed.get(), other.get(), ms));
+		}
+		line("");
+	}
+
+	/** Reads and key-less writes never reach the store: the store-call timer does not move. */
+	private void unprotectedReads(MeterRegistry meters) throws Exception {
+		String namespace = "reads_" + this.names.incrementAndGet();
+		send(namespaceRequest(null, namespace));
+		long before = storeCalls(meters);
+		int requests = 0;
+		for (int i = 0; i < 500; i++) {
+			send(HttpRequest.newBuilder(this.base.resolve("/v1/namespaces/" + namespace)).GET().build());
+			send(HttpRequest.newBuilder(this.base.resolve("/v1/namespaces")).GET().build());
+			send(HttpRequest.newBuilder(this.base.resolve("/v1/config")).GET().build());
+			send(HttpRequest.newBuilder(this.base.resolve("/v1/namespaces/" + namespace))
+				.method("HEAD", HttpRequest.BodyPublishers.noBody()).build());
+			requests += 4;
+		}
+		long afterReads = storeCalls(meters);
+		send(namespaceRequest(newKey()));
+		long afterOneProtected = storeCalls(meters);
+		line("Unprotected GET/HEAD requests: " + requests + ", store calls during them: **" + (afterReads - before)
+				+ "**; one protected createNamespace afterwards: " + (afterOneProtected - afterReads)
+				+ " store calls (reserve + complete).");
+		line("");
+	}
+
+	private static long storeCalls(MeterRegistry meters) {
+		return meters.find("idempotency.store.calls").timers().stream().mapToLong(Timer::count).sum();
+	}
+
+	private static double count(MeterRegistry meters, String outcome) {
+		return meters.find("idempotency.requests").tag("outcome", outcome).counters().stream()
+			.mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+	}
+
+	private HttpRequest namespaceRequest(String key) {
+		return namespaceRequest(key, "ns_" + this.names.incrementAndGet());
+	}
+
+	private HttpRequest namespaceRequest(String key, String namespace) {
+		String body = "{\"namespace\":[\"" + namespace + "\"],\"properties\":{\"owner\":\"bench\",\"team\":\"orders\"}}";
+		HttpRequest.Builder builder = HttpRequest.newBuilder(this.base.resolve("/v1/namespaces"))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(body));
+		if (key != null) {
+			builder.header("Idempotency-Key", key);
+		}
+		return builder.build();
+	}
+
+	private HttpRequest tableRequest(String namespace, String table, String key) {
+		return HttpRequest.newBuilder(this.base.resolve("/v1/namespaces/" + namespace + "/tables"))
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.ofString(TABLE_REQUEST.replace("%TABLE%", table)))
+			.build();
+	}
+
+	private HttpResponse<byte[]> send(HttpRequest request) throws IOException, InterruptedException {
+		return this.http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+	}
+
+	private void clearNamespaces() {
+		this.catalogDb.sql("DELETE FROM iceberg_namespace_properties").update();
+	}
+
+	/** As many requests as the calibration run did: one phase of about {@code bench.seconds}. */
+	private static int budget(Result calibration) {
+		return (int) Math.max(50, calibration.requests());
+	}
+
+	/**
+	 * Runs {@code clients} threads, each sending one request after the other, until
+	 * {@code maxRequests} were sent in all or {@code seconds} passed.
+	 */
+	private Result drive(int clients, int maxRequests, int seconds, IntFunction<HttpRequest> requests)
+			throws Exception {
+		AtomicLong budget = new AtomicLong(maxRequests);
+		Result result = new Result();
+		long[][] latencies = new long[clients][];
+		int[] counts = new int[clients];
+		long[] errors = new long[clients];
+		CyclicBarrier start = new CyclicBarrier(clients + 1);
+		long duration = Duration.ofSeconds(seconds).toNanos();
+		List<Thread> threads = new ArrayList<>();
+		for (int i = 0; i < clients; i++) {
+			int client = i;
+			threads.add(startThread(() -> {
+				long[] own = new long[1 << 14];
+				int n = 0;
+				try {
+					start.await();
+					long end = System.nanoTime() + duration;
+					while (true) {
+						HttpRequest request = requests.apply(client);
+						long t0 = System.nanoTime();
+						if (t0 >= end || budget.getAndDecrement() <= 0) {
+							break;
+						}
+						HttpResponse<byte[]> response = send(request);
+						long t1 = System.nanoTime();
+						if (response.statusCode() >= 300) {
+							errors[client]++;
+						}
+						if (n == own.length) {
+							own = Arrays.copyOf(own, n * 2);
+						}
+						own[n++] = t1 - t0;
+					}
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException(ex);
+				}
+				latencies[client] = own;
+				counts[client] = n;
+			}));
+		}
+		start.await();
+		long began = System.nanoTime();
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		result.seconds = (System.nanoTime() - began) / 1e9;
+		for (int i = 0; i < clients; i++) {
+			result.addLatencies(Arrays.copyOf(latencies[i], counts[i]));
+			result.errors += errors[i];
+		}
+		return result;
+	}
+
+	private static final class Result {
+
+		private final List<long[]> parts = new ArrayList<>();
+
+		private double seconds;
+
+		private long errors;
+
+		private long[] sorted;
+
+		void addLatencies(long[] latencies) {
+			this.parts.add(latencies);
+		}
+
+		void add(Result other) {
+			this.parts.addAll(other.parts);
+			this.seconds += other.seconds;
+			this.errors += other.errors;
+		}
+
+		long requests() {
+			return this.parts.stream().mapToLong((part) -> part.length).sum();
+		}
+
+		double throughput() {
+			return requests() / this.seconds;
+		}
+
+		double percentile(int p) {
+			if (this.sorted == null) {
+				this.sorted = this.parts.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+			}
+			if (this.sorted.length == 0) {
+				return Double.NaN;
+			}
+			int index = (int) Math.ceil(p / 100.0 * this.sorted.length) - 1;
+			return this.sorted[Math.max(0, index)] / 1e6;
+		}
+
+	}
+
+	private void line(String text) {
+		System.out.println(text);
+		this.report.append(text).append('\n');
+	}
+
+	private static Thread startThread(Runnable work) {
+		Thread thread = new Thread(work);
+		thread.start();
+		return thread;
+	}
+
+	private static String load() {
+		return String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+	}
+
+	private static void saveSample(byte[] body) {
+		try {
+			Path out = Path.of("target", "bench", "create-table-response.json");
+			Files.createDirectories(out.getParent());
+			Files.write(out, body);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/** A UUIDv7 for now (RFC 9562). */
+	static String newKey() {
+		long millis = System.currentTimeMillis();
+		long high = (millis << 16) | 0x7000L | (RANDOM.nextInt() & 0x0FFFL);
+		long low = (RANDOM.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+		return new UUID(high, low).toString();
+	}
+
+	private static void pg(String sql) throws SQLException {
+		try (Connection connection = DriverManager.getConnection(PG_ADMIN_URL, "postgres", "")) {
+			connection.createStatement().execute(sql);
+		}
+	}
+
+	private static void deleteRedisKeys(RedisConnectionFactory factory, String prefix) {
+		try (var connection = factory.getConnection();
+				Cursor<byte[]> keys = connection.keyCommands()
+					.scan(ScanOptions.scanOptions().match(prefix + "*").count(1000).build())) {
+			while (keys.hasNext()) {
+				connection.keyCommands().del(keys.next());
+			}
+		}
+	}
+
+	private static String resource(String name) {
+		try (InputStream in = CatalogLoadBenchmark.class.getResourceAsStream(name)) {
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static void deleteRecursively(Path root) throws IOException {
+		try (Stream<Path> paths = Files.walk(root)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+	}
+
+}
