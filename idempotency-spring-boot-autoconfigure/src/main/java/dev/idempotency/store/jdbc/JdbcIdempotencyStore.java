@@ -247,7 +247,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * join a caller's transaction, else in a transaction of its own.
 	 */
 	private <T> T oneStatement(String action, Supplier<T> statement) {
-		if (TransactionSynchronizationManager.isSynchronizationActive() || !autoCommitPool()) {
+		if (TransactionSynchronizationManager.isSynchronizationActive()
+				|| TransactionSynchronizationManager.hasResource(this.dataSource) || !autoCommitPool()) {
+			// A transaction (or a connection bound to this thread) would be joined: suspend it instead.
 			return inOwnTransaction(action, statement);
 		}
 		try {
