@@ -12,11 +12,8 @@ import java.util.regex.Pattern;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
-import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.Transaction;
 import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.TableCommit;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
@@ -143,7 +140,8 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 		this.client.createTable(orders, IcebergFixtures.SCHEMA);
 		this.client.createTable(payments, IcebergFixtures.SCHEMA);
 
-		this.client.commitTransaction(appendInTransaction(orders), appendInTransaction(payments));
+		this.client.commitTransaction(IcebergFixtures.appendInTransaction(this.client, orders),
+				IcebergFixtures.appendInTransaction(this.client, payments));
 
 		assertThat(this.client.loadTable(orders).snapshots()).hasSize(1);
 		assertThat(this.client.loadTable(payments).snapshots()).hasSize(1);
@@ -155,15 +153,6 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 		assertThat(commits).singleElement().satisfies(commit -> assertThat(commit.status()).isEqualTo(204));
 		// namespace, two tables, one transaction
 		assertEveryMutationCarriedItsOwnKey(4);
-	}
-
-	/** Stages an append client-side (manifests written, nothing committed) as one table's part of a transaction. */
-	private TableCommit appendInTransaction(TableIdentifier identifier) {
-		Table table = this.client.loadTable(identifier);
-		Transaction transaction = table.newTransaction();
-		transaction.newAppend().appendFile(IcebergFixtures.dataFile(table)).commit();
-		BaseTransaction staged = (BaseTransaction) transaction;
-		return TableCommit.create(identifier, staged.startMetadata(), staged.currentMetadata());
 	}
 
 	private void assertEveryMutationCarriedItsOwnKey(int expectedMutations) {

@@ -7,18 +7,12 @@ import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.sample.catalog.support.CatalogProxy;
-import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
+import dev.idempotency.sample.catalog.support.LostResponseTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
-import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.Transaction;
 import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.TableCommit;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,28 +21,7 @@ import org.junit.jupiter.api.Test;
  * same {@code Idempotency-Key}, the catalog replays the stored answer, and every operation
  * succeeds exactly once: no AlreadyExists, CommitFailed or CommitStateUnknown.
  */
-class LostResponseTests extends CatalogServerTestSupport {
-
-	private CatalogProxy proxy;
-
-	private RESTCatalog client;
-
-	private RESTCatalog direct;
-
-	@BeforeEach
-	void connect() throws Exception {
-		this.proxy = CatalogProxy.losingFirstResponses(catalogUri());
-		this.client = connect(this.proxy.uri());
-		// A second client straight to the catalog checks what really happened.
-		this.direct = connect(catalogUri());
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		this.client.close();
-		this.direct.close();
-		this.proxy.close();
-	}
+class LostResponseTests extends LostResponseTestSupport {
 
 	@Test
 	void everyOperationTakesEffectOnceDespiteLostResponses() {
@@ -70,7 +43,8 @@ class LostResponseTests extends CatalogServerTestSupport {
 
 		TableIdentifier audit = TableIdentifier.of(namespace, "audit");
 		this.client.createTable(audit, IcebergFixtures.SCHEMA);
-		this.client.commitTransaction(appendInTransaction(events), appendInTransaction(audit));
+		this.client.commitTransaction(IcebergFixtures.appendInTransaction(this.client, events),
+				IcebergFixtures.appendInTransaction(this.client, audit));
 		assertThat(this.direct.loadTable(events).snapshots()).hasSize(3);
 		assertThat(this.direct.loadTable(audit).snapshots()).hasSize(1);
 
@@ -95,15 +69,6 @@ class LostResponseTests extends CatalogServerTestSupport {
 		assertThat(this.direct.namespaceExists(namespace)).isFalse();
 
 		assertEveryLostResponseWasReplayedToTheRetry(14);
-	}
-
-	/** Stages an append client-side (manifests written, nothing committed) as one table's part of a transaction. */
-	private TableCommit appendInTransaction(TableIdentifier identifier) {
-		Table table = this.client.loadTable(identifier);
-		Transaction transaction = table.newTransaction();
-		transaction.newAppend().appendFile(IcebergFixtures.dataFile(table)).commit();
-		BaseTransaction staged = (BaseTransaction) transaction;
-		return TableCommit.create(identifier, staged.startMetadata(), staged.currentMetadata());
 	}
 
 	private void assertEveryLostResponseWasReplayedToTheRetry(int operations) {

@@ -4,18 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.sample.catalog.support.CatalogHttp;
-import dev.idempotency.sample.catalog.support.CatalogProxy;
-import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
+import dev.idempotency.sample.catalog.support.LostResponseTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
-import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.test.context.TestPropertySource;
@@ -26,27 +22,7 @@ import org.springframework.test.context.TestPropertySource;
  * response becomes an error although the operation took effect. This is what the starter fixes.
  */
 @TestPropertySource(properties = "idempotency.enabled=false")
-class LostResponseWithoutIdempotencyTests extends CatalogServerTestSupport {
-
-	private CatalogProxy proxy;
-
-	private RESTCatalog client;
-
-	private RESTCatalog direct;
-
-	@BeforeEach
-	void connect() throws Exception {
-		this.proxy = CatalogProxy.losingFirstResponses(catalogUri());
-		this.client = connect(this.proxy.uri());
-		this.direct = connect(catalogUri());
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		this.client.close();
-		this.direct.close();
-		this.proxy.close();
-	}
+class LostResponseWithoutIdempotencyTests extends LostResponseTestSupport {
 
 	@Test
 	void configAdvertisesNoKeyLifetime() {

@@ -3,12 +3,17 @@ package dev.idempotency.sample.catalog.support;
 import java.util.UUID;
 
 import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableCommit;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 
 /** Schemas and files for the client-side round trips. */
@@ -32,6 +37,15 @@ public final class IcebergFixtures {
 
 	public static TableMetadata metadata(Table table) {
 		return ((BaseTable) table).operations().current();
+	}
+
+	/** Stages an append client-side (manifests written, nothing committed) as one table's part of a transaction. */
+	public static TableCommit appendInTransaction(Catalog client, TableIdentifier identifier) {
+		Table table = client.loadTable(identifier);
+		Transaction transaction = table.newTransaction();
+		transaction.newAppend().appendFile(dataFile(table)).commit();
+		BaseTransaction staged = (BaseTransaction) transaction;
+		return TableCommit.create(identifier, staged.startMetadata(), staged.currentMetadata());
 	}
 
 }
