@@ -1,6 +1,5 @@
 package dev.idempotency.engine;
 
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.store.RecordId;
@@ -21,7 +20,7 @@ public final class Reservation {
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
-	private volatile ScheduledFuture<?> heartbeat;
+	private volatile long lastBeatNanos = System.nanoTime();
 
 	Reservation(RecordId id, String ownerToken, String operation, boolean takenOver) {
 		this.id = id;
@@ -47,20 +46,22 @@ public final class Reservation {
 		return this.takenOver;
 	}
 
-	void heartbeat(ScheduledFuture<?> heartbeat) {
-		this.heartbeat = heartbeat;
+	/** When the lease was last extended (or the record reserved), by {@link System#nanoTime()}. */
+	long lastBeatNanos() {
+		return this.lastBeatNanos;
 	}
 
-	/** Marks the reservation finished and stops its heartbeat; false if it already was. */
+	void beaten(long nanos) {
+		this.lastBeatNanos = nanos;
+	}
+
+	boolean finished() {
+		return this.finished.get();
+	}
+
+	/** Marks the reservation finished; false if it already was. */
 	boolean finish() {
-		if (!this.finished.compareAndSet(false, true)) {
-			return false;
-		}
-		ScheduledFuture<?> beat = this.heartbeat;
-		if (beat != null) {
-			beat.cancel(false);
-		}
-		return true;
+		return this.finished.compareAndSet(false, true);
 	}
 
 	@Override

@@ -1,0 +1,83 @@
+package dev.idempotency.engine;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.testing.TestKeys;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The engine keeps a running owner's lease alive, and stops once the owner finished. */
+class IdempotencyEngineHeartbeatTests {
+
+	private final AtomicInteger heartbeats = new AtomicInteger();
+
+	private final IdempotencyEngine engine = new IdempotencyEngine(
+			new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
+			new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), Duration.ofMillis(400),
+					Duration.ofMillis(100), Duration.ofMinutes(1), IdempotencySettings.KeyAgePolicy.REJECT, Duration.ZERO,
+					Duration.ofMillis(10), IdempotencySettings.InFlightStatus.CONFLICT, Duration.ofSeconds(1),
+					IdempotencySettings.FailureMode.FAIL_CLOSED, Duration.ofSeconds(5), 1024),
+			Clock.systemUTC(), new IdempotencyListener() {
+
+				@Override
+				public void onOutcome(IdempotencyOutcome outcome, String operation) {
+				}
+
+				@Override
+				public void onStoreCall(String call, long nanos, boolean failed) {
+					if (call.equals("heartbeat") && !failed) {
+						IdempotencyEngineHeartbeatTests.this.heartbeats.incrementAndGet();
+					}
+				}
+
+			});
+
+	@AfterEach
+	void close() {
+		this.engine.close();
+	}
+
+	private IdempotentCall call(String key) {
+		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+	}
+
+	@Test
+	void aRunningOwnerOutlivesItsLeaseAndStopsBeatingWhenFinished() throws Exception {
+		String key = TestKeys.newKey();
+		Decision first = this.engine.begin(call(key));
+		Reservation reservation = ((Decision.Proceed) first).reservation();
+		assertThat(reservation).isNotNull();
+
+		Thread.sleep(1_200); // three leases
+		Decision duplicate = this.engine.begin(call(key));
+		assertThat(duplicate).as("the lease was extended, not taken over").isInstanceOf(Decision.Reject.class);
+		assertThat(((Decision.Reject) duplicate).error().type()).isEqualTo(IdempotencyErrorType.REQUEST_IN_FLIGHT);
+		assertThat(this.heartbeats.get()).isGreaterThanOrEqualTo(5);
+
+		this.engine.succeeded(reservation, new StoredResponse(201, java.util.Map.of(), new byte[] { 1 }));
+		int beatsAtFinish = this.heartbeats.get();
+		Thread.sleep(400);
+		assertThat(this.heartbeats.get()).as("no heartbeat after the owner finished").isLessThanOrEqualTo(beatsAtFinish + 1);
+		assertThat(this.engine.begin(call(key))).isInstanceOf(Decision.Replay.class);
+	}
+
+	@Test
+	void anOwnerThatStopsBeatingIsTakenOverAfterItsLease() throws Exception {
+		String key = TestKeys.newKey();
+		Reservation abandoned = ((Decision.Proceed) this.engine.begin(call(key))).reservation();
+		// Simulates a crashed owner: finished without writing, so its heartbeat stops and the record stays.
+		assertThat(abandoned.finish()).isTrue();
+		Thread.sleep(700);
+		Decision retry = this.engine.begin(call(key));
+		assertThat(retry).isInstanceOf(Decision.Proceed.class);
+		assertThat(((Decision.Proceed) retry).reservation().takenOver()).isTrue();
+	}
+
+}
