@@ -92,12 +92,6 @@ public enum JdbcIdempotencyDialect {
 					+ " WHERE expires_at <= " + now() + " LIMIT :max FOR UPDATE SKIP LOCKED))";
 		}
 
-		@Override
-		@Nullable Instant readInstant(ResultSet resultSet, String column) throws SQLException {
-			OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
-			return (value != null) ? value.toInstant() : null;
-		}
-
 	},
 
 	/**
@@ -196,12 +190,6 @@ public enum JdbcIdempotencyDialect {
 			return "DELETE FROM " + table + " WHERE expires_at <= " + now() + " FETCH FIRST :max ROWS ONLY";
 		}
 
-		@Override
-		@Nullable Instant readInstant(ResultSet resultSet, String column) throws SQLException {
-			OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
-			return (value != null) ? value.toInstant() : null;
-		}
-
 	};
 
 	private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
@@ -227,7 +215,11 @@ public enum JdbcIdempotencyDialect {
 	abstract String purge(String table);
 
 	/** Reads a timestamp column written by this dialect's statements. */
-	abstract @Nullable Instant readInstant(ResultSet resultSet, String column) throws SQLException;
+	/** Reads a timestamp column; PostgreSQL and H2 hand it out with its offset, MariaDB overrides. */
+	@Nullable Instant readInstant(ResultSet resultSet, String column) throws SQLException {
+		OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
+		return (value != null) ? value.toInstant() : null;
+	}
 
 	String complete(String table) {
 		return "UPDATE " + table + " SET state = 'COMPLETED', owner_token = NULL, lease_expires_at = NULL,"
