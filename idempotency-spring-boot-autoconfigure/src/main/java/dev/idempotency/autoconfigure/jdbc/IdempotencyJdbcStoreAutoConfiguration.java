@@ -1,5 +1,8 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.store.IdempotencyStore;
@@ -16,6 +19,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -55,6 +63,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 				.username(properties.getUsername())
 				.password(properties.getPassword())
 				.build();
+			configurePool(built, properties.getPool());
 			return IdempotencyJdbcDataSource.owned(built);
 		}
 		DataSource application = applicationDataSource.getIfUnique();
@@ -63,6 +72,17 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 					+ "@Primary or @IdempotencyDataSource, or set idempotency.store.jdbc.url");
 		}
 		return IdempotencyJdbcDataSource.of(application);
+	}
+
+	/** Binds idempotency.store.jdbc.pool.* onto the pool's own setters; a name it lacks is an error. */
+	private static void configurePool(DataSource pool, Map<String, String> settings) {
+		if (settings.isEmpty()) {
+			return;
+		}
+		Map<String, String> prefixed = new LinkedHashMap<>();
+		settings.forEach((name, value) -> prefixed.put("idempotency.store.jdbc.pool." + name, value));
+		new Binder(new MapConfigurationPropertySource(prefixed)).bind("idempotency.store.jdbc.pool",
+				Bindable.ofInstance(pool), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
 	}
 
 	@Bean

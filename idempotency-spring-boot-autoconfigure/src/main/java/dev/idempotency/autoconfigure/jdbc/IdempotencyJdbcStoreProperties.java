@@ -1,6 +1,8 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import org.jspecify.annotations.Nullable;
@@ -55,6 +57,14 @@ public class IdempotencyJdbcStoreProperties {
 	 * Login password of the dedicated database.
 	 */
 	private @Nullable String password;
+
+	/**
+	 * Settings of the connection pool created for 'url', in the pool's own property names
+	 * (HikariCP: maximum-pool-size, minimum-idle, connection-timeout, ...). An unknown name fails
+	 * the start-up. Size it for the requests that run at once: every protected request holds a
+	 * connection for the length of one statement, twice.
+	 */
+	private final Map<String, String> pool = new LinkedHashMap<>();
 
 	private final Purge purge = new Purge();
 
@@ -112,6 +122,10 @@ public class IdempotencyJdbcStoreProperties {
 
 	public void setPassword(@Nullable String password) {
 		this.password = password;
+	}
+
+	public Map<String, String> getPool() {
+		return this.pool;
 	}
 
 	public Purge getPurge() {

@@ -6,6 +6,7 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
@@ -150,6 +151,28 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 				assertThat(dedicated).isNotSameAs(context.getBean(DataSource.class));
 				assertThat(tables(dedicated)).contains("IDEMPOTENCY_RECORD");
 			});
+	}
+
+	@Test
+	void theDedicatedPoolTakesItsSettingsFromPoolProperties() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
+				"idempotency.store.jdbc.username=sa", "idempotency.store.jdbc.pool.maximum-pool-size=24",
+				"idempotency.store.jdbc.pool.pool-name=idempotency-store")
+			.run((context) -> {
+				HikariDataSource pool = (HikariDataSource) context.getBean(IdempotencyJdbcDataSource.class)
+					.getDataSource();
+				assertThat(pool.getMaximumPoolSize()).isEqualTo(24);
+				assertThat(pool.getPoolName()).isEqualTo("idempotency-store");
+			});
+	}
+
+	@Test
+	void aPoolSettingThePoolDoesNotHaveFailsTheStartNamingIt() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
+				"idempotency.store.jdbc.pool.maximum-pool-sise=24")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.store.jdbc.pool.maximum-pool-sise"));
 	}
 
 	@Test

@@ -11,7 +11,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -27,6 +26,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
@@ -34,9 +34,14 @@ import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
+import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
+import org.aopalliance.intercept.MethodInterceptor;
+
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -62,8 +67,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public final class CatalogLoadBenchmark {
 
-	private static final SecureRandom RANDOM = new SecureRandom();
-
 	private static final String PG_ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
 	private static final String TABLE_REQUEST = resource("create-table-request.json");
@@ -81,17 +84,34 @@ public final class CatalogLoadBenchmark {
 
 	private final int rounds = Integer.getInteger("bench.rounds", 2);
 
+	private final int pairs = Integer.getInteger("bench.pairs", 5);
+
+	/** Prints each phase's CPU per application thread group (bench.cpu.detail=true). */
+	private static final boolean DETAIL = Boolean.getBoolean("bench.cpu.detail");
+
+	private final CpuAccounting cpu = Boolean.getBoolean("bench.pin") ? CpuAccounting.pinned("1", "0")
+			: CpuAccounting.unpinned();
+
 	private final List<Integer> clients = Arrays.stream(System.getProperty("bench.clients", "1,16").split(","))
 		.map(String::strip).map(Integer::valueOf).toList();
 
 	private final StringBuilder report = new StringBuilder();
+
+	/** CPU and wall time of the store calls made on request threads (heartbeats excluded: none here). */
+	private final StoreCallMeter storeCalls = new StoreCallMeter();
 
 	private URI base;
 
 	private JdbcClient catalogDb;
 
 	public static void main(String[] args) throws Exception {
-		new CatalogLoadBenchmark().run();
+		CatalogLoadBenchmark benchmark = new CatalogLoadBenchmark();
+		try {
+			benchmark.run();
+		}
+		finally {
+			benchmark.cpu.close();
+		}
 		System.exit(0);
 	}
 
@@ -102,7 +122,9 @@ public final class CatalogLoadBenchmark {
 		line("");
 		line("cores=" + Runtime.getRuntime().availableProcessors() + " jdk=" + System.getProperty("java.version")
 				+ " maxHeap=" + (Runtime.getRuntime().maxMemory() >> 20) + "MB seconds/phase=" + this.seconds
-				+ " rounds=" + this.rounds + " warmup=" + this.warmup + "s");
+				+ " rounds=" + this.rounds + " pairs=" + this.pairs + " warmup=" + this.warmup + "s");
+		line("");
+		line("CPU: " + this.cpu.describe());
 		line("");
 		for (String store : stores) {
 			runStore(store);
@@ -129,6 +151,10 @@ public final class CatalogLoadBenchmark {
 		properties.put("idempotency.store.memory.max-entries", "10000000");
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
+			// A control: the in-memory store, but every call waits as long as a store round trip
+			// would, without using any CPU. What this costs more than "memory" is the cost of
+			// waiting itself (more requests in the catalog at once), not of a store client.
+			case "memory-wait" -> properties.put("idempotency.store.type", "memory");
 			case "h2" -> {
 				properties.put("idempotency.store.type", "jdbc");
 				properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
@@ -140,6 +166,10 @@ public final class CatalogLoadBenchmark {
 				properties.put("idempotency.store.jdbc.url", PG_ADMIN_URL + "?currentSchema=" + name);
 				properties.put("idempotency.store.jdbc.username", "postgres");
 				properties.put("idempotency.store.jdbc.initialize-schema", "always");
+				String poolSize = System.getProperty("bench.pool-size");
+				if (poolSize != null) {
+					properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
+				}
 			}
 			case "redis" -> {
 				properties.put("idempotency.store.type", "redis");
@@ -154,7 +184,24 @@ public final class CatalogLoadBenchmark {
 		// As command-line arguments: they win over the application's own application.yaml.
 		String[] args = properties.entrySet().stream().map((e) -> "--" + e.getKey() + "=" + e.getValue())
 			.toArray(String[]::new);
-		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleCatalogApplication.class).run(args);
+		SpringApplicationBuilder application = new SpringApplicationBuilder(SampleCatalogApplication.class);
+		long waitNanos = "memory-wait".equals(store) ? Long.getLong("bench.wait.micros", 300) * 1000 : 0;
+		application.initializers((ctx) -> ctx.getBeanFactory().addBeanPostProcessor(new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				return (bean instanceof IdempotencyStore) ? this.measured(bean) : bean;
+			}
+
+			private Object measured(Object bean) {
+				// A subclass proxy, so beans that need the store's own class still get one.
+				ProxyFactory proxy = new ProxyFactory(bean);
+				proxy.setProxyTargetClass(true);
+				proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
+					.measure(invocation::proceed, waitNanos));
+				return proxy.getProxy();
+			}
+		}));
+		ConfigurableApplicationContext context = application.run(args);
 		try {
 			String catalogUrl = context.getEnvironment().getProperty("spring.datasource.url");
 			if (!catalogUrl.startsWith("jdbc:h2:mem:")) {
@@ -185,30 +232,48 @@ public final class CatalogLoadBenchmark {
 		// Warm-up of both paths: JIT, pools, caches.
 		drive(16, Integer.MAX_VALUE, this.warmup, unprotected);
 		drive(16, Integer.MAX_VALUE, this.warmup, protectedCall);
-		line("| createNamespace | clients | unprotected req/s | protected req/s | ratio | unprot p50 ms | prot p50 ms | unprot p99 ms | prot p99 ms | errors | load |");
-		line("|---|---|---|---|---|---|---|---|---|---|---|");
+		line("| createNamespace | clients | unprotected req/s | protected req/s | **ratio** | ratio per pair: median [min, max] | p50 ms unprot → prot | p99 ms unprot → prot | app CPU µs/req unprot → prot | in store calls: CPU µs/req (wall ms/req) | store server CPU µs/req unprot → prot | driver CPU µs/req | errors | load |");
+		line("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 		for (int c : this.clients) {
-			Result off = new Result();
-			Result on = new Result();
 			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all namespaces: its cost
-			// grows with their number. So both sides do the same number of requests, each starting
-			// from an empty catalog, in the order AB BA AB ...
+			// grows with their number. So every phase sends the same number of requests from an
+			// emptied catalog, and the sides alternate in pairs AB BA AB ... A pair's ratio compares
+			// two phases a few seconds apart; the spread over the pairs is the noise.
 			clearNamespaces();
 			int budget = budget(drive(c, Integer.MAX_VALUE, this.seconds, unprotected));
-			for (int round = 0; round < this.rounds; round++) {
+			Result off = new Result();
+			Result on = new Result();
+			List<Double> pairRatios = new ArrayList<>();
+			for (int pair = 0; pair < this.pairs; pair++) {
+				Result pairOff = null;
+				Result pairOn = null;
 				for (int side = 0; side < 2; side++) {
+					boolean protectedSide = (side == 0) != (pair % 2 == 0);
 					clearNamespaces();
-					if ((side == 0) == (round % 2 == 0)) {
-						off.add(drive(c, budget, 3 * this.seconds, unprotected));
+					System.gc();
+					Result phase = measuredDrive(c, budget, protectedSide ? protectedCall : unprotected);
+					if (protectedSide) {
+						pairOn = phase;
 					}
 					else {
-						on.add(drive(c, budget, 3 * this.seconds, protectedCall));
+						pairOff = phase;
 					}
 				}
+				pairRatios.add(pairOn.throughput() / pairOff.throughput());
+				off.add(pairOff);
+				on.add(pairOn);
 			}
-			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
-					store, c, off.throughput(), on.throughput(), on.throughput() / off.throughput(), off.percentile(50),
-					on.percentile(50), off.percentile(99), on.percentile(99), off.errors, on.errors, load()));
+			List<Double> sortedRatios = pairRatios.stream().sorted().toList();
+			double median = (sortedRatios.get((sortedRatios.size() - 1) / 2) + sortedRatios.get(sortedRatios.size() / 2)) / 2;
+			line(String.format(Locale.ROOT,
+					"| %s | %d | %.0f | %.0f | **%.2f** | %.2f [%.2f, %.2f] | %.2f → %.2f | %.1f → %.1f | %.0f → %.0f | %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %d/%d | %s |",
+					store, c, off.throughput(), on.throughput(), on.throughput() / off.throughput(), median,
+					sortedRatios.get(0), sortedRatios.get(sortedRatios.size() - 1), off.percentile(50),
+					on.percentile(50), off.percentile(99), on.percentile(99), off.micros(CpuAccounting.Usage::appThreadNanos),
+					on.micros(CpuAccounting.Usage::appThreadNanos), on.store[0] / 1e3 / on.requests(),
+					on.store[1] / 1e6 / on.requests(), off.micros(CpuAccounting.Usage::serverNanos),
+					on.micros(CpuAccounting.Usage::serverNanos), off.micros(CpuAccounting.Usage::driverThreadNanos),
+					on.micros(CpuAccounting.Usage::driverThreadNanos), off.errors, on.errors, load()));
 		}
 		line("");
 
@@ -358,6 +423,32 @@ public final class CatalogLoadBenchmark {
 		return (int) Math.max(50, calibration.requests());
 	}
 
+	/** {@link #drive} with the CPU each party used during it. */
+	private Result measuredDrive(int clients, int maxRequests, IntFunction<HttpRequest> requests) throws Exception {
+		CpuAccounting.Usage before = this.cpu.now();
+		long[] storeBefore = this.storeCalls.snapshot();
+		Map<String, long[]> groupsBefore = DETAIL ? this.cpu.appThreadGroups() : Map.of();
+		Result result = drive(clients, maxRequests, 3 * this.seconds, requests);
+		result.usage = this.cpu.now().minus(before);
+		long[] storeAfter = this.storeCalls.snapshot();
+		for (int i = 0; i < 3; i++) {
+			result.store[i] = storeAfter[i] - storeBefore[i];
+		}
+		if (DETAIL) {
+			StringBuilder detail = new StringBuilder("phase of " + result.requests() + " requests, µs/request cpu (user):");
+			this.cpu.appThreadGroups().forEach((group, sums) -> {
+				long[] earlier = groupsBefore.getOrDefault(group, new long[2]);
+				double cpuMicros = (sums[0] - earlier[0]) / 1e3 / result.requests();
+				if (cpuMicros >= 1) {
+					detail.append(String.format(Locale.ROOT, " %s=%.0f (%.0f)", group, cpuMicros,
+							(sums[1] - earlier[1]) / 1e3 / result.requests()));
+				}
+			});
+			System.out.println(detail);
+		}
+		return result;
+	}
+
 	/**
 	 * Runs {@code clients} threads, each sending one request after the other, until
 	 * {@code maxRequests} were sent in all or {@code seconds} passed.
@@ -402,8 +493,10 @@ public final class CatalogLoadBenchmark {
 				}
 				latencies[client] = own;
 				counts[client] = n;
+				this.cpu.clientThreadEnding();
 			}));
 		}
+		this.cpu.pinDriverThreads();
 		start.await();
 		long began = System.nanoTime();
 		for (Thread thread : threads) {
@@ -427,6 +520,11 @@ public final class CatalogLoadBenchmark {
 
 		private long[] sorted;
 
+		private CpuAccounting.Usage usage = new CpuAccounting.Usage(0, 0, 0, 0);
+
+		/** Store calls on request threads: CPU nanoseconds, wall nanoseconds, calls. */
+		private final long[] store = new long[3];
+
 		void addLatencies(long[] latencies) {
 			this.parts.add(latencies);
 		}
@@ -435,6 +533,15 @@ public final class CatalogLoadBenchmark {
 			this.parts.addAll(other.parts);
 			this.seconds += other.seconds;
 			this.errors += other.errors;
+			this.usage = this.usage.plus(other.usage);
+			for (int i = 0; i < 3; i++) {
+				this.store[i] += other.store[i];
+			}
+		}
+
+		/** Microseconds of one kind of CPU per request. */
+		double micros(java.util.function.ToLongFunction<CpuAccounting.Usage> kind) {
+			return kind.applyAsLong(this.usage) / 1e3 / requests();
 		}
 
 		long requests() {
@@ -463,8 +570,10 @@ public final class CatalogLoadBenchmark {
 		this.report.append(text).append('\n');
 	}
 
+	private static final AtomicLong THREADS = new AtomicLong();
+
 	private static Thread startThread(Runnable work) {
-		Thread thread = new Thread(work);
+		Thread thread = new Thread(work, CpuAccounting.CLIENT_THREAD_PREFIX + THREADS.incrementAndGet());
 		thread.start();
 		return thread;
 	}
@@ -486,9 +595,12 @@ public final class CatalogLoadBenchmark {
 
 	/** A UUIDv7 for now (RFC 9562). */
 	static String newKey() {
+		// Not a secure random: the driver's keys need only be unique, and SecureRandom's lock
+		// would slow the protected side's clients, not the server.
+		ThreadLocalRandom random = ThreadLocalRandom.current();
 		long millis = System.currentTimeMillis();
-		long high = (millis << 16) | 0x7000L | (RANDOM.nextInt() & 0x0FFFL);
-		long low = (RANDOM.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+		long high = (millis << 16) | 0x7000L | (random.nextInt() & 0x0FFFL);
+		long low = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
 		return new UUID(high, low).toString();
 	}
 

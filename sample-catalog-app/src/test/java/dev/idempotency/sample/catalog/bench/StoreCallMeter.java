@@ -1,0 +1,51 @@
+package dev.idempotency.sample.catalog.bench;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Adds up, over the store calls the application makes, the calling thread's CPU time and the wall
+ * time inside the call: what a protected request spends in its store client, apart from the rest
+ * of the request. Optionally waits (parked, no CPU) before each call: the "memory-wait" control.
+ */
+final class StoreCallMeter {
+
+	/** The store's own call, which may throw anything. */
+	interface Call {
+
+		Object proceed() throws Throwable;
+
+	}
+
+	private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+
+	private final AtomicLong cpuNanos = new AtomicLong();
+
+	private final AtomicLong wallNanos = new AtomicLong();
+
+	private final AtomicLong calls = new AtomicLong();
+
+	Object measure(Call call, long waitNanos) throws Throwable {
+		long cpu = this.threads.getCurrentThreadCpuTime();
+		long wall = System.nanoTime();
+		try {
+			if (waitNanos > 0) {
+				LockSupport.parkNanos(waitNanos);
+			}
+			return call.proceed();
+		}
+		finally {
+			this.wallNanos.addAndGet(System.nanoTime() - wall);
+			this.cpuNanos.addAndGet(this.threads.getCurrentThreadCpuTime() - cpu);
+			this.calls.incrementAndGet();
+		}
+	}
+
+	/** CPU nanoseconds, wall nanoseconds and calls so far. */
+	long[] snapshot() {
+		return new long[] { this.cpuNanos.get(), this.wallNanos.get(), this.calls.get() };
+	}
+
+}
