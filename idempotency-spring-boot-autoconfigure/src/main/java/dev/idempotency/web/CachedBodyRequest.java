@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
@@ -21,7 +22,18 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 
 	CachedBodyRequest(HttpServletRequest request) throws IOException {
 		super(request);
-		this.body = request.getInputStream().readAllBytes();
+		this.body = read(request);
+	}
+
+	/** The whole body: in one array of the declared length when there is one, else read to the end. */
+	private static byte[] read(HttpServletRequest request) throws IOException {
+		long declared = request.getContentLengthLong();
+		if (declared < 0 || declared > Integer.MAX_VALUE - 8) {
+			return request.getInputStream().readAllBytes();
+		}
+		byte[] body = new byte[(int) declared];
+		int read = request.getInputStream().readNBytes(body, 0, body.length);
+		return (read == body.length) ? body : Arrays.copyOf(body, read);
 	}
 
 	byte[] body() {

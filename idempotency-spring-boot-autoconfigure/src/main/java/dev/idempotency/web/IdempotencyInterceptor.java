@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.engine.Decision;
@@ -17,6 +19,7 @@ import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.method.HandlerMethod;
@@ -50,6 +53,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	private final List<PathPattern> pathPatterns;
 
 	private final boolean pathPatternsKeyRequired;
+
+	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			IdempotencyErrorRenderer errorRenderer, String headerName, List<String> pathPatterns,
@@ -117,10 +122,18 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		return false;
 	}
 
-	private static Idempotent findAnnotation(HandlerMethod handlerMethod) {
-		Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
-		return (onMethod != null) ? onMethod
-				: AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), Idempotent.class);
+	/** The method's or else its class's annotation, looked up once per handler method. */
+	private @Nullable Idempotent findAnnotation(HandlerMethod handlerMethod) {
+		return this.annotations.computeIfAbsent(new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod()),
+				(key) -> {
+					Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
+					return Optional.ofNullable((onMethod != null) ? onMethod
+							: AnnotatedElementUtils.findMergedAnnotation(key.beanType(), Idempotent.class));
+				})
+			.orElse(null);
+	}
+
+	private record HandlerKey(Class<?> beanType, Method method) {
 	}
 
 	private boolean matchesPathPattern(HttpServletRequest request) {

@@ -40,7 +40,6 @@ public final class StoreCpuCost {
 	}
 
 	public static void main(String[] args) throws Exception {
-		int threads = Integer.getInteger("bench.cost.threads", 16);
 		int seconds = Integer.getInteger("bench.cost.seconds", 10);
 		int warmup = Integer.getInteger("bench.cost.warmup", 10);
 		byte[] body = new byte[2153];
@@ -51,34 +50,41 @@ public final class StoreCpuCost {
 		System.out.println("| Store | threads | calls/s | client JVM CPU µs/call (user + sys) | store server CPU µs/call |");
 		System.out.println("|---|---|---|---|---|");
 		for (String name : System.getProperty("bench.cost.stores", "postgresql,redis").split(",")) {
-			try (BenchStores stores = new BenchStores(name.strip(), threads)) {
-				// Warm-up: JIT, pool, prepared statements.
-				run(stores.store, threads, warmup, response);
-				Map<String, Long> threadsBefore = threadTicks();
-				long[] jvmBefore = jvmTicks();
-				long serverBefore = serverTicks(name.strip());
-				long t0 = System.nanoTime();
-				long calls = run(stores.store, threads, seconds, response);
-				double wall = (System.nanoTime() - t0) / 1e9;
-				long[] jvmAfter = jvmTicks();
-				long server = serverTicks(name.strip()) - serverBefore;
-				double user = (jvmAfter[0] - jvmBefore[0]) * TICK_NANOS / 1e3 / calls;
-				double sys = (jvmAfter[1] - jvmBefore[1]) * TICK_NANOS / 1e3 / calls;
-				System.out.printf(Locale.ROOT, "| %s | %d | %.0f | %.0f (%.0f + %.0f) | %.0f |%n", name.strip(), threads,
-						calls / wall, user + sys, user, sys, server * TICK_NANOS / 1e3 / calls);
-				if (Boolean.getBoolean("bench.cpu.detail")) {
-					StringBuilder detail = new StringBuilder("  JVM threads, µs/call:");
-					threadTicks().forEach((group, ticks) -> {
-						double micros = (ticks - threadsBefore.getOrDefault(group, 0L)) * TICK_NANOS / 1e3 / calls;
-						if (micros >= 1) {
-							detail.append(String.format(Locale.ROOT, " %s=%.0f", group, micros));
-						}
-					});
-					System.out.println(detail);
-				}
+			for (String threadCount : System.getProperty("bench.cost.threads", "1,16").split(",")) {
+				measure(name.strip(), Integer.parseInt(threadCount.strip()), seconds, warmup, response);
 			}
 		}
 		System.exit(0);
+	}
+
+	private static void measure(String name, int threads, int seconds, int warmup, StoredResponse response)
+			throws Exception {
+		try (BenchStores stores = new BenchStores(name, threads)) {
+			// Warm-up: JIT, pool, prepared statements.
+			run(stores.store, threads, warmup, response);
+			Map<String, Long> threadsBefore = threadTicks();
+			long[] jvmBefore = jvmTicks();
+			long serverBefore = serverTicks(name);
+			long t0 = System.nanoTime();
+			long calls = run(stores.store, threads, seconds, response);
+			double wall = (System.nanoTime() - t0) / 1e9;
+			long[] jvmAfter = jvmTicks();
+			long server = serverTicks(name) - serverBefore;
+			double user = (jvmAfter[0] - jvmBefore[0]) * TICK_NANOS / 1e3 / calls;
+			double sys = (jvmAfter[1] - jvmBefore[1]) * TICK_NANOS / 1e3 / calls;
+			System.out.printf(Locale.ROOT, "| %s | %d | %.0f | %.0f (%.0f + %.0f) | %.0f |%n", name, threads,
+					calls / wall, user + sys, user, sys, server * TICK_NANOS / 1e3 / calls);
+			if (Boolean.getBoolean("bench.cpu.detail")) {
+				StringBuilder detail = new StringBuilder("  JVM threads, µs/call:");
+				threadTicks().forEach((group, ticks) -> {
+					double micros = (ticks - threadsBefore.getOrDefault(group, 0L)) * TICK_NANOS / 1e3 / calls;
+					if (micros >= 1) {
+						detail.append(String.format(Locale.ROOT, " %s=%.0f", group, micros));
+					}
+				});
+				System.out.println(detail);
+			}
+		}
 	}
 
 	/** reserve + complete with fresh keys from {@code threads} threads; returns the number of calls (2 per key). */
