@@ -10,17 +10,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
  * Where the CPU of a benchmark phase went, and (optionally) which core each party may use.
  * <p>
- * Accounting: the load driver's threads (named {@value #CLIENT_THREAD_PREFIX}… and the
- * {@code HttpClient-}… threads of {@link java.net.http.HttpClient}) against every other thread of
- * this JVM, which is the application (Tomcat, the starter, the catalog's H2; GC and JIT counted in
- * {@link Usage#jvmNanos} only), and the store servers' processes ({@code postgres},
- * {@code redis-server}) read from {@code /proc}.
+ * Accounting: every thread of this JVM but the load driver's (named {@value #CLIENT_THREAD_PREFIX}…
+ * and the {@code HttpClient-}… threads of {@link java.net.http.HttpClient}), which is the
+ * application (Tomcat, the starter, Lettuce, the catalog's H2; not GC and JIT, which only the whole
+ * process's {@link Usage#jvmNanos} counts, together with the driver), and the store servers'
+ * processes ({@code postgres}, {@code redis-server}) read from {@code /proc}. The driver's own
+ * threads are not counted apart: the client's worker threads end and take their count with them.
  * <p>
  * Pinning ({@code bench.pin=true}): the application's threads get one core, the load driver's
  * threads and the store servers the other, so the store and the clients stand in for other
@@ -39,9 +39,6 @@ final class CpuAccounting implements AutoCloseable {
 
 	private final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory
 		.getOperatingSystemMXBean();
-
-	/** CPU of client threads that have ended: they add their own before they end. */
-	private final AtomicLong endedClientNanos = new AtomicLong();
 
 	private final String appCpus;
 
@@ -100,11 +97,6 @@ final class CpuAccounting implements AutoCloseable {
 		}
 	}
 
-	/** Called by each client thread as its last step. */
-	void clientThreadEnding() {
-		this.endedClientNanos.addAndGet(this.threads.getCurrentThreadCpuTime());
-	}
-
 	/** CPU and user-mode CPU nanoseconds of the application's threads, by thread name without digits. */
 	Map<String, long[]> appThreadGroups() {
 		Map<String, long[]> groups = new java.util.TreeMap<>();
@@ -123,7 +115,6 @@ final class CpuAccounting implements AutoCloseable {
 	}
 
 	Usage now() {
-		long driver = this.endedClientNanos.get();
 		long app = 0;
 		long[] ids = this.threads.getAllThreadIds();
 		java.lang.management.ThreadInfo[] infos = this.threads.getThreadInfo(ids);
@@ -136,14 +127,11 @@ final class CpuAccounting implements AutoCloseable {
 				continue;
 			}
 			String name = infos[i].getThreadName();
-			if (isDriverThread(name)) {
-				driver += cpu;
-			}
-			else if (!"main".equals(name)) {
+			if (!isDriverThread(name) && !"main".equals(name)) {
 				app += cpu;
 			}
 		}
-		return new Usage(this.os.getProcessCpuTime(), app, driver, serverCpuNanos());
+		return new Usage(this.os.getProcessCpuTime(), app, serverCpuNanos());
 	}
 
 	@Override
@@ -243,16 +231,16 @@ final class CpuAccounting implements AutoCloseable {
 	}
 
 	/** CPU nanoseconds at one moment; subtract two to get a phase's share. */
-	record Usage(long jvmNanos, long appThreadNanos, long driverThreadNanos, long serverNanos) {
+	record Usage(long jvmNanos, long appThreadNanos, long serverNanos) {
 
 		Usage minus(Usage earlier) {
 			return new Usage(this.jvmNanos - earlier.jvmNanos, this.appThreadNanos - earlier.appThreadNanos,
-					this.driverThreadNanos - earlier.driverThreadNanos, this.serverNanos - earlier.serverNanos);
+					this.serverNanos - earlier.serverNanos);
 		}
 
 		Usage plus(Usage other) {
 			return new Usage(this.jvmNanos + other.jvmNanos, this.appThreadNanos + other.appThreadNanos,
-					this.driverThreadNanos + other.driverThreadNanos, this.serverNanos + other.serverNanos);
+					this.serverNanos + other.serverNanos);
 		}
 
 	}
