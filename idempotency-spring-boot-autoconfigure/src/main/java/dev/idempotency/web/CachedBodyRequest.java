@@ -2,7 +2,9 @@ package dev.idempotency.web;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +20,9 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
  */
 final class CachedBodyRequest extends HttpServletRequestWrapper {
 
+	/** Bodies declaring at most this many bytes are read into one array of that size. */
+	private static final int PRESIZED_LIMIT = 64 * 1024;
+
 	private final byte[] body;
 
 	CachedBodyRequest(HttpServletRequest request) throws IOException {
@@ -25,15 +30,31 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 		this.body = read(request);
 	}
 
-	/** The whole body: in one array of the declared length when there is one, else read to the end. */
+	/**
+	 * The whole body. A declared length only sizes the first array, and only up to
+	 * {@link #PRESIZED_LIMIT}: a client declaring gigabytes allocates nothing before it sends them,
+	 * and a stream longer than declared (a decoding filter in front) is read to its end all the same.
+	 */
 	private static byte[] read(HttpServletRequest request) throws IOException {
 		long declared = request.getContentLengthLong();
-		if (declared < 0 || declared > Integer.MAX_VALUE - 8) {
-			return request.getInputStream().readAllBytes();
+		InputStream in = request.getInputStream();
+		if (declared < 0 || declared > PRESIZED_LIMIT) {
+			return in.readAllBytes();
 		}
 		byte[] body = new byte[(int) declared];
-		int read = request.getInputStream().readNBytes(body, 0, body.length);
-		return (read == body.length) ? body : Arrays.copyOf(body, read);
+		int read = in.readNBytes(body, 0, body.length);
+		if (read < body.length) {
+			return Arrays.copyOf(body, read);
+		}
+		int next = in.read();
+		if (next < 0) {
+			return body;
+		}
+		ByteArrayOutputStream longer = new ByteArrayOutputStream(body.length * 2 + 1);
+		longer.write(body);
+		longer.write(next);
+		in.transferTo(longer);
+		return longer.toByteArray();
 	}
 
 	byte[] body() {

@@ -55,6 +55,11 @@ final class BenchStores implements AutoCloseable {
 	private String redisPrefix;
 
 	BenchStores(String name, int poolSize) throws Exception {
+		this(name, poolSize, true);
+	}
+
+	/** {@code countStatements}: false gives the JDBC store the plain pool, without the counting proxies. */
+	BenchStores(String name, int poolSize, boolean countStatements) throws Exception {
 		switch (name.toLowerCase(Locale.ROOT)) {
 			case "memory" -> this.store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE);
 			case "h2", "postgresql", "mariadb" -> {
@@ -67,7 +72,8 @@ final class BenchStores implements AutoCloseable {
 				this.pool = this.database.dataSource(poolSize);
 				new IdempotencyJdbcSchemaInitializer(this.pool, "idempotency_record", DatabaseInitializationMode.ALWAYS)
 					.initializeSchema();
-				this.store = new JdbcIdempotencyStore(counting(this.pool), "idempotency_record");
+				this.store = new JdbcIdempotencyStore(countStatements ? counting(this.pool) : this.pool,
+						"idempotency_record");
 			}
 			case "redis" -> {
 				this.redis = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379),

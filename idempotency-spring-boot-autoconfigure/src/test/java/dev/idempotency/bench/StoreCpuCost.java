@@ -29,7 +29,7 @@ import dev.idempotency.store.StoredResponse;
  * processes ({@code postgres} or {@code redis-server}, from {@code /proc}).
  * <p>
  * Run with {@code -Pbench} (see docs/benchmarks.md); system properties {@code bench.cost.stores}
- * (postgresql,redis), {@code bench.cost.threads} (16), {@code bench.cost.seconds} (10),
+ * (postgresql,redis), {@code bench.cost.threads} (1,16), {@code bench.cost.seconds} (10),
  * {@code bench.cost.warmup} seconds before (10: until the JIT has compiled the store's path).
  */
 public final class StoreCpuCost {
@@ -42,11 +42,7 @@ public final class StoreCpuCost {
 	public static void main(String[] args) throws Exception {
 		int seconds = Integer.getInteger("bench.cost.seconds", 10);
 		int warmup = Integer.getInteger("bench.cost.warmup", 10);
-		byte[] body = new byte[2153];
-		for (int i = 0; i < body.length; i++) {
-			body[i] = (byte) ("{\"metadata\":{\"format-version\":2,\"schemas\":[]}}".charAt(i % 44));
-		}
-		StoredResponse response = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")), body);
+		StoredResponse response = EngineBenchmark.Payloads.RESPONSE; // the sample's createTable response
 		System.out.println("| Store | threads | calls/s | client JVM CPU µs/call (user + sys) | store server CPU µs/call |");
 		System.out.println("|---|---|---|---|---|");
 		for (String name : System.getProperty("bench.cost.stores", "postgresql,redis").split(",")) {
@@ -59,7 +55,7 @@ public final class StoreCpuCost {
 
 	private static void measure(String name, int threads, int seconds, int warmup, StoredResponse response)
 			throws Exception {
-		try (BenchStores stores = new BenchStores(name, threads)) {
+		try (BenchStores stores = new BenchStores(name, threads, false)) {
 			// Warm-up: JIT, pool, prepared statements.
 			run(stores.store, threads, warmup, response);
 			Map<String, Long> threadsBefore = threadTicks();
@@ -91,6 +87,7 @@ public final class StoreCpuCost {
 	private static long run(IdempotencyStore store, int threads, int seconds, StoredResponse response)
 			throws Exception {
 		AtomicLong calls = new AtomicLong();
+		List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
 		CyclicBarrier start = new CyclicBarrier(threads + 1);
 		long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
 		List<Thread> workers = new ArrayList<>();
@@ -110,8 +107,8 @@ public final class StoreCpuCost {
 						calls.addAndGet(2);
 					}
 				}
-				catch (Exception ex) {
-					throw new IllegalStateException(ex);
+				catch (Exception | Error ex) {
+					failures.add(ex);
 				}
 			});
 			worker.start();
@@ -120,6 +117,12 @@ public final class StoreCpuCost {
 		start.await();
 		for (Thread worker : workers) {
 			worker.join();
+		}
+		if (!failures.isEmpty()) {
+			IllegalStateException failure = new IllegalStateException(failures.size() + " of " + threads
+					+ " threads failed; no figures for this run");
+			failures.forEach(failure::addSuppressed);
+			throw failure;
 		}
 		return calls.get();
 	}

@@ -53,4 +53,32 @@ class CachedBodyRequestTests {
 		assertThat(new CachedBodyRequest(request).body()).isEqualTo(BODY);
 	}
 
+	@Test
+	void aBodyLongerThanDeclaredIsReadToItsEnd() throws IOException {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/v1/namespaces") {
+
+			@Override
+			public long getContentLengthLong() {
+				return 5;
+			}
+
+		};
+		request.setContent(BODY);
+		assertThat(new CachedBodyRequest(request).body()).isEqualTo(BODY);
+	}
+
+	@Test
+	void aHugeDeclaredLengthAllocatesOnlyWhatArrives() throws IOException {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/v1/namespaces") {
+
+			@Override
+			public long getContentLengthLong() {
+				return Integer.MAX_VALUE - 100L;
+			}
+
+		};
+		request.setContent(BODY);
+		assertThat(new CachedBodyRequest(request).body()).isEqualTo(BODY);
+	}
+
 }

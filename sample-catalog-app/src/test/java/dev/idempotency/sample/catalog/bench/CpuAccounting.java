@@ -19,8 +19,10 @@ import java.util.stream.Stream;
  * and the {@code HttpClient-}… threads of {@link java.net.http.HttpClient}), which is the
  * application (Tomcat, the starter, Lettuce, the catalog's H2; not GC and JIT, which only the whole
  * process's {@link Usage#jvmNanos} counts, together with the driver), and the store servers'
- * processes ({@code postgres}, {@code redis-server}) read from {@code /proc}. The driver's own
- * threads are not counted apart: the client's worker threads end and take their count with them.
+ * processes ({@code postgres}, {@code redis-server}) read from {@code /proc}. A thread that ends
+ * during a phase (a Hikari adder, a trimmed Tomcat worker) takes its count with it, so the
+ * application figure is a lower bound. The driver's own threads are not counted apart for the
+ * same reason: the HTTP client's worker threads come and go.
  * <p>
  * Pinning ({@code bench.pin=true}): the application's threads get one core, the load driver's
  * threads and the store servers the other, so the store and the clients stand in for other
@@ -64,8 +66,17 @@ final class CpuAccounting implements AutoCloseable {
 		Runtime.getRuntime().addShutdownHook(accounting.restoreHook);
 		taskset("-a", "-p", "-c", appCpus, Long.toString(ProcessHandle.current().pid()));
 		for (long pid : serverPids()) {
-			accounting.serverMasks.put(pid, currentMask(pid));
-			taskset("-a", "-p", "-c", otherCpus, Long.toString(pid));
+			try {
+				String mask = currentMask(pid);
+				taskset("-a", "-p", "-c", otherCpus, Long.toString(pid));
+				accounting.serverMasks.put(pid, mask);
+			}
+			catch (IllegalStateException ex) {
+				if (Files.exists(Path.of("/proc", Long.toString(pid)))) {
+					accounting.close();
+					throw ex;
+				}
+			}
 		}
 		return accounting;
 	}
@@ -149,11 +160,22 @@ final class CpuAccounting implements AutoCloseable {
 		if (mask == null) {
 			return;
 		}
+		List<String> failures = new ArrayList<>();
 		for (long pid : serverPids()) {
-			String before = this.serverMasks.getOrDefault(pid, mask);
-			taskset("-a", "-p", before, Long.toString(pid));
+			try {
+				taskset("-a", "-p", this.serverMasks.getOrDefault(pid, mask), Long.toString(pid));
+			}
+			catch (IllegalStateException ex) {
+				if (Files.exists(Path.of("/proc", Long.toString(pid)))) {
+					failures.add(ex.getMessage()); // still running, still pinned: say so
+				}
+			}
 		}
 		this.serverMasks.clear();
+		if (!failures.isEmpty()) {
+			System.err.println("Could not give these store server processes their CPU mask back (run"
+					+ " 'taskset -a -p " + mask + " <pid>'): " + failures);
+		}
 	}
 
 	private static boolean isDriverThread(String name) {

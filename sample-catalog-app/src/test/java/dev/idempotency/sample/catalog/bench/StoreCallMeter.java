@@ -6,9 +6,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Adds up, over the store calls the application makes, the calling thread's CPU time and the wall
- * time inside the call: what a protected request spends in its store client, apart from the rest
- * of the request. Optionally waits (parked, no CPU) before each call: the "memory-wait" control.
+ * Adds up, over the store calls made on request threads (Tomcat's {@code http-nio-…}; not the
+ * purge scheduler or the heartbeat sweep), the calling thread's CPU time and the wall time inside
+ * the call: what a protected request spends in its store client, apart from the rest of the
+ * request. Optionally waits (parked, no CPU) before each call: the "memory-wait" control.
  */
 final class StoreCallMeter {
 
@@ -28,6 +29,9 @@ final class StoreCallMeter {
 	private final AtomicLong calls = new AtomicLong();
 
 	Object measure(Call call, long waitNanos) throws Throwable {
+		if (!Thread.currentThread().getName().startsWith("http-")) {
+			return call.proceed();
+		}
 		long cpu = this.threads.getCurrentThreadCpuTime();
 		long wall = System.nanoTime();
 		try {
