@@ -9,6 +9,8 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
@@ -56,9 +58,8 @@ public enum JdbcIdempotencyDialect {
 		@Override
 		List<String> reserve(String table) {
 			String now = now();
-			String expired = "cur.expires_at <= " + now;
 			String values = insertValues();
-			return List.of("WITH seen AS (SELECT owner_token, " + acquirable(now) + " AS acquirable, fingerprint,"
+			return List.of("WITH seen AS (SELECT owner_token, " + acquirable("", ":fingerprint") + " AS acquirable, fingerprint,"
 					+ " operation, state, lease_expires_at, expires_at, response FROM " + table
 					+ " WHERE scope = :scope AND idem_key = :key),"
 					// Write only when the row seen is absent or acquirable: anything else is a read.
@@ -66,15 +67,8 @@ public enum JdbcIdempotencyDialect {
 					+ values.substring(1, values.length() - 1)
 					+ " WHERE NOT EXISTS (SELECT 1 FROM seen WHERE NOT seen.acquirable)"
 					+ " ON CONFLICT (scope, idem_key) DO UPDATE SET"
-					+ " fingerprint = CASE WHEN " + expired + " THEN EXCLUDED.fingerprint ELSE cur.fingerprint END,"
-					+ " operation = CASE WHEN " + expired + " THEN EXCLUDED.operation ELSE cur.operation END,"
-					+ " state = 'IN_PROGRESS', owner_token = EXCLUDED.owner_token,"
-					+ " lease_expires_at = EXCLUDED.lease_expires_at,"
-					+ " expires_at = CASE WHEN " + expired + " THEN EXCLUDED.expires_at ELSE cur.expires_at END,"
-					+ " created_at = CASE WHEN " + expired + " THEN EXCLUDED.created_at ELSE cur.created_at END,"
-					+ " response = CASE WHEN " + expired + " THEN NULL ELSE cur.response END"
-					+ " WHERE " + expired + " OR (cur.state = 'IN_PROGRESS' AND cur.lease_expires_at <= " + now
-					+ " AND cur.fingerprint = EXCLUDED.fingerprint)"
+					+ acquireAssignments((column) -> "EXCLUDED." + column)
+					+ " WHERE " + acquirable("cur.", "EXCLUDED.fingerprint")
 					// A fresh record is created at now(); a taken-over one keeps its older created_at.
 					+ " RETURNING owner_token, created_at <> " + now + " AS taken_over, fingerprint, operation, state,"
 					+ " lease_expires_at, expires_at)"
@@ -117,8 +111,7 @@ public enum JdbcIdempotencyDialect {
 			String replaced = acquired + " AND expires_at <= " + now;
 			String write = "INSERT INTO " + table + " " + insertColumns() + " VALUES " + insertValues()
 					+ " ON DUPLICATE KEY UPDATE"
-					+ " owner_token = IF(expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_expires_at <= "
-					+ now + " AND fingerprint = VALUES(fingerprint)), VALUES(owner_token), owner_token),"
+					+ " owner_token = IF(" + acquirable("", "VALUES(fingerprint)") + ", VALUES(owner_token), owner_token),"
 					+ " fingerprint = IF(" + replaced + ", VALUES(fingerprint), fingerprint),"
 					+ " operation = IF(" + replaced + ", VALUES(operation), operation),"
 					+ " response = IF(" + replaced + ", NULL, response),"
@@ -126,13 +119,7 @@ public enum JdbcIdempotencyDialect {
 					+ " state = IF(" + acquired + ", 'IN_PROGRESS', state),"
 					+ " lease_expires_at = IF(" + acquired + ", VALUES(lease_expires_at), lease_expires_at),"
 					+ " expires_at = IF(" + replaced + ", VALUES(expires_at), expires_at)";
-			// A fresh record has lease_expires_at = created_at + lease exactly; a taken-over one keeps
-			// its older created_at.
-			String read = "SELECT owner_token, (owner_token <=> :owner AND lease_expires_at <> "
-					+ plusMicros("created_at", "leaseMicros") + ") AS taken_over, " + acquirable(now)
-					+ " AS acquirable, fingerprint, operation, state, lease_expires_at, expires_at, response FROM "
-					+ table + " WHERE scope = :scope AND idem_key = :key";
-			return List.of(write, read);
+			return List.of(write, readReserved(table, "<=>"));
 		}
 
 		@Override
@@ -163,26 +150,16 @@ public enum JdbcIdempotencyDialect {
 		@Override
 		List<String> reserve(String table) {
 			String now = now();
-			String expired = "cur.expires_at <= " + now;
+			Map<String, String> incoming = Map.of("fingerprint", ":fingerprint", "operation", ":operation",
+					"owner_token", ":owner", "lease_expires_at", plusMicros(now, "leaseMicros"), "expires_at",
+					plusMicros(now, "retentionMicros"), "created_at", now);
 			String write = "MERGE INTO " + table + " AS cur USING (VALUES (CAST(:scope AS VARCHAR(200)),"
 					+ " CAST(:key AS VARCHAR(64)))) AS req(scope, idem_key)"
 					+ " ON cur.scope = req.scope AND cur.idem_key = req.idem_key"
-					+ " WHEN MATCHED AND (" + expired + " OR (cur.state = 'IN_PROGRESS' AND cur.lease_expires_at <= "
-					+ now + " AND cur.fingerprint = :fingerprint)) THEN UPDATE SET"
-					+ " fingerprint = CASE WHEN " + expired + " THEN :fingerprint ELSE cur.fingerprint END,"
-					+ " operation = CASE WHEN " + expired + " THEN :operation ELSE cur.operation END,"
-					+ " state = 'IN_PROGRESS', owner_token = :owner,"
-					+ " lease_expires_at = " + plusMicros(now, "leaseMicros") + ","
-					+ " expires_at = CASE WHEN " + expired + " THEN " + plusMicros(now, "retentionMicros")
-					+ " ELSE cur.expires_at END,"
-					+ " created_at = CASE WHEN " + expired + " THEN " + now + " ELSE cur.created_at END,"
-					+ " response = CASE WHEN " + expired + " THEN NULL ELSE cur.response END"
+					+ " WHEN MATCHED AND " + acquirable("cur.", ":fingerprint") + " THEN UPDATE SET"
+					+ acquireAssignments(incoming::get)
 					+ " WHEN NOT MATCHED THEN INSERT " + insertColumns() + " VALUES " + insertValues();
-			String read = "SELECT owner_token, (owner_token = :owner AND lease_expires_at <> "
-					+ plusMicros("created_at", "leaseMicros") + ") AS taken_over, " + acquirable(now)
-					+ " AS acquirable, fingerprint, operation, state, lease_expires_at, expires_at, response FROM "
-					+ table + " WHERE scope = :scope AND idem_key = :key";
-			return List.of(write, read);
+			return List.of(write, readReserved(table, "="));
 		}
 
 		@Override
@@ -256,10 +233,46 @@ public enum JdbcIdempotencyDialect {
 				+ ", " + plusMicros(now(), "retentionMicros") + ", " + now() + ", NULL)";
 	}
 
-	/** Whether a row would be acquired by a reservation for {@code :fingerprint} right now. */
-	String acquirable(String now) {
-		return "(expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_expires_at <= " + now
-				+ " AND fingerprint = :fingerprint))";
+	/**
+	 * Whether the row ({@code row} is its qualifier, {@code "cur."} or empty) would be acquired
+	 * right now by a reservation whose fingerprint is the SQL expression {@code fingerprint}:
+	 * expired, or in progress with its lease over and the same fingerprint.
+	 */
+	String acquirable(String row, String fingerprint) {
+		String now = now();
+		return "(" + row + "expires_at <= " + now + " OR (" + row + "state = 'IN_PROGRESS' AND " + row
+				+ "lease_expires_at <= " + now + " AND " + row + "fingerprint = " + fingerprint + "))";
+	}
+
+	/**
+	 * The assignments of a reservation that acquires row {@code cur}, {@code incoming} giving the
+	 * SQL value of each new column: an expired row is replaced, a taken-over one gets the new owner
+	 * and lease but keeps its fingerprint, operation, expiry, creation time and response.
+	 */
+	String acquireAssignments(Function<String, String> incoming) {
+		String expired = "cur.expires_at <= " + now();
+		return " fingerprint = CASE WHEN " + expired + " THEN " + incoming.apply("fingerprint")
+				+ " ELSE cur.fingerprint END,"
+				+ " operation = CASE WHEN " + expired + " THEN " + incoming.apply("operation") + " ELSE cur.operation END,"
+				+ " state = 'IN_PROGRESS', owner_token = " + incoming.apply("owner_token") + ","
+				+ " lease_expires_at = " + incoming.apply("lease_expires_at") + ","
+				+ " expires_at = CASE WHEN " + expired + " THEN " + incoming.apply("expires_at")
+				+ " ELSE cur.expires_at END,"
+				+ " created_at = CASE WHEN " + expired + " THEN " + incoming.apply("created_at")
+				+ " ELSE cur.created_at END,"
+				+ " response = CASE WHEN " + expired + " THEN NULL ELSE cur.response END";
+	}
+
+	/**
+	 * The read after a two-statement reservation. A fresh record has lease_expires_at = created_at
+	 * + lease exactly; a taken-over one keeps its older created_at. {@code ownerEquals} compares
+	 * owner tokens ({@code <=>} on MariaDB, NULL-safe).
+	 */
+	String readReserved(String table, String ownerEquals) {
+		return "SELECT owner_token, (owner_token " + ownerEquals + " :owner AND lease_expires_at <> "
+				+ plusMicros("created_at", "leaseMicros") + ") AS taken_over, " + acquirable("", ":fingerprint")
+				+ " AS acquirable, fingerprint, operation, state, lease_expires_at, expires_at, response FROM "
+				+ table + " WHERE scope = :scope AND idem_key = :key";
 	}
 
 	/**
