@@ -45,6 +45,14 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 	}
 
 	@Test
+	void healthShowsTheIdempotencyStoreAsItsOwnComponent() {
+		Response health = this.http.get("/actuator/health");
+
+		assertThat(health.status()).isEqualTo(200);
+		assertThat(health.json().path("components").path("idempotency").path("status").asText()).isEqualTo("UP");
+	}
+
+	@Test
 	void routesAnswerWithAndWithoutPrefix() {
 		assertThat(this.http.post("/v1/namespaces", "{\"namespace\": [\"plain\"]}").status()).isEqualTo(200);
 		assertThat(this.http.post("/v1/warehouse1/namespaces", "{\"namespace\": [\"prefixed\"]}").status())

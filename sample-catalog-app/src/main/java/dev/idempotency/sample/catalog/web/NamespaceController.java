@@ -1,8 +1,5 @@
 package dev.idempotency.sample.catalog.web;
 
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1;
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1_PREFIX;
-
 import dev.idempotency.Idempotent;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -29,7 +26,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The namespace routes of the Iceberg REST catalog spec. */
 @RestController
-@RequestMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+@RequestMapping(path = { CatalogPaths.V1, CatalogPaths.V1_PREFIX }, produces = MediaType.APPLICATION_JSON_VALUE)
 public class NamespaceController {
 
 	private final SupportsNamespaces catalog;
@@ -38,44 +35,41 @@ public class NamespaceController {
 		this.catalog = catalog;
 	}
 
-	@GetMapping({ V1 + "/namespaces", V1_PREFIX + "/namespaces" })
+	@GetMapping("/namespaces")
 	public ListNamespacesResponse listNamespaces(@RequestParam(required = false) String parent,
 			@RequestParam(required = false) String pageToken, @RequestParam(required = false) String pageSize) {
 		Namespace parentNamespace = CatalogPaths.namespace(parent);
-		String size = Pages.pageSize(pageSize);
-		if (size == null) {
-			return CatalogHandlers.listNamespaces(this.catalog, parentNamespace);
-		}
-		return CatalogHandlers.listNamespaces(this.catalog, parentNamespace, Pages.pageToken(pageToken), size);
+		return Pages.list(pageToken, pageSize, () -> CatalogHandlers.listNamespaces(this.catalog, parentNamespace),
+				(token, size) -> CatalogHandlers.listNamespaces(this.catalog, parentNamespace, token, size));
 	}
 
 	@Idempotent(operation = "createNamespace")
-	@PostMapping({ V1 + "/namespaces", V1_PREFIX + "/namespaces" })
+	@PostMapping("/namespaces")
 	public CreateNamespaceResponse createNamespace(@RequestBody CreateNamespaceRequest request) {
 		return CatalogHandlers.createNamespace(this.catalog, request);
 	}
 
-	@GetMapping({ V1 + "/namespaces/{namespace}", V1_PREFIX + "/namespaces/{namespace}" })
+	@GetMapping("/namespaces/{namespace}")
 	public GetNamespaceResponse loadNamespace(@PathVariable String namespace) {
 		return CatalogHandlers.loadNamespace(this.catalog, CatalogPaths.namespace(namespace));
 	}
 
 	@RequestMapping(method = RequestMethod.HEAD,
-			path = { V1 + "/namespaces/{namespace}", V1_PREFIX + "/namespaces/{namespace}" })
+			path = "/namespaces/{namespace}")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void namespaceExists(@PathVariable String namespace) {
 		CatalogHandlers.namespaceExists(this.catalog, CatalogPaths.namespace(namespace));
 	}
 
 	@Idempotent(operation = "dropNamespace")
-	@DeleteMapping({ V1 + "/namespaces/{namespace}", V1_PREFIX + "/namespaces/{namespace}" })
+	@DeleteMapping("/namespaces/{namespace}")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void dropNamespace(@PathVariable String namespace) {
 		CatalogHandlers.dropNamespace(this.catalog, CatalogPaths.namespace(namespace));
 	}
 
 	@Idempotent(operation = "updateNamespaceProperties")
-	@PostMapping({ V1 + "/namespaces/{namespace}/properties", V1_PREFIX + "/namespaces/{namespace}/properties" })
+	@PostMapping("/namespaces/{namespace}/properties")
 	public UpdateNamespacePropertiesResponse updateProperties(@PathVariable String namespace,
 			@RequestBody UpdateNamespacePropertiesRequest request) {
 		return CatalogHandlers.updateNamespaceProperties(this.catalog, CatalogPaths.namespace(namespace), request);

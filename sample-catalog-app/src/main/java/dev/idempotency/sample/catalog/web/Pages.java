@@ -1,9 +1,21 @@
 package dev.idempotency.sample.catalog.web;
 
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
+
 /** The paging parameters of the list routes. */
 final class Pages {
 
 	private Pages() {
+	}
+
+	/**
+	 * One listing route: the whole list without {@code pageSize}, else the page the checked
+	 * {@code pageToken} and {@code pageSize} select.
+	 */
+	static <T> T list(String pageToken, String pageSize, Supplier<T> whole, BiFunction<String, String, T> page) {
+		String size = pageSize(pageSize);
+		return (size != null) ? page.apply(pageToken(pageToken), size) : whole.get();
 	}
 
 	/**

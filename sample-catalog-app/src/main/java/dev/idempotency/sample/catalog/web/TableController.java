@@ -1,17 +1,12 @@
 package dev.idempotency.sample.catalog.web;
 
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1;
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1_PREFIX;
-
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Locale;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties.SnapshotMode;
@@ -42,7 +37,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The table routes of the Iceberg REST catalog spec, and the multi-table transaction. */
 @RestController
-@RequestMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+@RequestMapping(path = { CatalogPaths.V1, CatalogPaths.V1_PREFIX }, produces = MediaType.APPLICATION_JSON_VALUE)
 public class TableController {
 
 	private static final String TABLES = "/namespaces/{namespace}/tables";
@@ -55,20 +50,17 @@ public class TableController {
 		this.catalog = catalog;
 	}
 
-	@GetMapping({ V1 + TABLES, V1_PREFIX + TABLES })
+	@GetMapping(TABLES)
 	public ListTablesResponse listTables(@PathVariable String namespace,
 			@RequestParam(required = false) String pageToken, @RequestParam(required = false) String pageSize) {
-		String size = Pages.pageSize(pageSize);
-		if (size == null) {
-			return CatalogHandlers.listTables(this.catalog, CatalogPaths.namespace(namespace));
-		}
-		return CatalogHandlers.listTables(this.catalog, CatalogPaths.namespace(namespace), Pages.pageToken(pageToken),
-				size);
+		Namespace parent = CatalogPaths.namespace(namespace);
+		return Pages.list(pageToken, pageSize, () -> CatalogHandlers.listTables(this.catalog, parent),
+				(token, size) -> CatalogHandlers.listTables(this.catalog, parent, token, size));
 	}
 
 	/** Creates a table, or with {@code stage-create} only returns the metadata a later commit creates. */
 	@Idempotent(operation = "createTable")
-	@PostMapping({ V1 + TABLES, V1_PREFIX + TABLES })
+	@PostMapping(TABLES)
 	public ResponseEntity<LoadTableResponse> createTable(@PathVariable String namespace,
 			@RequestBody CreateTableRequest request) {
 		if (request.stageCreate()) {
@@ -80,7 +72,7 @@ public class TableController {
 	}
 
 	@Idempotent(operation = "registerTable")
-	@PostMapping({ V1 + "/namespaces/{namespace}/register", V1_PREFIX + "/namespaces/{namespace}/register" })
+	@PostMapping("/namespaces/{namespace}/register")
 	public ResponseEntity<LoadTableResponse> registerTable(@PathVariable String namespace,
 			@RequestBody RegisterTableRequest request) {
 		return withETag(CatalogHandlers.registerTable(this.catalog, CatalogPaths.namespace(namespace), request),
@@ -88,7 +80,7 @@ public class TableController {
 	}
 
 	/** Loads a table; answers 304 when the client's {@code If-None-Match} names the current metadata. */
-	@GetMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	@GetMapping(TABLE)
 	public ResponseEntity<LoadTableResponse> loadTable(@PathVariable String namespace, @PathVariable String table,
 			@RequestParam(required = false) String snapshots,
 			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
@@ -102,7 +94,7 @@ public class TableController {
 		return ResponseEntity.ok().eTag(etag).body(response);
 	}
 
-	@RequestMapping(method = RequestMethod.HEAD, path = { V1 + TABLE, V1_PREFIX + TABLE })
+	@RequestMapping(method = RequestMethod.HEAD, path = TABLE)
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void tableExists(@PathVariable String namespace, @PathVariable String table) {
 		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
@@ -110,7 +102,7 @@ public class TableController {
 
 	/** Commits updates to a table (or creates a staged table). */
 	@Idempotent(operation = "updateTable")
-	@PostMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	@PostMapping(TABLE)
 	public ResponseEntity<LoadTableResponse> updateTable(@PathVariable String namespace, @PathVariable String table,
 			@RequestBody UpdateTableRequest request) {
 		return withETag(CatalogHandlers.updateTable(this.catalog, CatalogPaths.identifier(namespace, table), request),
@@ -118,7 +110,7 @@ public class TableController {
 	}
 
 	@Idempotent(operation = "dropTable")
-	@DeleteMapping({ V1 + TABLE, V1_PREFIX + TABLE })
+	@DeleteMapping(TABLE)
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void dropTable(@PathVariable String namespace, @PathVariable String table,
 			@RequestParam(defaultValue = "false") boolean purgeRequested) {
@@ -132,14 +124,14 @@ public class TableController {
 	}
 
 	@Idempotent(operation = "renameTable")
-	@PostMapping({ V1 + "/tables/rename", V1_PREFIX + "/tables/rename" })
+	@PostMapping("/tables/rename")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void renameTable(@RequestBody RenameTableRequest request) {
 		CatalogHandlers.renameTable(this.catalog, request);
 	}
 
 	/** Accepts a scan or commit report; this sample keeps no metrics of its own. */
-	@PostMapping({ V1 + TABLE + "/metrics", V1_PREFIX + TABLE + "/metrics" })
+	@PostMapping(TABLE + "/metrics")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void reportMetrics(@PathVariable String namespace, @PathVariable String table,
 			@RequestBody ReportMetricsRequest request) {
@@ -147,7 +139,7 @@ public class TableController {
 	}
 
 	@Idempotent(operation = "commitTransaction")
-	@PostMapping({ V1 + "/transactions/commit", V1_PREFIX + "/transactions/commit" })
+	@PostMapping("/transactions/commit")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void commitTransaction(@RequestBody CommitTransactionRequest request) {
 		CatalogTransactions.commit(this.catalog, request);
@@ -171,14 +163,7 @@ public class TableController {
 
 	/** A strong ETag naming the metadata file and the snapshot mode it was loaded with. */
 	static String etag(String metadataLocation, SnapshotMode mode) {
-		try {
-			MessageDigest digest = MessageDigest.getInstance("SHA-256");
-			byte[] hash = digest.digest((metadataLocation + "\n" + mode.name()).getBytes(StandardCharsets.UTF_8));
-			return "\"" + HexFormat.of().formatHex(hash, 0, 16) + "\"";
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		return "\"" + Fingerprints.sha256Hex(metadataLocation + "\n" + mode.name()).substring(0, 32) + "\"";
 	}
 
 }

@@ -1,9 +1,7 @@
 package dev.idempotency.sample.catalog.web;
 
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1;
-import static dev.idempotency.sample.catalog.web.CatalogPaths.V1_PREFIX;
-
 import dev.idempotency.Idempotent;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.requests.CreateViewRequest;
@@ -28,7 +26,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The view routes of the Iceberg REST catalog spec. */
 @RestController
-@RequestMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+@RequestMapping(path = { CatalogPaths.V1, CatalogPaths.V1_PREFIX }, produces = MediaType.APPLICATION_JSON_VALUE)
 public class ViewController {
 
 	private static final String VIEWS = "/namespaces/{namespace}/views";
@@ -41,35 +39,32 @@ public class ViewController {
 		this.catalog = catalog;
 	}
 
-	@GetMapping({ V1 + VIEWS, V1_PREFIX + VIEWS })
+	@GetMapping(VIEWS)
 	public ListTablesResponse listViews(@PathVariable String namespace,
 			@RequestParam(required = false) String pageToken, @RequestParam(required = false) String pageSize) {
-		String size = Pages.pageSize(pageSize);
-		if (size == null) {
-			return CatalogHandlers.listViews(this.catalog, CatalogPaths.namespace(namespace));
-		}
-		return CatalogHandlers.listViews(this.catalog, CatalogPaths.namespace(namespace), Pages.pageToken(pageToken),
-				size);
+		Namespace parent = CatalogPaths.namespace(namespace);
+		return Pages.list(pageToken, pageSize, () -> CatalogHandlers.listViews(this.catalog, parent),
+				(token, size) -> CatalogHandlers.listViews(this.catalog, parent, token, size));
 	}
 
 	@Idempotent(operation = "createView")
-	@PostMapping({ V1 + VIEWS, V1_PREFIX + VIEWS })
+	@PostMapping(VIEWS)
 	public LoadViewResponse createView(@PathVariable String namespace, @RequestBody CreateViewRequest request) {
 		return CatalogHandlers.createView(this.catalog, CatalogPaths.namespace(namespace), request);
 	}
 
 	@Idempotent(operation = "registerView")
-	@PostMapping({ V1 + "/namespaces/{namespace}/register-view", V1_PREFIX + "/namespaces/{namespace}/register-view" })
+	@PostMapping("/namespaces/{namespace}/register-view")
 	public LoadViewResponse registerView(@PathVariable String namespace, @RequestBody RegisterViewRequest request) {
 		return CatalogHandlers.registerView(this.catalog, CatalogPaths.namespace(namespace), request);
 	}
 
-	@GetMapping({ V1 + VIEW, V1_PREFIX + VIEW })
+	@GetMapping(VIEW)
 	public LoadViewResponse loadView(@PathVariable String namespace, @PathVariable String view) {
 		return CatalogHandlers.loadView(this.catalog, CatalogPaths.identifier(namespace, view));
 	}
 
-	@RequestMapping(method = RequestMethod.HEAD, path = { V1 + VIEW, V1_PREFIX + VIEW })
+	@RequestMapping(method = RequestMethod.HEAD, path = VIEW)
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void viewExists(@PathVariable String namespace, @PathVariable String view) {
 		CatalogHandlers.viewExists(this.catalog, CatalogPaths.identifier(namespace, view));
@@ -77,21 +72,21 @@ public class ViewController {
 
 	/** Replaces a view's definition (commits view metadata updates). */
 	@Idempotent(operation = "replaceView")
-	@PostMapping({ V1 + VIEW, V1_PREFIX + VIEW })
+	@PostMapping(VIEW)
 	public LoadViewResponse replaceView(@PathVariable String namespace, @PathVariable String view,
 			@RequestBody UpdateTableRequest request) {
 		return CatalogHandlers.updateView(this.catalog, CatalogPaths.identifier(namespace, view), request);
 	}
 
 	@Idempotent(operation = "dropView")
-	@DeleteMapping({ V1 + VIEW, V1_PREFIX + VIEW })
+	@DeleteMapping(VIEW)
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void dropView(@PathVariable String namespace, @PathVariable String view) {
 		CatalogHandlers.dropView(this.catalog, CatalogPaths.identifier(namespace, view));
 	}
 
 	@Idempotent(operation = "renameView")
-	@PostMapping({ V1 + "/views/rename", V1_PREFIX + "/views/rename" })
+	@PostMapping("/views/rename")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void renameView(@RequestBody RenameTableRequest request) {
 		CatalogHandlers.renameView(this.catalog, request);
