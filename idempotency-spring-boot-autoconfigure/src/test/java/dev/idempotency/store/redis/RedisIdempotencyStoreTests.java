@@ -33,8 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The store contract against the real Redis at 127.0.0.1:6379 (started by
- * {@code /work/shared/ci/services.sh redis} in CI), plus what is particular to Redis: native
+ * The store contract against the real Redis at 127.0.0.1:6379 ({@code .ci/run} starts it in
+ * CI), plus what is particular to Redis: native
  * expiry, key layout, prefixes and how the scripts are sent. The server is shared: every test
  * writes under its own {@code idem-test-<uuid>:} prefix and deletes exactly those keys afterwards.
  * When Redis is down these tests fail, they do not skip.
