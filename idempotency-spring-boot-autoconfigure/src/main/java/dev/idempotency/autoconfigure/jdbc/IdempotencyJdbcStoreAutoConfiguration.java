@@ -91,10 +91,11 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
 		// The table must exist before the first statement: resolving the initializer here makes
-		// the store depend on it.
-		schemaInitializer.ifAvailable((initializer) -> {
-		});
+		// the store depend on it. Without the table the application does not start.
+		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
 		DataSource target = dataSource.getDataSource();
+		IdempotencyTableCheck.verify(target, properties.getTableName(), (initializer != null)
+				? initializer.whyNotCreated() : "liquibase-core is not on the classpath, so the starter cannot create it");
 		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
 				: JdbcIdempotencyDialect.detect(target);
 		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),

@@ -30,10 +30,12 @@ public class IdempotencyJdbcStoreProperties {
 	private @Nullable JdbcIdempotencyDialect dialect;
 
 	/**
-	 * When to create the table with the starter's own Liquibase changelog: 'always',
-	 * 'embedded' (H2, HSQL, Derby only) or 'never'. Needs liquibase-core on the classpath.
+	 * When to create the table with the starter's own Liquibase changelog: 'always' (applies
+	 * what is missing, nothing when the table is there), 'embedded' (H2, HSQL, Derby only) or
+	 * 'never'. Needs liquibase-core on the classpath. Whatever the mode, the application does
+	 * not start when the table is then missing.
 	 */
-	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
+	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.ALWAYS;
 
 	/**
 	 * Whether completing a record joins a Spring transaction that is active on the store's

@@ -26,6 +26,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.TransientDataAccessException;
+import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -59,6 +60,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final DataSource dataSource;
 
 	private final JdbcIdempotencyDialect dialect;
+
+	private final String table;
 
 	private final JdbcClient jdbc;
 
@@ -94,6 +97,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
 		this.dialect = Objects.requireNonNull(dialect, "dialect");
 		String table = JdbcIdempotencyDialect.validateTableName(tableName);
+		this.table = table;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
@@ -188,7 +192,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				return update.get();
 			}
 			catch (DataAccessException ex) {
-				throw new IdempotencyStoreException("Idempotency store failed to complete " + id, ex);
+				throw failure("complete " + id, ex);
 			}
 		}
 		return oneStatement("complete", update);
@@ -256,7 +260,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			return statement.get();
 		}
 		catch (DataAccessException ex) {
-			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+			throw failure(action, ex);
 		}
 	}
 
@@ -279,8 +283,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			return this.ownTransaction.execute((status) -> work.get());
 		}
 		catch (DataAccessException | TransactionException ex) {
-			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+			throw failure(action, ex);
 		}
+	}
+
+	/** The store's failure; a missing table is named, so the health detail says what is wrong. */
+	private IdempotencyStoreException failure(String action, RuntimeException ex) {
+		String problem = (ex instanceof BadSqlGrammarException)
+				? ": table " + this.table + " not found (or not the starter's schema)" : "";
+		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
 	}
 
 	private ReserveRow reserveRow(ResultSet rs, int rowNum) throws SQLException {

@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.jdbc;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -19,9 +20,11 @@ import liquibase.integration.spring.SpringLiquibase;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -94,13 +97,16 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	}
 
 	@Test
-	void initializeSchemaNeverCreatesNoTable() {
-		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.initialize-schema=never")
-			.run((context) -> {
-				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD",
-						"IDEMPOTENCY_DATABASECHANGELOG");
-			});
+	void initializeSchemaNeverRunsNoChangelogAndWithoutATableFailsTheStart() {
+		String url = h2Url();
+		this.runner.withPropertyValues("spring.datasource.url=" + url, "idempotency.store.type=jdbc",
+				"idempotency.store.jdbc.initialize-schema=never")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IdempotencyTableMissingException.class)
+				.hasMessageContaining("idempotency_record"));
+		assertThat(tables(DataSourceBuilder.create().url(url).username("sa").build()))
+			.doesNotContain("IDEMPOTENCY_RECORD", "IDEMPOTENCY_DATABASECHANGELOG");
 	}
 
 	@Test
@@ -197,29 +203,58 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			});
 	}
 
-	/**
-	 * On a server database the default ('embedded') leaves the schema alone, and 'always'
-	 * creates it.
-	 */
+	/** First contact: a server database and nothing but the store type gives a working table. */
 	@Test
-	void onAServerDatabaseTheSchemaIsCreatedOnlyWhenAskedFor() throws Exception {
+	void onAServerDatabaseTheTableIsCreatedByDefault() throws Exception {
+		withPostgres((postgres) -> postgres.run((context) -> {
+			assertThat(context.getBean(JdbcIdempotencyStore.class).dialect())
+				.isEqualTo(JdbcIdempotencyDialect.POSTGRESQL);
+			assertThat(tables(context.getBean(DataSource.class))).contains("IDEMPOTENCY_RECORD");
+			assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+				.isInstanceOf(ReserveResult.Acquired.class);
+		}));
+	}
+
+	/** Never a healthy-looking app that refuses every request: no table, no start. */
+	@Test
+	void withoutTheTableTheStartFailsNamingTableDatabaseAndProperty() throws Exception {
+		withPostgres((postgres) -> postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=never")
+			.run((context) -> {
+				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "initialize-schema=never");
+				assertThat(analysis.getAction()).contains("idempotency.store.jdbc.initialize-schema=always");
+			}));
+	}
+
+	@Test
+	void withoutLiquibaseAndWithoutTheTableTheStartFailsNamingLiquibase() throws Exception {
+		withPostgres((postgres) -> postgres.withClassLoader(new FilteredClassLoader(SpringLiquibase.class))
+			.run((context) -> {
+				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "liquibase-core");
+				assertThat(analysis.getAction()).contains("liquibase-core", "4.33.0");
+			}));
+	}
+
+	@Test
+	void withoutLiquibaseAnExistingTableIsEnough() throws Exception {
+		withPostgres((postgres) -> {
+			postgres.run((context) -> assertThat(context).hasNotFailed());
+			postgres.withClassLoader(new FilteredClassLoader(SpringLiquibase.class))
+				.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(JdbcIdempotencyStore.class));
+		});
+	}
+
+	private static void withPostgres(Consumer<ApplicationContextRunner> test) throws Exception {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
 		try {
-			ApplicationContextRunner postgres = new ApplicationContextRunner()
+			test.accept(new ApplicationContextRunner()
 				.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 						IdempotencyJdbcStoreAutoConfiguration.class))
 				.withPropertyValues("spring.datasource.url=" + database.url(), "spring.datasource.username=postgres",
-						"idempotency.store.type=jdbc");
-			postgres.run((context) -> {
-				assertThat(context.getBean(JdbcIdempotencyStore.class).dialect())
-					.isEqualTo(JdbcIdempotencyDialect.POSTGRESQL);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
-			});
-			postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=always").run((context) -> {
-				assertThat(tables(context.getBean(DataSource.class))).contains("IDEMPOTENCY_RECORD");
-				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
-					.isInstanceOf(ReserveResult.Acquired.class);
-			});
+						"idempotency.store.type=jdbc"));
 		}
 		finally {
 			database.drop();

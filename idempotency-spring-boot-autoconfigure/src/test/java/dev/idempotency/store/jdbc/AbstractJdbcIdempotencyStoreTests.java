@@ -9,6 +9,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.IdempotencyStoreHealthIndicator;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyRecord;
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -96,6 +99,14 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	void theDialectIsDetectedFromTheDatabase() {
 		assertThat(JdbcIdempotencyDialect.detect(this.dataSource)).isEqualTo(expectedDialect());
 		assertThat(new JdbcIdempotencyStore(this.dataSource, TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	/** What an operator reads in the health endpoint when the table was dropped under the store. */
+	@Test
+	void aMissingTableIsNamedInTheHealthDetail() {
+		Health health = new IdempotencyStoreHealthIndicator(store(this.dataSource, "no_such_table", false)).health();
+		assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+		assertThat(String.valueOf(health.getDetails().get("error"))).contains("table no_such_table not found");
 	}
 
 	@Test
