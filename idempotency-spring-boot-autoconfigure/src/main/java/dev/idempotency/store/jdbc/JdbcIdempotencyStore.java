@@ -27,6 +27,7 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.BadSqlGrammarException;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -85,7 +86,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private volatile @Nullable Boolean autoCommitPool;
 
 	/**
-	 * Creates a store.
+	 * Creates a store whose statements run without a query timeout of their own.
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
@@ -94,11 +95,28 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion) {
+		this(dataSource, dialect, tableName, transactionalCompletion, Duration.ZERO);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param dataSource where the table lives
+	 * @param dialect the SQL dialect of that database
+	 * @param tableName the table, a plain SQL identifier
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
+	 * the same data source
+	 * @param queryTimeout the longest a statement may run before the driver cancels it, in whole
+	 * seconds rounded up (JDBC's unit); zero for none
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
+			boolean transactionalCompletion, Duration queryTimeout) {
 		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
 		this.dialect = Objects.requireNonNull(dialect, "dialect");
 		String table = JdbcIdempotencyDialect.validateTableName(tableName);
 		this.table = table;
-		this.jdbc = JdbcClient.create(dataSource);
+		JdbcTemplate template = new JdbcTemplate(dataSource);
+		template.setQueryTimeout(querySeconds(queryTimeout));
+		this.jdbc = JdbcClient.create(template);
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
@@ -306,6 +324,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				RecordState.valueOf(rs.getString("state")), this.dialect.readInstant(rs, "lease_expires_at"),
 				this.dialect.readInstant(rs, "expires_at"), rs.getBytes("response"))
 			.toRecord(id);
+	}
+
+	private static int querySeconds(Duration timeout) {
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("Query timeout must not be negative");
+		}
+		return Math.toIntExact(timeout.plusNanos(999_999_999).getSeconds());
 	}
 
 	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */

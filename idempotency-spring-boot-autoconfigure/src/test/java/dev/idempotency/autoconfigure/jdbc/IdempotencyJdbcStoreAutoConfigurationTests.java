@@ -151,10 +151,13 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + dedicatedUrl,
 				"idempotency.store.jdbc.username=sa")
 			.run((context) -> {
-				assertThat(context).hasSingleBean(DataSource.class).hasSingleBean(JdbcIdempotencyStore.class);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
+				// What the application gets by type is still its own DataSource.
+				DataSource application = context.getBeanProvider(DataSource.class).getIfUnique();
+				assertThat(application).isSameAs(context.getBean("dataSource"));
+				assertThat(tables(application)).doesNotContain("IDEMPOTENCY_RECORD");
 				DataSource dedicated = context.getBean(IdempotencyJdbcDataSource.class).getDataSource();
-				assertThat(dedicated).isNotSameAs(context.getBean(DataSource.class));
+				assertThat(dedicated).isNotSameAs(application).isInstanceOf(HikariDataSource.class);
 				assertThat(tables(dedicated)).contains("IDEMPOTENCY_RECORD");
 			});
 	}
@@ -169,6 +172,7 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 					.getDataSource();
 				assertThat(pool.getMaximumPoolSize()).isEqualTo(24);
 				assertThat(pool.getPoolName()).isEqualTo("idempotency-store");
+				assertThat(pool.getConnectionTimeout()).as("the store's default").isEqualTo(1000);
 			});
 	}
 
@@ -186,8 +190,13 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyJdbcStoreAutoConfiguration.class))
 			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url())
-			.run((context) -> assertThat(context).doesNotHaveBean(DataSource.class)
-				.hasSingleBean(JdbcIdempotencyStore.class));
+			.run((context) -> {
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
+				// The only DataSource is the store's own pool, which Boot did not make for the application.
+				assertThat(context.getBeanNamesForType(DataSource.class)).containsExactly("idempotencyStoreDataSource");
+				assertThat(context.getBean(IdempotencyJdbcDataSource.class).getDataSource())
+					.isSameAs(context.getBean("idempotencyStoreDataSource"));
+			});
 	}
 
 	@Test

@@ -1,5 +1,7 @@
 package dev.idempotency.store.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -15,6 +17,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
@@ -31,6 +34,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.within;
 
 /**
@@ -99,6 +104,34 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	void theDialectIsDetectedFromTheDatabase() {
 		assertThat(JdbcIdempotencyDialect.detect(this.dataSource)).isEqualTo(expectedDialect());
 		assertThat(new JdbcIdempotencyStore(this.dataSource, TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	/**
+	 * A statement that cannot finish (here: its row locked by another transaction that never
+	 * ends) is cancelled by the store's query timeout, and the call fails as a store failure
+	 * instead of holding the request.
+	 */
+	@Test
+	void aStatementThatCannotFinishIsCancelledByTheQueryTimeout() throws Exception {
+		JdbcIdempotencyStore timed = new JdbcIdempotencyStore(this.dataSource, expectedDialect(), TABLE, false,
+				Duration.ofSeconds(1));
+		RecordId id = newId();
+		String owner = token();
+		timed.reserve(request(id, "fp", owner, LONG_LEASE));
+		try (Connection locker = this.dataSource.getConnection()) {
+			locker.setAutoCommit(false);
+			try (PreparedStatement lock = locker
+				.prepareStatement("SELECT state FROM " + TABLE + " WHERE scope = ? AND idem_key = ? FOR UPDATE")) {
+				lock.setString(1, id.scope());
+				lock.setString(2, id.key());
+				lock.executeQuery().close();
+			}
+			assertTimeoutPreemptively(Duration.ofSeconds(15), () -> assertThatExceptionOfType(
+					IdempotencyStoreException.class)
+				.isThrownBy(() -> timed.complete(id, owner, response(200, "{}"))));
+			locker.rollback();
+		}
+		assertThat(timed.complete(id, owner, response(200, "{}"))).isTrue();
 	}
 
 	/** What an operator reads in the health endpoint when the table was dropped under the store. */
