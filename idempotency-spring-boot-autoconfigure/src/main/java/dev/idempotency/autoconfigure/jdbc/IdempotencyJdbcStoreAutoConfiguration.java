@@ -22,9 +22,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -42,6 +44,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 @ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "jdbc")
 @Conditional(IdempotencyJdbcStoreAutoConfiguration.OnStoreDataSourceCondition.class)
 @EnableConfigurationProperties(IdempotencyJdbcStoreProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public final class IdempotencyJdbcStoreAutoConfiguration {
 
 	/** Connection timeout of the dedicated pool unless idempotency.store.jdbc.pool says otherwise. */

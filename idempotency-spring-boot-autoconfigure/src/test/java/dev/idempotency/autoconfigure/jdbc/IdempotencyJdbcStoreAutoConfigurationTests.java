@@ -256,6 +256,42 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		});
 	}
 
+	/**
+	 * The starter's changelog included in the application's own, applied by Boot's Liquibase:
+	 * the store waits for it (Boot's database initialization ordering) and finds its table, with
+	 * the starter's own set-up switched off or left on (its change set then sees the table and
+	 * is marked as run).
+	 */
+	@Test
+	void theStartersChangelogCanBeIncludedInTheApplicationsOwn() throws Exception {
+		withPostgres((postgres) -> {
+			ApplicationContextRunner including = postgres
+				.withConfiguration(AutoConfigurations.of(LiquibaseAutoConfiguration.class))
+				.withPropertyValues("spring.liquibase.change-log=classpath:db/test-app/changelog-including-idempotency.yaml");
+			including.withPropertyValues("idempotency.store.jdbc.initialize-schema=never").run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(tables(context.getBean(DataSource.class))).contains("APP_ORDERS", "IDEMPOTENCY_RECORD")
+					.doesNotContain("IDEMPOTENCY_DATABASECHANGELOG");
+				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+					.isInstanceOf(ReserveResult.Acquired.class);
+			});
+			including.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+					.isInstanceOf(ReserveResult.Acquired.class);
+			});
+		});
+	}
+
+	/** Boot's ordering: a store bean depends on every database initializer, ours included. */
+	@Test
+	void theStoreDependsOnDatabaseInitialization() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {
+			String[] dependencies = context.getBeanFactory().getBeanDefinition("idempotencyStore").getDependsOn();
+			assertThat(dependencies).contains("idempotencyJdbcSchemaInitializer");
+		});
+	}
+
 	private static void withPostgres(Consumer<ApplicationContextRunner> test) throws Exception {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
 		try {
