@@ -38,8 +38,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * An {@link IdempotencyStore} in a relational database, one row per record. Every transition is
  * one conditional statement (reserve: one statement on PostgreSQL, a write and a read of the
- * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in
- * {@link JdbcIdempotencyDialect}.
+ * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in one class per
+ * database ({@link PostgresqlStatements}, {@link MariaDbStatements}, {@link H2Statements}).
  * <p>
  * A caller's transaction is never joined by accident: a record outlives a business rollback, and
  * the store never aborts the caller's transaction. A call that is one statement (every call on
@@ -120,12 +120,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
-		this.reserveSql = dialect.reserve(table);
-		this.completeSql = dialect.complete(table);
-		this.releaseSql = dialect.release(table);
-		this.heartbeatSql = dialect.heartbeat(table);
-		this.findSql = dialect.find(table);
-		this.purgeSql = dialect.purge(table);
+		JdbcIdempotencyStatements statements = dialect.statements(table);
+		this.reserveSql = statements.reserve();
+		this.completeSql = statements.complete();
+		this.releaseSql = statements.release();
+		this.heartbeatSql = statements.heartbeat();
+		this.findSql = statements.find();
+		this.purgeSql = statements.purge();
 	}
 
 	/**
