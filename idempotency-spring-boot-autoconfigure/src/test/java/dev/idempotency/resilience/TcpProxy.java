@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * A TCP proxy on 127.0.0.1 in front of a store server, that a test can cut (listener and every
  * live connection closed: the store is unreachable) and restore on the same port.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
 	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
@@ -33,7 +33,7 @@ final class TcpProxy implements AutoCloseable {
 		accept(this.listener);
 	}
 
-	static TcpProxy to(int targetPort) {
+	public static TcpProxy to(int targetPort) {
 		try {
 			return new TcpProxy(targetPort);
 		}
@@ -42,12 +42,12 @@ final class TcpProxy implements AutoCloseable {
 		}
 	}
 
-	int port() {
+	public int port() {
 		return this.port;
 	}
 
 	/** Closes the listener and every live connection: new connections are refused, open ones break. */
-	synchronized void cut() {
+	public synchronized void cut() {
 		closeQuietly(this.listener);
 		for (Socket socket : this.live) {
 			closeQuietly(socket);
@@ -56,7 +56,7 @@ final class TcpProxy implements AutoCloseable {
 	}
 
 	/** Listens again, on the same port. */
-	synchronized void restore() {
+	public synchronized void restore() {
 		try {
 			this.listener = listen(this.port);
 		}

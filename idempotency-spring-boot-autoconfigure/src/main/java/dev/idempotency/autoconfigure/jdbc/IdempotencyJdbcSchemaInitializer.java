@@ -87,6 +87,16 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 		return true;
 	}
 
+	/** Why this initializer leaves the table alone, or may have, for a start-up report. */
+	String whyNotCreated() {
+		return switch (this.mode) {
+			case NEVER -> "idempotency.store.jdbc.initialize-schema=never";
+			case EMBEDDED -> "idempotency.store.jdbc.initialize-schema=embedded and this database is not embedded";
+			case ALWAYS -> "the starter's changelog is recorded as applied in " + CHANGELOG_TABLE
+					+ ", yet the table is not in the connection's current schema";
+		};
+	}
+
 	private boolean isEnabled() {
 		return switch (this.mode) {
 			case ALWAYS -> true;

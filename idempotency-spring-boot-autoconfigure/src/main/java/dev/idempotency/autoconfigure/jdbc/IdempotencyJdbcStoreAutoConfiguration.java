@@ -1,10 +1,10 @@
 package dev.idempotency.autoconfigure.jdbc;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.time.Duration;
 
 import javax.sql.DataSource;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
@@ -18,17 +18,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.bind.BindHandler;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
-import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -46,43 +44,26 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 @ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "jdbc")
 @Conditional(IdempotencyJdbcStoreAutoConfiguration.OnStoreDataSourceCondition.class)
 @EnableConfigurationProperties(IdempotencyJdbcStoreProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public final class IdempotencyJdbcStoreAutoConfiguration {
+
+	/** Connection timeout of the dedicated pool unless idempotency.store.jdbc.pool says otherwise. */
+	static final Duration DEDICATED_POOL_CONNECTION_TIMEOUT = Duration.ofSeconds(1);
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyJdbcDataSource idempotencyJdbcDataSource(IdempotencyJdbcStoreProperties properties,
-			@IdempotencyDataSource ObjectProvider<DataSource> dedicatedDataSource,
+	IdempotencyJdbcDataSource idempotencyJdbcDataSource(@IdempotencyDataSource ObjectProvider<DataSource> dedicatedDataSource,
 			ObjectProvider<DataSource> applicationDataSource) {
 		DataSource dedicated = dedicatedDataSource.getIfAvailable();
 		if (dedicated != null) {
-			return IdempotencyJdbcDataSource.of(dedicated);
-		}
-		if (properties.getUrl() != null) {
-			DataSource built = DataSourceBuilder.create(getClass().getClassLoader())
-				.url(properties.getUrl())
-				.username(properties.getUsername())
-				.password(properties.getPassword())
-				.build();
-			configurePool(built, properties.getPool());
-			return IdempotencyJdbcDataSource.owned(built);
+			return new IdempotencyJdbcDataSource(dedicated);
 		}
 		DataSource application = applicationDataSource.getIfUnique();
 		if (application == null) {
 			throw new IllegalStateException("The JDBC idempotency store needs one DataSource: mark one "
 					+ "@Primary or @IdempotencyDataSource, or set idempotency.store.jdbc.url");
 		}
-		return IdempotencyJdbcDataSource.of(application);
-	}
-
-	/** Binds idempotency.store.jdbc.pool.* onto the pool's own setters; a name it lacks is an error. */
-	private static void configurePool(DataSource pool, Map<String, String> settings) {
-		if (settings.isEmpty()) {
-			return;
-		}
-		Map<String, String> prefixed = new LinkedHashMap<>();
-		settings.forEach((name, value) -> prefixed.put("idempotency.store.jdbc.pool." + name, value));
-		new Binder(new MapConfigurationPropertySource(prefixed)).bind("idempotency.store.jdbc.pool",
-				Bindable.ofInstance(pool), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
+		return new IdempotencyJdbcDataSource(application);
 	}
 
 	@Bean
@@ -91,14 +72,15 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
 		// The table must exist before the first statement: resolving the initializer here makes
-		// the store depend on it.
-		schemaInitializer.ifAvailable((initializer) -> {
-		});
+		// the store depend on it. Without the table the application does not start.
+		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
 		DataSource target = dataSource.getDataSource();
+		IdempotencyTableCheck.verify(target, properties.getTableName(), (initializer != null)
+				? initializer.whyNotCreated() : "liquibase-core is not on the classpath, so the starter cannot create it");
 		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
 				: JdbcIdempotencyDialect.detect(target);
 		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),
-				properties.isTransactionalCompletion());
+				properties.isTransactionalCompletion(), properties.getQueryTimeout());
 	}
 
 	@Bean
@@ -109,6 +91,36 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			IdempotencyJdbcStoreProperties properties) {
 		return new IdempotencyPurgeScheduler(store, properties.getPurge().getInterval(),
 				properties.getPurge().getBatchSize());
+	}
+
+	/**
+	 * The dedicated pool of {@code idempotency.store.jdbc.url}: a HikariCP pool bound to
+	 * {@code idempotency.store.jdbc.pool.*} (a name the pool does not have fails the start-up).
+	 * It is not a default candidate, so it never competes with the application's
+	 * {@code DataSource} for injection by type, and it is closed with the context.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HikariDataSource.class)
+	@ConditionalOnProperty(prefix = "idempotency.store.jdbc", name = "url")
+	static class DedicatedPoolConfiguration {
+
+		@Bean(defaultCandidate = false)
+		@IdempotencyDataSource
+		@ConditionalOnMissingBean(annotation = IdempotencyDataSource.class)
+		@ConfigurationProperties(prefix = "idempotency.store.jdbc.pool", ignoreUnknownFields = false)
+		HikariDataSource idempotencyStoreDataSource(IdempotencyJdbcStoreProperties properties) {
+			HikariDataSource pool = DataSourceBuilder.create(getClass().getClassLoader())
+				.type(HikariDataSource.class)
+				.url(properties.getUrl())
+				.username(properties.getUsername())
+				.password(properties.getPassword())
+				.build();
+			// A store that cannot be reached answers 503 in about a second, not after Hikari's 30 s.
+			pool.setConnectionTimeout(DEDICATED_POOL_CONNECTION_TIMEOUT.toMillis());
+			pool.setValidationTimeout(DEDICATED_POOL_CONNECTION_TIMEOUT.toMillis() / 2);
+			return pool;
+		}
+
 	}
 
 	/** Schema set-up with Liquibase, when Liquibase is on the classpath. */

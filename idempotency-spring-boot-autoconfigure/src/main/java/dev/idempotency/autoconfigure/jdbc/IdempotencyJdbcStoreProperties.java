@@ -1,8 +1,6 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import org.jspecify.annotations.Nullable;
@@ -30,10 +28,12 @@ public class IdempotencyJdbcStoreProperties {
 	private @Nullable JdbcIdempotencyDialect dialect;
 
 	/**
-	 * When to create the table with the starter's own Liquibase changelog: 'always',
-	 * 'embedded' (H2, HSQL, Derby only) or 'never'. Needs liquibase-core on the classpath.
+	 * When to create the table with the starter's own Liquibase changelog: 'always' (applies
+	 * what is missing, nothing when the table is there), 'embedded' (H2, HSQL, Derby only) or
+	 * 'never'. Needs liquibase-core on the classpath. Whatever the mode, the application does
+	 * not start when the table is then missing.
 	 */
-	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
+	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.ALWAYS;
 
 	/**
 	 * Whether completing a record joins a Spring transaction that is active on the store's
@@ -59,12 +59,11 @@ public class IdempotencyJdbcStoreProperties {
 	private @Nullable String password;
 
 	/**
-	 * Settings of the connection pool created for 'url', in the pool's own property names
-	 * (HikariCP: maximum-pool-size, minimum-idle, connection-timeout, ...). An unknown name fails
-	 * the start-up. Size it for the requests that run at once: every protected request holds a
-	 * connection for the length of one statement, twice.
+	 * Longest a store statement may run before the driver cancels it and the request is
+	 * answered as for an unavailable store (503 when fail-closed). Whole seconds, rounded up
+	 * (JDBC's unit); 0 for none.
 	 */
-	private final Map<String, String> pool = new LinkedHashMap<>();
+	private Duration queryTimeout = Duration.ofSeconds(2);
 
 	private final Purge purge = new Purge();
 
@@ -124,8 +123,12 @@ public class IdempotencyJdbcStoreProperties {
 		this.password = password;
 	}
 
-	public Map<String, String> getPool() {
-		return this.pool;
+	public Duration getQueryTimeout() {
+		return this.queryTimeout;
+	}
+
+	public void setQueryTimeout(Duration queryTimeout) {
+		this.queryTimeout = queryTimeout;
 	}
 
 	public Purge getPurge() {

@@ -26,6 +26,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.TransientDataAccessException;
+import org.springframework.jdbc.BadSqlGrammarException;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -36,8 +38,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * An {@link IdempotencyStore} in a relational database, one row per record. Every transition is
  * one conditional statement (reserve: one statement on PostgreSQL, a write and a read of the
- * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in
- * {@link JdbcIdempotencyDialect}.
+ * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in one class per
+ * database ({@link PostgresqlStatements}, {@link MariaDbStatements}, {@link H2Statements}).
  * <p>
  * A caller's transaction is never joined by accident: a record outlives a business rollback, and
  * the store never aborts the caller's transaction. A call that is one statement (every call on
@@ -59,6 +61,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final DataSource dataSource;
 
 	private final JdbcIdempotencyDialect dialect;
+
+	private final String table;
 
 	private final JdbcClient jdbc;
 
@@ -82,7 +86,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private volatile @Nullable Boolean autoCommitPool;
 
 	/**
-	 * Creates a store.
+	 * Creates a store whose statements run without a query timeout of their own.
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
@@ -91,19 +95,38 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion) {
+		this(dataSource, dialect, tableName, transactionalCompletion, Duration.ZERO);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param dataSource where the table lives
+	 * @param dialect the SQL dialect of that database
+	 * @param tableName the table, a plain SQL identifier
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
+	 * the same data source
+	 * @param queryTimeout the longest a statement may run before the driver cancels it, in whole
+	 * seconds rounded up (JDBC's unit); zero for none
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
+			boolean transactionalCompletion, Duration queryTimeout) {
 		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
 		this.dialect = Objects.requireNonNull(dialect, "dialect");
 		String table = JdbcIdempotencyDialect.validateTableName(tableName);
-		this.jdbc = JdbcClient.create(dataSource);
+		this.table = table;
+		JdbcTemplate template = new JdbcTemplate(dataSource);
+		template.setQueryTimeout(querySeconds(queryTimeout));
+		this.jdbc = JdbcClient.create(template);
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
-		this.reserveSql = dialect.reserve(table);
-		this.completeSql = dialect.complete(table);
-		this.releaseSql = dialect.release(table);
-		this.heartbeatSql = dialect.heartbeat(table);
-		this.findSql = dialect.find(table);
-		this.purgeSql = dialect.purge(table);
+		JdbcIdempotencyStatements statements = dialect.statements(table);
+		this.reserveSql = statements.reserve();
+		this.completeSql = statements.complete();
+		this.releaseSql = statements.release();
+		this.heartbeatSql = statements.heartbeat();
+		this.findSql = statements.find();
+		this.purgeSql = statements.purge();
 	}
 
 	/**
@@ -188,7 +211,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				return update.get();
 			}
 			catch (DataAccessException ex) {
-				throw new IdempotencyStoreException("Idempotency store failed to complete " + id, ex);
+				throw failure("complete " + id, ex);
 			}
 		}
 		return oneStatement("complete", update);
@@ -256,7 +279,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			return statement.get();
 		}
 		catch (DataAccessException ex) {
-			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+			throw failure(action, ex);
 		}
 	}
 
@@ -279,8 +302,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			return this.ownTransaction.execute((status) -> work.get());
 		}
 		catch (DataAccessException | TransactionException ex) {
-			throw new IdempotencyStoreException("Idempotency store failed to " + action, ex);
+			throw failure(action, ex);
 		}
+	}
+
+	/** The store's failure; a missing table is named, so the health detail says what is wrong. */
+	private IdempotencyStoreException failure(String action, RuntimeException ex) {
+		String problem = (ex instanceof BadSqlGrammarException)
+				? ": table " + this.table + " not found (or not the starter's schema)" : "";
+		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
 	}
 
 	private ReserveRow reserveRow(ResultSet rs, int rowNum) throws SQLException {
@@ -295,6 +325,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				RecordState.valueOf(rs.getString("state")), this.dialect.readInstant(rs, "lease_expires_at"),
 				this.dialect.readInstant(rs, "expires_at"), rs.getBytes("response"))
 			.toRecord(id);
+	}
+
+	private static int querySeconds(Duration timeout) {
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("Query timeout must not be negative");
+		}
+		return Math.toIntExact(timeout.plusNanos(999_999_999).getSeconds());
 	}
 
 	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */

@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.jdbc;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -19,9 +20,11 @@ import liquibase.integration.spring.SpringLiquibase;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -94,13 +97,16 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	}
 
 	@Test
-	void initializeSchemaNeverCreatesNoTable() {
-		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.initialize-schema=never")
-			.run((context) -> {
-				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD",
-						"IDEMPOTENCY_DATABASECHANGELOG");
-			});
+	void initializeSchemaNeverRunsNoChangelogAndWithoutATableFailsTheStart() {
+		String url = h2Url();
+		this.runner.withPropertyValues("spring.datasource.url=" + url, "idempotency.store.type=jdbc",
+				"idempotency.store.jdbc.initialize-schema=never")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IdempotencyTableMissingException.class)
+				.hasMessageContaining("idempotency_record"));
+		assertThat(tables(DataSourceBuilder.create().url(url).username("sa").build()))
+			.doesNotContain("IDEMPOTENCY_RECORD", "IDEMPOTENCY_DATABASECHANGELOG");
 	}
 
 	@Test
@@ -145,10 +151,13 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + dedicatedUrl,
 				"idempotency.store.jdbc.username=sa")
 			.run((context) -> {
-				assertThat(context).hasSingleBean(DataSource.class).hasSingleBean(JdbcIdempotencyStore.class);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
+				// What the application gets by type is still its own DataSource.
+				DataSource application = context.getBeanProvider(DataSource.class).getIfUnique();
+				assertThat(application).isSameAs(context.getBean("dataSource"));
+				assertThat(tables(application)).doesNotContain("IDEMPOTENCY_RECORD");
 				DataSource dedicated = context.getBean(IdempotencyJdbcDataSource.class).getDataSource();
-				assertThat(dedicated).isNotSameAs(context.getBean(DataSource.class));
+				assertThat(dedicated).isNotSameAs(application).isInstanceOf(HikariDataSource.class);
 				assertThat(tables(dedicated)).contains("IDEMPOTENCY_RECORD");
 			});
 	}
@@ -163,6 +172,7 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 					.getDataSource();
 				assertThat(pool.getMaximumPoolSize()).isEqualTo(24);
 				assertThat(pool.getPoolName()).isEqualTo("idempotency-store");
+				assertThat(pool.getConnectionTimeout()).as("the store's default").isEqualTo(1000);
 			});
 	}
 
@@ -180,8 +190,13 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyJdbcStoreAutoConfiguration.class))
 			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url())
-			.run((context) -> assertThat(context).doesNotHaveBean(DataSource.class)
-				.hasSingleBean(JdbcIdempotencyStore.class));
+			.run((context) -> {
+				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
+				// The only DataSource is the store's own pool, which Boot did not make for the application.
+				assertThat(context.getBeanNamesForType(DataSource.class)).containsExactly("idempotencyStoreDataSource");
+				assertThat(context.getBean(IdempotencyJdbcDataSource.class).getDataSource())
+					.isSameAs(context.getBean("idempotencyStoreDataSource"));
+			});
 	}
 
 	@Test
@@ -197,29 +212,94 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			});
 	}
 
+	/** First contact: a server database and nothing but the store type gives a working table. */
+	@Test
+	void onAServerDatabaseTheTableIsCreatedByDefault() throws Exception {
+		withPostgres((postgres) -> postgres.run((context) -> {
+			assertThat(context.getBean(JdbcIdempotencyStore.class).dialect())
+				.isEqualTo(JdbcIdempotencyDialect.POSTGRESQL);
+			assertThat(tables(context.getBean(DataSource.class))).contains("IDEMPOTENCY_RECORD");
+			assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+				.isInstanceOf(ReserveResult.Acquired.class);
+		}));
+	}
+
+	/** Never a healthy-looking app that refuses every request: no table, no start. */
+	@Test
+	void withoutTheTableTheStartFailsNamingTableDatabaseAndProperty() throws Exception {
+		withPostgres((postgres) -> postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=never")
+			.run((context) -> {
+				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "initialize-schema=never");
+				assertThat(analysis.getAction()).contains("idempotency.store.jdbc.initialize-schema=always");
+			}));
+	}
+
+	@Test
+	void withoutLiquibaseAndWithoutTheTableTheStartFailsNamingLiquibase() throws Exception {
+		withPostgres((postgres) -> postgres.withClassLoader(new FilteredClassLoader(SpringLiquibase.class))
+			.run((context) -> {
+				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "liquibase-core");
+				assertThat(analysis.getAction()).contains("liquibase-core", "4.33.0");
+			}));
+	}
+
+	@Test
+	void withoutLiquibaseAnExistingTableIsEnough() throws Exception {
+		withPostgres((postgres) -> {
+			postgres.run((context) -> assertThat(context).hasNotFailed());
+			postgres.withClassLoader(new FilteredClassLoader(SpringLiquibase.class))
+				.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(JdbcIdempotencyStore.class));
+		});
+	}
+
 	/**
-	 * On a server database the default ('embedded') leaves the schema alone, and 'always'
-	 * creates it.
+	 * The starter's changelog included in the application's own, applied by Boot's Liquibase:
+	 * the store waits for it (Boot's database initialization ordering) and finds its table, with
+	 * the starter's own set-up switched off or left on (its change set then sees the table and
+	 * is marked as run).
 	 */
 	@Test
-	void onAServerDatabaseTheSchemaIsCreatedOnlyWhenAskedFor() throws Exception {
-		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
-		try {
-			ApplicationContextRunner postgres = new ApplicationContextRunner()
-				.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-						IdempotencyJdbcStoreAutoConfiguration.class))
-				.withPropertyValues("spring.datasource.url=" + database.url(), "spring.datasource.username=postgres",
-						"idempotency.store.type=jdbc");
-			postgres.run((context) -> {
-				assertThat(context.getBean(JdbcIdempotencyStore.class).dialect())
-					.isEqualTo(JdbcIdempotencyDialect.POSTGRESQL);
-				assertThat(tables(context.getBean(DataSource.class))).doesNotContain("IDEMPOTENCY_RECORD");
-			});
-			postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=always").run((context) -> {
-				assertThat(tables(context.getBean(DataSource.class))).contains("IDEMPOTENCY_RECORD");
+	void theStartersChangelogCanBeIncludedInTheApplicationsOwn() throws Exception {
+		withPostgres((postgres) -> {
+			ApplicationContextRunner including = postgres
+				.withConfiguration(AutoConfigurations.of(LiquibaseAutoConfiguration.class))
+				.withPropertyValues("spring.liquibase.change-log=classpath:db/test-app/changelog-including-idempotency.yaml");
+			including.withPropertyValues("idempotency.store.jdbc.initialize-schema=never").run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(tables(context.getBean(DataSource.class))).contains("APP_ORDERS", "IDEMPOTENCY_RECORD")
+					.doesNotContain("IDEMPOTENCY_DATABASECHANGELOG");
 				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
 					.isInstanceOf(ReserveResult.Acquired.class);
 			});
+			including.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(JdbcIdempotencyStore.class).reserve(request()))
+					.isInstanceOf(ReserveResult.Acquired.class);
+			});
+		});
+	}
+
+	/** Boot's ordering: a store bean depends on every database initializer, ours included. */
+	@Test
+	void theStoreDependsOnDatabaseInitialization() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {
+			String[] dependencies = context.getBeanFactory().getBeanDefinition("idempotencyStore").getDependsOn();
+			assertThat(dependencies).contains("idempotencyJdbcSchemaInitializer");
+		});
+	}
+
+	private static void withPostgres(Consumer<ApplicationContextRunner> test) throws Exception {
+		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
+		try {
+			test.accept(new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+						IdempotencyJdbcStoreAutoConfiguration.class))
+				.withPropertyValues("spring.datasource.url=" + database.url(), "spring.datasource.username=postgres",
+						"idempotency.store.type=jdbc"));
 		}
 		finally {
 			database.drop();

@@ -1,5 +1,7 @@
 package dev.idempotency.store.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -9,11 +11,13 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.IdempotencyStoreHealthIndicator;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
@@ -22,12 +26,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.within;
 
 /**
@@ -96,6 +104,42 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	void theDialectIsDetectedFromTheDatabase() {
 		assertThat(JdbcIdempotencyDialect.detect(this.dataSource)).isEqualTo(expectedDialect());
 		assertThat(new JdbcIdempotencyStore(this.dataSource, TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	/**
+	 * A statement that cannot finish (here: its row locked by another transaction that never
+	 * ends) is cancelled by the store's query timeout, and the call fails as a store failure
+	 * instead of holding the request.
+	 */
+	@Test
+	void aStatementThatCannotFinishIsCancelledByTheQueryTimeout() throws Exception {
+		JdbcIdempotencyStore timed = new JdbcIdempotencyStore(this.dataSource, expectedDialect(), TABLE, false,
+				Duration.ofSeconds(1));
+		RecordId id = newId();
+		String owner = token();
+		timed.reserve(request(id, "fp", owner, LONG_LEASE));
+		try (Connection locker = this.dataSource.getConnection()) {
+			locker.setAutoCommit(false);
+			try (PreparedStatement lock = locker
+				.prepareStatement("SELECT state FROM " + TABLE + " WHERE scope = ? AND idem_key = ? FOR UPDATE")) {
+				lock.setString(1, id.scope());
+				lock.setString(2, id.key());
+				lock.executeQuery().close();
+			}
+			assertTimeoutPreemptively(Duration.ofSeconds(15), () -> assertThatExceptionOfType(
+					IdempotencyStoreException.class)
+				.isThrownBy(() -> timed.complete(id, owner, response(200, "{}"))));
+			locker.rollback();
+		}
+		assertThat(timed.complete(id, owner, response(200, "{}"))).isTrue();
+	}
+
+	/** What an operator reads in the health endpoint when the table was dropped under the store. */
+	@Test
+	void aMissingTableIsNamedInTheHealthDetail() {
+		Health health = new IdempotencyStoreHealthIndicator(store(this.dataSource, "no_such_table", false)).health();
+		assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+		assertThat(String.valueOf(health.getDetails().get("error"))).contains("table no_such_table not found");
 	}
 
 	@Test
