@@ -19,6 +19,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,6 +59,41 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 				assertThat(store.release(id, owner)).isTrue();
 				assertThat(store.find(id)).isEmpty();
 			});
+	}
+
+	@Test
+	void theStoreHasItsOwnShortCommandTimeoutAndTheApplicationsFactoryIsUnchanged() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
+			LettuceConnectionFactory application = context.getBean(LettuceConnectionFactory.class);
+			assertThat(application.getClientConfiguration().getCommandTimeout()).isEqualTo(Duration.ofSeconds(60));
+			RedisStoreConnections connections = context.getBean(RedisStoreConnections.class);
+			assertThat(connections.factory()).isNotSameAs(application);
+			assertThat(connections.commandTimeout()).isEqualTo(Duration.ofSeconds(2));
+		});
+	}
+
+	@Test
+	void aShorterApplicationTimeoutIsKeptAndAConfiguredOneWins() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "spring.data.redis.timeout=500ms")
+			.run((context) -> assertThat(context.getBean(RedisStoreConnections.class).commandTimeout())
+				.isEqualTo(Duration.ofMillis(500)));
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "spring.data.redis.timeout=500ms",
+					"idempotency.store.redis.command-timeout=5s")
+			.run((context) -> assertThat(context.getBean(RedisStoreConnections.class).commandTimeout())
+				.isEqualTo(Duration.ofSeconds(5)));
+	}
+
+	@Test
+	void theStoresConnectionIsClosedWithTheContext() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			LettuceConnectionFactory own = (LettuceConnectionFactory) context.getBean(RedisStoreConnections.class)
+				.factory();
+			assertThat(own.isRunning()).isTrue();
+			context.close();
+			assertThat(own.isRunning()).isFalse();
+		});
 	}
 
 	@Test
