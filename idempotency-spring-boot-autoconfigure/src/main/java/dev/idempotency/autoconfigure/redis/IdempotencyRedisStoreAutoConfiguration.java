@@ -42,7 +42,8 @@ public class IdempotencyRedisStoreAutoConfiguration {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
 			IdempotencyRedisStoreProperties properties) {
-		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix());
+		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix(),
+				properties.getReplicasToAck(), properties.getReplicasAckTimeout());
 	}
 
 }

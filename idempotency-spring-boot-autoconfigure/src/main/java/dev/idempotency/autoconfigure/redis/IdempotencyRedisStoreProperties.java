@@ -29,6 +29,37 @@ public class IdempotencyRedisStoreProperties {
 	 */
 	private Duration commandTimeout;
 
+	/**
+	 * Replicas that must acknowledge a reservation the store acquired and a completion (Redis
+	 * WAIT, after the script, on the same connection) before the store call returns; 0 (the
+	 * default) waits for none. Narrows what a failover to a replica can lose; it does not make
+	 * replication synchronous. A transition not acknowledged in time fails (the store-failure
+	 * policy answers the request).
+	 */
+	private int replicasToAck;
+
+	/**
+	 * How long the store waits for replicas-to-ack acknowledgements. Keep it below the command
+	 * timeout.
+	 */
+	private Duration replicasAckTimeout = Duration.ofMillis(500);
+
+	public int getReplicasToAck() {
+		return this.replicasToAck;
+	}
+
+	public void setReplicasToAck(int replicasToAck) {
+		this.replicasToAck = replicasToAck;
+	}
+
+	public Duration getReplicasAckTimeout() {
+		return this.replicasAckTimeout;
+	}
+
+	public void setReplicasAckTimeout(Duration replicasAckTimeout) {
+		this.replicasAckTimeout = replicasAckTimeout;
+	}
+
 	public String getKeyPrefix() {
 		return this.keyPrefix;
 	}

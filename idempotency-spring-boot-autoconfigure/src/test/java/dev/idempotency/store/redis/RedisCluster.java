@@ -129,6 +129,41 @@ public final class RedisCluster implements AutoCloseable {
 		return masters;
 	}
 
+	/** The port of a replica of the primary on {@code primaryPort}, as that primary says. */
+	public int replicaOf(int primaryPort) {
+		String myself = null;
+		List<String> lines = cli(primaryPort, "CLUSTER", "NODES").lines().toList();
+		for (String line : lines) {
+			String[] fields = line.split(" ");
+			if (fields.length > 2 && fields[2].contains("myself")) {
+				myself = fields[0];
+			}
+		}
+		for (String line : lines) {
+			String[] fields = line.split(" ");
+			if (fields.length > 3 && fields[2].contains("slave") && fields[3].equals(myself)
+					&& !fields[2].contains("fail")) {
+				String address = fields[1].substring(0, fields[1].indexOf('@'));
+				return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+			}
+		}
+		throw new IllegalStateException("no live replica of " + primaryPort);
+	}
+
+	/** Stops the node on {@code port} (SIGSTOP): it keeps its connections but answers nothing. */
+	public void pause(int port) {
+		signal(port, "-STOP");
+	}
+
+	/** Lets a paused node run again (SIGCONT). */
+	public void resume(int port) {
+		signal(port, "-CONT");
+	}
+
+	private void signal(int port, String signal) {
+		run(List.of("kill", signal, Long.toString(node(port).process.pid())));
+	}
+
 	/** Kills the node on {@code port} with SIGKILL, as a crash would. */
 	public void kill(int port) {
 		Node node = node(port);

@@ -9,6 +9,7 @@ import java.util.UUID;
 
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
@@ -21,6 +22,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The store contract, unchanged, on a real Redis Cluster of three primaries and three replicas
@@ -109,6 +111,40 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			assertThat(RedisCluster.cli(primary, "INFO", "commandstats")).as("EVALSHA run on %d", primary)
 				.contains("cmdstat_evalsha:calls=");
 		}
+	}
+
+	@Test
+	void withReplicasToAckAReservationOrCompletionWaitsForTheReplicaOfItsSlot() {
+		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory,
+				"idem-cluster-ack-" + UUID.randomUUID() + ":", 1, Duration.ofMillis(300));
+		RecordId id = newId();
+		String owner = token();
+		assertThat(acking.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(acking.complete(id, owner, response(201, "{}"))).isTrue();
+
+		// A replica that stops answering (SIGSTOP) still looks connected to its primary. A WAIT sent
+		// on another connection than the script's would count no write of its own and return at
+		// once; on the script's connection it times out.
+		RecordId other = newId();
+		int primary = cluster.masterOfSlot(SlotHash.getSlot(tag(acking.key(other))));
+		int replica = cluster.replicaOf(primary);
+		cluster.pause(replica);
+		try {
+			assertThatExceptionOfType(IdempotencyStoreException.class)
+				.isThrownBy(() -> acking.reserve(request(other, "fp", token(), LONG_LEASE)))
+				.withMessageContaining("0 of 1 replicas");
+			assertThat(acking.find(other)).as("the unacknowledged reservation is given back").isEmpty();
+		}
+		finally {
+			cluster.resume(replica);
+		}
+		String again = token();
+		assertThat(acking.reserve(request(other, "fp", again, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(acking.complete(other, again, response(201, "{}"))).isTrue();
+	}
+
+	private static String tag(String key) {
+		return key.substring(key.indexOf('{') + 1, key.indexOf('}'));
 	}
 
 	@Test
