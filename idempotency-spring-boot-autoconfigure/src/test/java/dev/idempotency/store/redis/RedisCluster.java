@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -90,7 +91,10 @@ public final class RedisCluster implements AutoCloseable {
 		return this.nodes.stream().map((node) -> node.port).toList();
 	}
 
-	/** The port of the primary serving {@code slot}, as the first node that answers says. */
+	/**
+	 * The port of the primary serving {@code slot}, as the first live node says (a primary that
+	 * failed keeps the slot until a replica has been promoted).
+	 */
 	public int masterOfSlot(int slot) {
 		for (Node node : this.nodes) {
 			if (!node.process.isAlive()) {
@@ -98,7 +102,8 @@ public final class RedisCluster implements AutoCloseable {
 			}
 			for (String line : cli(node.port, "CLUSTER", "NODES").lines().toList()) {
 				String[] fields = line.split(" ");
-				if (fields.length < 9 || !fields[2].contains("master") || fields[2].contains("fail")) {
+				// a failed primary keeps its slots in the table until a replica takes them over
+				if (fields.length < 9 || !fields[2].contains("master")) {
 					continue;
 				}
 				for (int i = 8; i < fields.length; i++) {
@@ -116,6 +121,25 @@ public final class RedisCluster implements AutoCloseable {
 			}
 		}
 		throw new IllegalStateException("no live node knows the master of slot " + slot);
+	}
+
+	/** The slots the primary on {@code port} serves, as it says itself. */
+	public BitSet slotsOf(int port) {
+		BitSet slots = new BitSet(16384);
+		for (String line : cli(port, "CLUSTER", "NODES").lines().toList()) {
+			String[] fields = line.split(" ");
+			if (fields.length < 9 || !fields[2].contains("myself")) {
+				continue;
+			}
+			for (int i = 8; i < fields.length; i++) {
+				String[] range = fields[i].split("-");
+				if (!range[0].startsWith("[")) {
+					int from = Integer.parseInt(range[0]);
+					slots.set(from, ((range.length > 1) ? Integer.parseInt(range[1]) : from) + 1);
+				}
+			}
+		}
+		return slots;
 	}
 
 	/** The ports of the live primaries. */
@@ -268,6 +292,21 @@ public final class RedisCluster implements AutoCloseable {
 			.orElseThrow(() -> new IllegalArgumentException("no node on port " + port));
 	}
 
+	/**
+	 * Starts the killed node on {@code port} again, from its directory: with its {@code nodes.conf}
+	 * it rejoins the cluster (as a replica, once another node has been promoted in its place); its
+	 * data comes back from its primary, not from disk.
+	 */
+	public void restart(int port) {
+		Node old = node(port);
+		if (old.process.isAlive()) {
+			throw new IllegalStateException("the node on " + port + " is running");
+		}
+		Node restarted = startNode(port, old.dir);
+		this.nodes.set(this.nodes.indexOf(old), restarted);
+		awaitPing(restarted);
+	}
+
 	private Node startNode() {
 		for (int attempt = 0; attempt < 20; attempt++) {
 			int port = ThreadLocalRandom.current().nextInt(20000, 30000);
@@ -277,20 +316,29 @@ public final class RedisCluster implements AutoCloseable {
 			Path dir = this.directory.resolve(Integer.toString(port));
 			try {
 				Files.createDirectories(dir);
-				Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind",
-						"127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-						"--cluster-node-timeout", "2000", "--dir", dir.toString(), "--save", "", "--appendonly", "no",
-						"--daemonize", "no", "--logfile", dir.resolve("redis.log").toString())
-					.redirectErrorStream(true)
-					.redirectOutput(dir.resolve("stdout.log").toFile())
-					.start();
-				return new Node(port, process, dir);
 			}
 			catch (IOException ex) {
-				throw new UncheckedIOException("cannot start redis-server (is it on the PATH?)", ex);
+				throw new UncheckedIOException(ex);
 			}
+			return startNode(port, dir);
 		}
 		throw new IllegalStateException("no free port pair for a cluster node");
+	}
+
+	private static Node startNode(int port, Path dir) {
+		try {
+			Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+					"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+					"--dir", dir.toString(), "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile",
+					dir.resolve("redis.log").toString())
+				.redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("stdout.log").toFile()))
+				.start();
+			return new Node(port, process, dir);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot start redis-server (is it on the PATH?)", ex);
+		}
 	}
 
 	private void awaitPing(Node node) {
