@@ -26,7 +26,7 @@ start() {
 	for port in $ports; do
 		mkdir -p "$dir/$port"
 		redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file nodes.conf \
-			--cluster-node-timeout 2000 --dir "$dir/$port" --save "" --appendonly no \
+			--cluster-node-timeout 2000 --dir "$dir/$port" --save "" --appendonly no --repl-diskless-sync-delay 0 \
 			--daemonize yes --pidfile "$dir/$port/redis.pid" --logfile "$dir/$port/redis.log"
 	done
 	for port in $ports; do

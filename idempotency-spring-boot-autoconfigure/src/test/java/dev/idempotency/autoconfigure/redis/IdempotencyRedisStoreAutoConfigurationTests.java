@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
@@ -23,6 +24,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Which store beans {@link IdempotencyRedisStoreAutoConfiguration} contributes, with Spring Boot's
@@ -94,6 +96,24 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 			context.close();
 			assertThat(own.isRunning()).isFalse();
 		});
+	}
+
+	@Test
+	void replicasToAckIsPassedToTheStore() {
+		// the shared Redis has no replica: a store that must wait for one cannot reserve
+		String prefix = "idem-test-" + UUID.randomUUID() + ":";
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=" + prefix,
+					"idempotency.store.redis.replicas-to-ack=1", "idempotency.store.redis.replicas-ack-timeout=100ms")
+			.run((context) -> {
+				RedisIdempotencyStore store = context.getBean(RedisIdempotencyStore.class);
+				RecordId id = new RecordId("autoconfigure-test", UUID.randomUUID().toString());
+				assertThatExceptionOfType(IdempotencyStoreException.class)
+					.isThrownBy(() -> store.reserve(new ReserveRequest(id, "fp", "op", UUID.randomUUID().toString(),
+							Duration.ofMinutes(1), Duration.ofMinutes(2))))
+					.withMessageContaining("0 of 1 replicas");
+				assertThat(store.find(id)).as("given back").isEmpty();
+			});
 	}
 
 	@Test

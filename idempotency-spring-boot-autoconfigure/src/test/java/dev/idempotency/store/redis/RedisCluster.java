@@ -234,7 +234,11 @@ public final class RedisCluster implements AutoCloseable {
 		return factory;
 	}
 
-	/** Waits until every live node says {@code cluster_state:ok} and knows a primary for every slot. */
+	/**
+	 * Waits until every live node says {@code cluster_state:ok} and knows a primary for every slot,
+	 * and every live replica has finished its sync with its primary ({@code master_link_status:up}):
+	 * before that a replica can neither acknowledge writes nor be promoted.
+	 */
 	public void awaitOk() {
 		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
 		String last = "";
@@ -244,6 +248,8 @@ public final class RedisCluster implements AutoCloseable {
 				if (node.process.isAlive()) {
 					last = cli(node.port, "CLUSTER", "INFO");
 					ok &= last.contains("cluster_state:ok") && last.contains("cluster_slots_ok:16384");
+					String replication = cli(node.port, "INFO", "replication");
+					ok &= !replication.contains("role:slave") || replication.contains("master_link_status:up");
 				}
 			}
 			if (ok) {
@@ -329,7 +335,8 @@ public final class RedisCluster implements AutoCloseable {
 		try {
 			Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
 					"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-					"--dir", dir.toString(), "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile",
+					"--dir", dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
+					"--daemonize", "no", "--logfile",
 					dir.resolve("redis.log").toString())
 				.redirectErrorStream(true)
 				.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("stdout.log").toFile()))

@@ -1,23 +1,11 @@
 package dev.idempotency.store.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.List;
-import java.util.Optional;
-import java.util.Queue;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.idempotency.store.IdempotencyRecord;
-import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
-import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
@@ -49,12 +37,12 @@ class RedisClusterFailoverTests {
 
 	@Test
 	void withReplicasToAckAKilledPrimaryLosesNoAcknowledgedCompletion() throws Exception {
-		Result result = failover(1);
+		FailoverLoad.Result result = failover(1);
 		System.out.println("[failover] " + result);
-		assertThat(result.unexpected).as("failures other than IdempotencyStoreException").isEmpty();
-		assertThat(result.lost).as("acknowledged completions missing after the failover").isZero();
-		assertThat(result.acknowledged).isPositive();
-		assertThat(result.recoveredMillis).as("the killed primary's slots are written again").isPositive();
+		assertThat(result.unexpected()).as("failures other than IdempotencyStoreException").isEmpty();
+		assertThat(result.lost()).as("acknowledged completions missing after the failover").isZero();
+		assertThat(result.acknowledged()).isPositive();
+		assertThat(result.recoveredMillis()).as("the killed primary's slots are written again").isPositive();
 	}
 
 	@Test
@@ -108,7 +96,7 @@ class RedisClusterFailoverTests {
 				sum / calls, micros[calls / 2], micros[calls * 9 / 10], micros[calls * 99 / 100]);
 	}
 
-	private static Result failover(int replicasToAck) throws Exception {
+	private static FailoverLoad.Result failover(int replicasToAck) throws Exception {
 		try (RedisCluster cluster = RedisCluster.start(3)) {
 			LettuceConnectionFactory factory = cluster.connectionFactory(Duration.ofSeconds(2));
 			try {
@@ -120,114 +108,33 @@ class RedisClusterFailoverTests {
 		}
 	}
 
-	private static Result failover(RedisCluster cluster, LettuceConnectionFactory factory, int replicasToAck)
+	private static FailoverLoad.Result failover(RedisCluster cluster, LettuceConnectionFactory factory, int replicasToAck)
 			throws Exception {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(factory, "idem-failover-" + UUID.randomUUID() + ":",
 				replicasToAck, Duration.ofMillis(500));
 		int victim = cluster.masters().get(0);
 		BitSet victimSlots = cluster.slotsOf(victim);
 		int victimSlot = victimSlots.nextSetBit(0);
-		Queue<Call> calls = new ConcurrentLinkedQueue<>();
-		Set<RecordId> acknowledged = ConcurrentHashMap.newKeySet();
-		Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
-		AtomicBoolean stop = new AtomicBoolean();
-		List<Thread> workers = new ArrayList<>();
-		for (int i = 0; i < THREADS; i++) {
-			Thread worker = new Thread(() -> {
-				while (!stop.get()) {
-					RecordId id = new RecordId("failover", UUID.randomUUID().toString());
-					String key = store.key(id);
-					boolean onVictim = victimSlots.get(SlotHash.getSlot(key.substring(key.indexOf('{') + 1, key.indexOf('}'))));
-					String owner = UUID.randomUUID().toString();
-					long started = System.nanoTime();
-					try {
-						ReserveResult reserved = store.reserve(new ReserveRequest(id, "fp", "op", owner,
-								Duration.ofMinutes(1), Duration.ofMinutes(10)));
-						if (reserved instanceof ReserveResult.Acquired && store.complete(id, owner, RESPONSE)) {
-							acknowledged.add(id);
-						}
-						calls.add(new Call(started, System.nanoTime(), onVictim, true));
-					}
-					catch (IdempotencyStoreException ex) {
-						calls.add(new Call(started, System.nanoTime(), onVictim, false));
-					}
-					catch (RuntimeException ex) {
-						unexpected.add(ex);
-					}
-				}
-			}, "failover-worker-" + i);
-			worker.start();
-			workers.add(worker);
-		}
-		Thread.sleep(1500);
-		long killedAt = System.nanoTime();
-		cluster.kill(victim);
-
-		// wait for a replica to take the killed primary's slots
-		long deadline = killedAt + Duration.ofSeconds(30).toNanos();
-		while (cluster.masterOfSlot(victimSlot) == victim && System.nanoTime() < deadline) {
-			Thread.sleep(100);
-		}
-		long promotedAt = System.nanoTime();
-		if (replicasToAck > 0) {
-			// the promoted primary has no replica to acknowledge until the killed node is back
+		try (FailoverLoad load = new FailoverLoad(store, THREADS,
+				(key) -> victimSlots.get(SlotHash.getSlot(key.substring(key.indexOf('{') + 1, key.indexOf('}')))))) {
+			Thread.sleep(1500);
+			long killedAt = System.nanoTime();
+			cluster.kill(victim);
+			// wait for a replica to take the killed primary's slots
+			long deadline = killedAt + Duration.ofSeconds(30).toNanos();
+			while (cluster.masterOfSlot(victimSlot) == victim && System.nanoTime() < deadline) {
+				Thread.sleep(100);
+			}
+			long promotedAt = System.nanoTime();
+			if (replicasToAck > 0) {
+				// the promoted primary has no replica to acknowledge until the killed node is back
+				Thread.sleep(1000);
+				cluster.restart(victim);
+			}
+			long recoveredAt = load.awaitVictimSuccessStartedAfter(System.nanoTime(), deadline);
 			Thread.sleep(1000);
-			cluster.restart(victim);
+			return load.finish(replicasToAck, killedAt, promotedAt, recoveredAt);
 		}
-		long restartedAt = System.nanoTime();
-		long recoveredAt = 0;
-		while (System.nanoTime() < deadline) {
-			Optional<Call> success = calls.stream()
-				.filter((call) -> call.onVictim && call.succeeded && call.started > restartedAt)
-				.findFirst();
-			if (success.isPresent()) {
-				recoveredAt = success.get().ended;
-				break;
-			}
-			Thread.sleep(50);
-		}
-		Thread.sleep(1000);
-		stop.set(true);
-		for (Thread worker : workers) {
-			worker.join(10_000);
-		}
-
-		int lost = 0;
-		for (RecordId id : acknowledged) {
-			Optional<IdempotencyRecord> record = store.find(id);
-			if (record.isEmpty() || record.get().state() != RecordState.COMPLETED) {
-				lost++;
-			}
-		}
-		List<Call> failed = calls.stream().filter((call) -> !call.succeeded).toList();
-		long firstFailure = failed.stream().mapToLong(Call::started).min().orElse(killedAt);
-		long lastFailure = failed.stream().mapToLong(Call::ended).max().orElse(killedAt);
-		return new Result(replicasToAck, calls.size(), failed.size(),
-				(int) failed.stream().filter(Call::onVictim).count(), millis(lastFailure - firstFailure),
-				millis(promotedAt - killedAt), (recoveredAt > 0) ? millis(recoveredAt - killedAt) : -1,
-				acknowledged.size(), lost, List.copyOf(unexpected));
-	}
-
-	private static long millis(long nanos) {
-		return Duration.ofNanos(nanos).toMillis();
-	}
-
-	private record Call(long started, long ended, boolean onVictim, boolean succeeded) {
-	}
-
-	private record Result(int replicasToAck, int calls, int failed, int failedOnKilledSlots, long failureWindowMillis,
-			long promotedMillis, long recoveredMillis, int acknowledged, int lost, List<Throwable> unexpected) {
-
-		@Override
-		public String toString() {
-			return String.format(
-					"replicas-to-ack=%d: %d calls, %d failed (%d on the killed primary's slots), failures for %d ms,"
-							+ " replica promoted %d ms after the kill, slots written again %d ms after the kill,"
-							+ " %d completions acknowledged, %d lost, %d unexpected failures",
-					this.replicasToAck, this.calls, this.failed, this.failedOnKilledSlots, this.failureWindowMillis,
-					this.promotedMillis, this.recoveredMillis, this.acknowledged, this.lost, this.unexpected.size());
-		}
-
 	}
 
 }
