@@ -2,10 +2,14 @@ package dev.idempotency.store.redis;
 
 import java.time.Duration;
 import java.util.BitSet;
+import java.util.Optional;
 import java.util.UUID;
 
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
@@ -14,6 +18,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * A Redis Cluster primary killed (SIGKILL) while eight threads reserve and complete records, a
@@ -43,6 +48,90 @@ class RedisClusterFailoverTests {
 		assertThat(result.lost()).as("acknowledged completions missing after the failover").isZero();
 		assertThat(result.acknowledged()).isPositive();
 		assertThat(result.recoveredMillis()).as("the killed primary's slots are written again").isPositive();
+	}
+
+	/**
+	 * What asynchronous replication loses and what {@code replicas-to-ack} closes, made certain
+	 * rather than left to chance: the replica is stopped (SIGSTOP) and its primary drops the link
+	 * to it, so writes acknowledged from then on exist on the primary alone. The primary is killed
+	 * and the replica promoted: a completion the store acknowledged without waiting is gone (a
+	 * retry would run the operation again); the store that waits for a replica refused to
+	 * acknowledge its reservation (an error the client sees) instead of losing it.
+	 */
+	@Test
+	void aCompletionOnThePrimaryAloneIsLostOnFailoverUnlessAReplicaMustAcknowledgeIt() throws Exception {
+		try (RedisCluster cluster = RedisCluster.start(3)) {
+			LettuceConnectionFactory factory = cluster.connectionFactory(Duration.ofSeconds(2));
+			try {
+				String prefix = "idem-loss-" + UUID.randomUUID() + ":";
+				RedisIdempotencyStore plain = new RedisIdempotencyStore(factory, prefix);
+				RedisIdempotencyStore acking = new RedisIdempotencyStore(factory, prefix, 1, Duration.ofMillis(300));
+				int primary = cluster.masters().get(0);
+				BitSet slots = cluster.slotsOf(primary);
+				int replica = cluster.replicaOf(primary);
+
+				RecordId replicated = idOn(plain, slots);
+				completeWith(acking, replicated);
+
+				cluster.pause(replica);
+				RedisCluster.cli(primary, "CLIENT", "KILL", "TYPE", "replica");
+				RecordId primaryOnly = idOn(plain, slots);
+				completeWith(plain, primaryOnly);
+				RecordId refused = idOn(plain, slots);
+				assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> acking.reserve(
+						new ReserveRequest(refused, "fp", "op", "owner", Duration.ofMinutes(1), Duration.ofMinutes(10))));
+				assertThat(plain.find(primaryOnly)).as("acknowledged by the primary").isPresent();
+
+				cluster.kill(primary);
+				cluster.resume(replica);
+				long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+				while (cluster.masterOfSlot(slots.nextSetBit(0)) == primary && System.nanoTime() < deadline) {
+					Thread.sleep(100);
+				}
+				assertThat(cluster.masterOfSlot(slots.nextSetBit(0))).as("the replica is promoted").isEqualTo(replica);
+				cluster.awaitOk();
+
+				assertThat(awaitFind(plain, replicated)).as("acknowledged by a replica: kept").isPresent();
+				assertThat(awaitFind(plain, primaryOnly)).as("acknowledged by the primary alone: lost").isEmpty();
+				assertThat(awaitFind(plain, refused)).isEmpty();
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	private static RecordId idOn(RedisIdempotencyStore store, BitSet slots) {
+		while (true) {
+			RecordId id = new RecordId("loss", UUID.randomUUID().toString());
+			String key = store.key(id);
+			if (slots.get(SlotHash.getSlot(key.substring(key.indexOf('{') + 1, key.indexOf('}'))))) {
+				return id;
+			}
+		}
+	}
+
+	private static void completeWith(RedisIdempotencyStore store, RecordId id) {
+		assertThat(store.reserve(new ReserveRequest(id, "fp", "op", "owner", Duration.ofMinutes(1), Duration.ofMinutes(10))))
+			.isInstanceOf(ReserveResult.Acquired.class);
+		assertThat(store.complete(id, "owner", RESPONSE)).isTrue();
+	}
+
+	/** The record as the promoted primary has it, once the client has found that primary. */
+	private static Optional<IdempotencyRecord> awaitFind(RedisIdempotencyStore store, RecordId id)
+			throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (true) {
+			try {
+				return store.find(id);
+			}
+			catch (IdempotencyStoreException ex) {
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(200);
+			}
+		}
 	}
 
 	@Test
