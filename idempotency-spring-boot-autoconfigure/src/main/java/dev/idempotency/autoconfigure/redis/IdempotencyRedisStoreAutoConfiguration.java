@@ -18,7 +18,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * Auto-configuration of the Redis idempotency store: with {@code idempotency.store.type=redis}
  * and a {@link RedisConnectionFactory} (usually Spring Boot's, configured by
  * {@code spring.data.redis.*}), contributes a {@link RedisIdempotencyStore} unless the
- * application defines its own {@link IdempotencyStore}. Runs before the core auto-configuration so
+ * application defines its own {@link IdempotencyStore}. With Lettuce the store talks through its
+ * own connection with a short command timeout ({@link RedisStoreConnections}). Runs before the core auto-configuration so
  * that the engine finds the store.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
@@ -32,9 +33,17 @@ public class IdempotencyRedisStoreAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
-	RedisIdempotencyStore redisIdempotencyStore(RedisConnectionFactory redisConnectionFactory,
+	RedisStoreConnections idempotencyRedisStoreConnections(RedisConnectionFactory redisConnectionFactory,
 			IdempotencyRedisStoreProperties properties) {
-		return new RedisIdempotencyStore(redisConnectionFactory, properties.getKeyPrefix());
+		return new RedisStoreConnections(redisConnectionFactory, properties.getCommandTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
+			IdempotencyRedisStoreProperties properties) {
+		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix(),
+				properties.getReplicasToAck(), properties.getReplicasAckTimeout());
 	}
 
 }

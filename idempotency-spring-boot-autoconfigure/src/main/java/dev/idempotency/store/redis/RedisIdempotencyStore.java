@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
@@ -23,12 +26,20 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
+import org.springframework.util.ClassUtils;
 
 /**
  * An {@link IdempotencyStore} in Redis, through Spring Data Redis.
@@ -44,21 +55,54 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  */
 public class RedisIdempotencyStore implements IdempotencyStore {
 
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+			RedisIdempotencyStore.class.getClassLoader());
+
 	private final RedisTemplate<byte[], byte[]> redis;
 
 	private final String keyPrefix;
 
 	private final RedisScripts scripts = new RedisScripts();
 
+	private final int replicasToAck;
+
+	private final Duration replicasAckTimeout;
+
 	/**
-	 * Creates a store over the given connections.
+	 * Creates a store over the given connections that acknowledges as soon as the primary has
+	 * applied a transition.
 	 * @param connectionFactory where the records live
 	 * @param keyPrefix put before every key; must not contain <code>{</code> or <code>}</code>, so
 	 * that the hash tag the store appends decides the Redis Cluster slot
 	 */
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		this(connectionFactory, keyPrefix, 0, Duration.ZERO);
+	}
+
+	/**
+	 * Creates a store over the given connections that, after a reservation it acquired and after a
+	 * completion, waits ({@code WAIT}) until {@code replicasToAck} replicas have the write.
+	 * @param connectionFactory where the records live
+	 * @param keyPrefix put before every key; must not contain <code>{</code> or <code>}</code>, so
+	 * that the hash tag the store appends decides the Redis Cluster slot
+	 * @param replicasToAck replicas that must acknowledge a reservation or completion; 0 for none
+	 * @param replicasAckTimeout how long to wait for them; a transition they did not all acknowledge
+	 * in time fails with {@link IdempotencyStoreException}
+	 */
+	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix, int replicasToAck,
+			Duration replicasAckTimeout) {
 		Objects.requireNonNull(connectionFactory, "connectionFactory");
 		Objects.requireNonNull(keyPrefix, "keyPrefix");
+		Objects.requireNonNull(replicasAckTimeout, "replicasAckTimeout");
+		if (replicasToAck < 0) {
+			throw new IllegalArgumentException("replicas to acknowledge must not be negative: " + replicasToAck);
+		}
+		if (replicasToAck > 0 && (replicasAckTimeout.isNegative() || replicasAckTimeout.isZero())) {
+			// WAIT with a timeout of 0 blocks forever
+			throw new IllegalArgumentException("the replicas' acknowledgement timeout must be positive");
+		}
+		this.replicasToAck = replicasToAck;
+		this.replicasAckTimeout = replicasAckTimeout;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			// Redis Cluster hashes the first {...} of a key: braces in the prefix would put every
 			// record in one slot
@@ -79,9 +123,23 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
 		RecordId id = request.id();
-		List<?> result = run("reserve", this.scripts.reserve, id, bytes(request.fingerprint()),
-				bytes(request.operation()), bytes(request.ownerToken()), millis(request.lease()),
-				millis(request.retention()), bytes(id.scope()), bytes(id.key()));
+		List<?> result;
+		try {
+			result = run("reserve", this.scripts.reserve, id, RedisIdempotencyStore::reservedHere,
+					bytes(request.fingerprint()), bytes(request.operation()), bytes(request.ownerToken()),
+					millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
+		}
+		catch (NotReplicatedException ex) {
+			// the reservation is on the primary only: give it back rather than leave it in flight
+			// under a token whose request is answered with an error
+			try {
+				release(id, request.ownerToken());
+			}
+			catch (IdempotencyStoreException releaseFailure) {
+				ex.addSuppressed(releaseFailure);
+			}
+			throw ex;
+		}
 		String outcome = string((byte[]) result.get(0));
 		return switch (outcome) {
 			case "acquired" -> new ReserveResult.Acquired(false);
@@ -94,22 +152,22 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
-		return run("complete", this.scripts.complete, id, bytes(ownerToken), encoded) == 1L;
+		return run("complete", this.scripts.complete, id, (done) -> done == 1L, bytes(ownerToken), encoded) == 1L;
 	}
 
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return run("release", this.scripts.release, id, bytes(ownerToken)) == 1L;
+		return run("release", this.scripts.release, id, noWait(), bytes(ownerToken)) == 1L;
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		return run("heartbeat", this.scripts.heartbeat, id, bytes(ownerToken), millis(lease)) == 1L;
+		return run("heartbeat", this.scripts.heartbeat, id, noWait(), bytes(ownerToken), millis(lease)) == 1L;
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		List<?> fields = run("find", this.scripts.find, id);
+		List<?> fields = run("find", this.scripts.find, id, noWait());
 		return fields.isEmpty() ? Optional.empty() : Optional.of(toRecord(id, fields));
 	}
 
@@ -149,10 +207,31 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return this.scripts;
 	}
 
-	private <T> T run(String transition, RedisScript<T> script, RecordId id, byte[]... args) {
-		T result = execute(transition,
-				() -> this.redis.execute(script, RedisSerializer.byteArray(), resultSerializer(), List.of(bytes(key(id))),
-						(Object[]) args));
+	/**
+	 * Runs one script on the record's key and, when the script wrote something that must reach
+	 * replicas ({@code wrote}), {@code WAIT}s for them on the same connection: {@code WAIT} counts
+	 * the writes of the connection it is sent on, so it must follow the script there (in Redis
+	 * Cluster, on the connection to the primary of the key's slot). Scripts go by SHA
+	 * ({@code EVALSHA}) and fall back to {@code EVAL} on {@code NOSCRIPT}.
+	 */
+	private <T> T run(String transition, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
+		byte[] key = bytes(key(id));
+		byte[][] keysAndArgs = new byte[args.length + 1][];
+		keysAndArgs[0] = key;
+		System.arraycopy(args, 0, keysAndArgs, 1, args.length);
+		T result;
+		try {
+			result = this.redis.execute((RedisCallback<T>) (connection) -> {
+				T value = eval(connection, script, keysAndArgs);
+				if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
+					awaitReplicas(connection, key, transition);
+				}
+				return value;
+			});
+		}
+		catch (DataAccessException ex) {
+			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, ex);
+		}
 		if (result == null) {
 			throw new IdempotencyStoreException("Redis returned no result for " + transition);
 		}
@@ -160,18 +239,52 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static <T> RedisSerializer<T> resultSerializer() {
-		// bulk replies stay byte[] (lists are deserialized element by element), integers stay Long
-		return (RedisSerializer<T>) RedisSerializer.byteArray();
-	}
-
-	private static <T> T execute(String transition, Supplier<T> call) {
+	private static <T> T eval(RedisConnection connection, RedisScript<T> script, byte[][] keysAndArgs) {
+		ReturnType returnType = ReturnType.fromJavaType(script.getResultType());
 		try {
-			return call.get();
+			return (T) connection.scriptingCommands().evalSha(script.getSha1(), returnType, 1, keysAndArgs);
 		}
 		catch (DataAccessException ex) {
-			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, ex);
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			// not in this server's script cache (first use, restart, failover, SCRIPT FLUSH): EVAL
+			// runs it and caches it, so the next call goes by SHA again
+			return (T) connection.scriptingCommands()
+				.eval(bytes(script.getScriptAsString()), returnType, 1, keysAndArgs);
 		}
+	}
+
+	private static boolean isNoScript(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private void awaitReplicas(RedisConnection connection, byte[] key, String transition) {
+		long timeoutMillis = this.replicasAckTimeout.toMillis();
+		long acknowledged;
+		if (LETTUCE_PRESENT && LettuceReplicaWait.supports(connection)) {
+			acknowledged = LettuceReplicaWait.await(connection, key, this.replicasToAck, timeoutMillis);
+		}
+		else {
+			// other clients: the connection the script ran on
+			Object reply = connection.execute("WAIT", bytes(Integer.toString(this.replicasToAck)),
+					bytes(Long.toString(timeoutMillis)));
+			acknowledged = (reply instanceof Long count) ? count : Long.parseLong(string((byte[]) reply));
+		}
+		if (acknowledged < this.replicasToAck) {
+			throw new NotReplicatedException("Redis idempotency store: " + transition + " reached " + acknowledged
+					+ " of " + this.replicasToAck + " replicas within " + this.replicasAckTimeout);
+		}
+	}
+
+	private static boolean reservedHere(List<?> result) {
+		String outcome = string((byte[]) result.get(0));
+		return outcome.equals("acquired") || outcome.equals("taken_over");
 	}
 
 	private static IdempotencyRecord toRecord(RecordId id, List<?> flat) {
@@ -219,6 +332,69 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("every Java platform has SHA-256", ex);
 		}
+	}
+
+	/**
+	 * For transitions not worth a wait for replicas: a lost release or heartbeat leaves a record in
+	 * flight for at most a lease (see docs/redis-store.md); find writes nothing.
+	 */
+	private static <T> Predicate<T> noWait() {
+		return (result) -> false;
+	}
+
+	/** A write the primary applied but too few replicas acknowledged in time. */
+	static final class NotReplicatedException extends IdempotencyStoreException {
+
+		NotReplicatedException(String message) {
+			super(message);
+		}
+
+	}
+
+	/**
+	 * {@code WAIT} through Lettuce's native connection, where Spring Data Redis has no command for
+	 * it. Standalone and Sentinel: the connection the script ran on. Cluster: the connection to the
+	 * primary that serves the key's slot, which is the one Lettuce routed the script through (both
+	 * are Lettuce's write connection to that host and port). Only loaded when Lettuce is present.
+	 */
+	private static final class LettuceReplicaWait {
+
+		static boolean supports(RedisConnection connection) {
+			return connection.getNativeConnection() instanceof BaseRedisAsyncCommands<?, ?>;
+		}
+
+		@SuppressWarnings("unchecked")
+		static long await(RedisConnection connection, byte[] key, int replicas, long timeoutMillis) {
+			Object nativeConnection = connection.getNativeConnection();
+			BaseRedisAsyncCommands<byte[], byte[]> target;
+			if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				RedisAdvancedClusterAsyncCommands<byte[], byte[]> commands = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster;
+				RedisClusterNode primary = commands.getStatefulConnection()
+					.getPartitions()
+					.getMasterBySlot(SlotHash.getSlot(key));
+				if (primary == null) {
+					throw new IdempotencyStoreException("no Redis Cluster primary known for the slot of a record");
+				}
+				target = commands.getConnection(primary.getUri().getHost(), primary.getUri().getPort());
+			}
+			else {
+				target = (BaseRedisAsyncCommands<byte[], byte[]>) nativeConnection;
+			}
+			try {
+				// WAIT blocks for at most timeoutMillis on the server; the margin covers the round trip
+				Long acknowledged = target.waitForReplication(replicas, timeoutMillis)
+					.get(timeoutMillis + 5000, TimeUnit.MILLISECONDS);
+				return (acknowledged != null) ? acknowledged : 0;
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IdempotencyStoreException("interrupted while waiting for Redis replicas", ex);
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				throw new IdempotencyStoreException("Redis WAIT for replicas failed", ex);
+			}
+		}
+
 	}
 
 	private static byte[] bytes(String value) {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
@@ -19,8 +20,11 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Which store beans {@link IdempotencyRedisStoreAutoConfiguration} contributes, with Spring Boot's
@@ -56,6 +60,59 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 				// release deletes the only key this test wrote
 				assertThat(store.release(id, owner)).isTrue();
 				assertThat(store.find(id)).isEmpty();
+			});
+	}
+
+	@Test
+	void theStoreHasItsOwnShortCommandTimeoutAndTheApplicationsFactoryIsUnchanged() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
+			LettuceConnectionFactory application = context.getBean(LettuceConnectionFactory.class);
+			assertThat(application.getClientConfiguration().getCommandTimeout()).isEqualTo(Duration.ofSeconds(60));
+			RedisStoreConnections connections = context.getBean(RedisStoreConnections.class);
+			assertThat(connections.factory()).isNotSameAs(application);
+			assertThat(connections.commandTimeout()).isEqualTo(Duration.ofSeconds(2));
+		});
+	}
+
+	@Test
+	void aShorterApplicationTimeoutIsKeptAndAConfiguredOneWins() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "spring.data.redis.timeout=500ms")
+			.run((context) -> assertThat(context.getBean(RedisStoreConnections.class).commandTimeout())
+				.isEqualTo(Duration.ofMillis(500)));
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "spring.data.redis.timeout=500ms",
+					"idempotency.store.redis.command-timeout=5s")
+			.run((context) -> assertThat(context.getBean(RedisStoreConnections.class).commandTimeout())
+				.isEqualTo(Duration.ofSeconds(5)));
+	}
+
+	@Test
+	void theStoresConnectionIsClosedWithTheContext() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			LettuceConnectionFactory own = (LettuceConnectionFactory) context.getBean(RedisStoreConnections.class)
+				.factory();
+			assertThat(own.isRunning()).isTrue();
+			context.close();
+			assertThat(own.isRunning()).isFalse();
+		});
+	}
+
+	@Test
+	void replicasToAckIsPassedToTheStore() {
+		// the shared Redis has no replica: a store that must wait for one cannot reserve
+		String prefix = "idem-test-" + UUID.randomUUID() + ":";
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=" + prefix,
+					"idempotency.store.redis.replicas-to-ack=1", "idempotency.store.redis.replicas-ack-timeout=100ms")
+			.run((context) -> {
+				RedisIdempotencyStore store = context.getBean(RedisIdempotencyStore.class);
+				RecordId id = new RecordId("autoconfigure-test", UUID.randomUUID().toString());
+				assertThatExceptionOfType(IdempotencyStoreException.class)
+					.isThrownBy(() -> store.reserve(new ReserveRequest(id, "fp", "op", UUID.randomUUID().toString(),
+							Duration.ofMinutes(1), Duration.ofMinutes(2))))
+					.withMessageContaining("0 of 1 replicas");
+				assertThat(store.find(id)).as("given back").isEmpty();
 			});
 	}
 

@@ -12,6 +12,7 @@ import java.util.UUID;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreContractTests;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
@@ -30,6 +31,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.core.types.RedisClientInfo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
@@ -196,6 +198,35 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(store.key(left)).isNotEqualTo(store.key(right));
 		assertThat(store.reserve(request(left, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
 		assertThat(store.reserve(request(right, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+	}
+
+	@Test
+	void withReplicasToAckAndNoReplicaAReservationFailsAndIsGivenBack() {
+		// the shared Redis has no replica: WAIT 1 times out with 0
+		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory, redisStore().keyPrefix(), 1,
+				Duration.ofMillis(100));
+		RecordId id = newId();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> acking.reserve(request(id, "fp", token(), LONG_LEASE)))
+			.withMessageContaining("0 of 1 replicas");
+		assertThat(this.store.find(id)).isEmpty();
+
+		String owner = token();
+		assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> acking.complete(id, owner, response(201, "{}")));
+		assertThat(this.store.find(id).orElseThrow().state())
+			.as("the primary has the completion, only unconfirmed on replicas")
+			.isEqualTo(RecordState.COMPLETED);
+		assertThat(acking.heartbeat(id, owner, LONG_LEASE)).as("no wait where nothing was written").isFalse();
+	}
+
+	@Test
+	void aNegativeReplicaCountOrAMissingTimeoutIsRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "p:", -1, Duration.ofSeconds(1)));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "p:", 1, Duration.ZERO));
 	}
 
 	@Test

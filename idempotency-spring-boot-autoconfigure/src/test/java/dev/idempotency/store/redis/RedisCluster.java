@@ -1,0 +1,404 @@
+package dev.idempotency.store.redis;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * A real Redis Cluster on this machine for tests: {@code masters} primaries with one replica each,
+ * started from Java with the {@code redis-server} and {@code redis-cli} binaries on the
+ * {@code PATH} (Redis 7), so that {@code ./mvnw verify} needs nothing started by hand.
+ * <p>
+ * Each node runs in its own temporary directory (no persistence: {@code save ""},
+ * {@code appendonly no}), on a port picked at run time whose cluster bus port (port + 10000) is free
+ * too. {@link #start} waits until every node reports {@code cluster_state:ok} and sees every slot
+ * covered; {@link #close} kills every process and deletes the directories, and a JVM shutdown hook
+ * does the same if a test run is cut short. The same steps as a script, for a shell:
+ * {@code .ci/redis-cluster/cluster.sh}.
+ */
+public final class RedisCluster implements AutoCloseable {
+
+	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+	private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+	private final List<Node> nodes = new ArrayList<>();
+
+	private final Path directory;
+
+	private final Thread shutdownHook = new Thread(this::stopAll, "redis-cluster-shutdown");
+
+	private RedisCluster(Path directory) {
+		this.directory = directory;
+		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
+	}
+
+	/** Starts {@code masters} primaries and as many replicas, and waits until the cluster is ok. */
+	public static RedisCluster start(int masters) {
+		RedisCluster cluster;
+		try {
+			cluster = new RedisCluster(Files.createTempDirectory("idem-redis-cluster-"));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		try {
+			for (int i = 0; i < masters * 2; i++) {
+				cluster.nodes.add(cluster.startNode());
+			}
+			for (Node node : cluster.nodes) {
+				cluster.awaitPing(node);
+			}
+			List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
+			cluster.nodes.forEach((node) -> create.add("127.0.0.1:" + node.port));
+			create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
+			String output = run(create);
+			if (!output.contains("[OK] All 16384 slots covered")) {
+				throw new IllegalStateException("redis-cli --cluster create failed:\n" + output);
+			}
+			cluster.awaitOk();
+			return cluster;
+		}
+		catch (RuntimeException ex) {
+			cluster.close();
+			throw ex;
+		}
+	}
+
+	/** The ports of every node, primaries and replicas. */
+	public List<Integer> ports() {
+		return this.nodes.stream().map((node) -> node.port).toList();
+	}
+
+	/**
+	 * The port of the primary serving {@code slot}, as the first live node says (a primary that
+	 * failed keeps the slot until a replica has been promoted).
+	 */
+	public int masterOfSlot(int slot) {
+		for (Node node : this.nodes) {
+			if (!node.process.isAlive()) {
+				continue;
+			}
+			for (String line : cli(node.port, "CLUSTER", "NODES").lines().toList()) {
+				String[] fields = line.split(" ");
+				// a failed primary keeps its slots in the table until a replica takes them over
+				if (fields.length < 9 || !fields[2].contains("master")) {
+					continue;
+				}
+				for (int i = 8; i < fields.length; i++) {
+					String[] range = fields[i].split("-");
+					if (range[0].startsWith("[")) {
+						continue;
+					}
+					int from = Integer.parseInt(range[0]);
+					int to = (range.length > 1) ? Integer.parseInt(range[1]) : from;
+					if (slot >= from && slot <= to) {
+						String address = fields[1].substring(0, fields[1].indexOf('@'));
+						return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+					}
+				}
+			}
+		}
+		throw new IllegalStateException("no live node knows the master of slot " + slot);
+	}
+
+	/** The slots the primary on {@code port} serves, as it says itself. */
+	public BitSet slotsOf(int port) {
+		BitSet slots = new BitSet(16384);
+		for (String line : cli(port, "CLUSTER", "NODES").lines().toList()) {
+			String[] fields = line.split(" ");
+			if (fields.length < 9 || !fields[2].contains("myself")) {
+				continue;
+			}
+			for (int i = 8; i < fields.length; i++) {
+				String[] range = fields[i].split("-");
+				if (!range[0].startsWith("[")) {
+					int from = Integer.parseInt(range[0]);
+					slots.set(from, ((range.length > 1) ? Integer.parseInt(range[1]) : from) + 1);
+				}
+			}
+		}
+		return slots;
+	}
+
+	/** The ports of the live primaries. */
+	public List<Integer> masters() {
+		List<Integer> masters = new ArrayList<>();
+		for (Node node : this.nodes) {
+			if (node.process.isAlive() && cli(node.port, "ROLE").startsWith("master")) {
+				masters.add(node.port);
+			}
+		}
+		return masters;
+	}
+
+	/** The port of a replica of the primary on {@code primaryPort}, as that primary says. */
+	public int replicaOf(int primaryPort) {
+		String myself = null;
+		List<String> lines = cli(primaryPort, "CLUSTER", "NODES").lines().toList();
+		for (String line : lines) {
+			String[] fields = line.split(" ");
+			if (fields.length > 2 && fields[2].contains("myself")) {
+				myself = fields[0];
+			}
+		}
+		for (String line : lines) {
+			String[] fields = line.split(" ");
+			if (fields.length > 3 && fields[2].contains("slave") && fields[3].equals(myself)
+					&& !fields[2].contains("fail")) {
+				String address = fields[1].substring(0, fields[1].indexOf('@'));
+				return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+			}
+		}
+		throw new IllegalStateException("no live replica of " + primaryPort);
+	}
+
+	/** Stops the node on {@code port} (SIGSTOP): it keeps its connections but answers nothing. */
+	public void pause(int port) {
+		signal(port, "-STOP");
+	}
+
+	/** Lets a paused node run again (SIGCONT). */
+	public void resume(int port) {
+		signal(port, "-CONT");
+	}
+
+	private void signal(int port, String signal) {
+		run(List.of("kill", signal, Long.toString(node(port).process.pid())));
+	}
+
+	/** Kills the node on {@code port} with SIGKILL, as a crash would. */
+	public void kill(int port) {
+		Node node = node(port);
+		node.process.destroyForcibly();
+		try {
+			node.process.waitFor(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/** Runs a command on every live node (for instance {@code SCRIPT FLUSH}). */
+	public void onEveryNode(String... command) {
+		for (Node node : this.nodes) {
+			if (node.process.isAlive()) {
+				cli(node.port, command);
+			}
+		}
+	}
+
+	/** Runs {@code redis-cli -p port command...} and returns its output. */
+	public static String cli(int port, String... command) {
+		List<String> arguments = new ArrayList<>(List.of("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port)));
+		arguments.addAll(List.of(command));
+		return run(arguments);
+	}
+
+	/** A Lettuce connection factory for the cluster, with topology refresh on (periodic and adaptive). */
+	public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
+		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
+		this.nodes.forEach((node) -> configuration.clusterNode("127.0.0.1", node.port));
+		ClusterTopologyRefreshOptions refresh = ClusterTopologyRefreshOptions.builder()
+			.enablePeriodicRefresh(Duration.ofSeconds(1))
+			.enableAllAdaptiveRefreshTriggers()
+			.build();
+		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+			.commandTimeout(commandTimeout)
+			.clientOptions(ClusterClientOptions.builder().topologyRefreshOptions(refresh).build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration, client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	/**
+	 * Waits until every live node says {@code cluster_state:ok} and knows a primary for every slot,
+	 * and every live replica has finished its sync with its primary ({@code master_link_status:up}):
+	 * before that a replica can neither acknowledge writes nor be promoted.
+	 */
+	public void awaitOk() {
+		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+		String last = "";
+		while (System.nanoTime() < deadline) {
+			boolean ok = true;
+			for (Node node : this.nodes) {
+				if (node.process.isAlive()) {
+					last = cli(node.port, "CLUSTER", "INFO");
+					ok &= last.contains("cluster_state:ok") && last.contains("cluster_slots_ok:16384");
+					String replication = cli(node.port, "INFO", "replication");
+					ok &= !replication.contains("role:slave") || replication.contains("master_link_status:up");
+				}
+			}
+			if (ok) {
+				return;
+			}
+			sleep(100);
+		}
+		throw new IllegalStateException("the cluster is not ok after " + READY_TIMEOUT + ":\n" + last);
+	}
+
+	@Override
+	public void close() {
+		stopAll();
+		try {
+			Runtime.getRuntime().removeShutdownHook(this.shutdownHook);
+		}
+		catch (IllegalStateException ex) {
+			// the JVM is shutting down: the hook runs anyway
+		}
+	}
+
+	private void stopAll() {
+		for (Node node : this.nodes) {
+			node.process.destroyForcibly();
+		}
+		for (Node node : this.nodes) {
+			try {
+				node.process.waitFor(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		try (Stream<Path> files = Files.walk(this.directory)) {
+			files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+		}
+		catch (IOException ex) {
+			// a temporary directory left behind
+		}
+	}
+
+	private Node node(int port) {
+		return this.nodes.stream()
+			.filter((node) -> node.port == port)
+			.findFirst()
+			.orElseThrow(() -> new IllegalArgumentException("no node on port " + port));
+	}
+
+	/**
+	 * Starts the killed node on {@code port} again, from its directory: with its {@code nodes.conf}
+	 * it rejoins the cluster (as a replica, once another node has been promoted in its place); its
+	 * data comes back from its primary, not from disk.
+	 */
+	public void restart(int port) {
+		Node old = node(port);
+		if (old.process.isAlive()) {
+			throw new IllegalStateException("the node on " + port + " is running");
+		}
+		Node restarted = startNode(port, old.dir);
+		this.nodes.set(this.nodes.indexOf(old), restarted);
+		awaitPing(restarted);
+	}
+
+	private Node startNode() {
+		for (int attempt = 0; attempt < 20; attempt++) {
+			int port = ThreadLocalRandom.current().nextInt(20000, 30000);
+			if (!free(port) || !free(port + 10000)) {
+				continue;
+			}
+			Path dir = this.directory.resolve(Integer.toString(port));
+			try {
+				Files.createDirectories(dir);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+			return startNode(port, dir);
+		}
+		throw new IllegalStateException("no free port pair for a cluster node");
+	}
+
+	private static Node startNode(int port, Path dir) {
+		try {
+			Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+					"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+					"--dir", dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
+					"--daemonize", "no", "--logfile",
+					dir.resolve("redis.log").toString())
+				.redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("stdout.log").toFile()))
+				.start();
+			return new Node(port, process, dir);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot start redis-server (is it on the PATH?)", ex);
+		}
+	}
+
+	private void awaitPing(Node node) {
+		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+		while (System.nanoTime() < deadline) {
+			if (!node.process.isAlive()) {
+				throw new IllegalStateException("redis-server on " + node.port + " exited; see " + node.dir);
+			}
+			if (cli(node.port, "PING").strip().equals("PONG")) {
+				return;
+			}
+			sleep(50);
+		}
+		throw new IllegalStateException("redis-server on " + node.port + " does not answer");
+	}
+
+	private static boolean free(int port) {
+		try (ServerSocket socket = new ServerSocket()) {
+			socket.bind(new InetSocketAddress(LOOPBACK, port));
+			return true;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+	}
+
+	private static String run(List<String> command) {
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			process.waitFor(30, TimeUnit.SECONDS);
+			return output;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot run " + command, ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private record Node(int port, Process process, Path dir) {
+	}
+
+}
