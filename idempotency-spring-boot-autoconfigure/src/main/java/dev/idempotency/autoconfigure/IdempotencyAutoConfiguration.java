@@ -41,7 +41,10 @@ public class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
 	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyProperties properties) {
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), properties.getStore().getMemory().getMaxEntries());
+		IdempotencyProperties.Memory memory = properties.getStore().getMemory();
+		long maxBytes = (memory.getMaxBytes() != null) ? memory.getMaxBytes().toBytes()
+				: InMemoryIdempotencyStore.defaultMaxBytes();
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes);
 	}
 
 	@Bean(destroyMethod = "close")

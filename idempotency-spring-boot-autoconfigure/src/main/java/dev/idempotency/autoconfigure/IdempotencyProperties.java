@@ -247,8 +247,19 @@ public class IdempotencyProperties {
 	/** The in-memory store: one JVM only. */
 	public static class Memory {
 
-		/** Most records kept; past it, expired records are dropped and new keys refused (503). */
+		/**
+		 * Most records kept. Past it (or past max-bytes), expired records are dropped first, then
+		 * new keys are refused (503 when fail-closed); live records are never evicted.
+		 */
 		private int maxEntries = 100_000;
+
+		/**
+		 * Most bytes the records may retain (estimated: stored response, record strings and 256
+		 * bytes per record). When unset, 1/16 of the JVM's maximum heap (Runtime.maxMemory()).
+		 * Past it, expired records are dropped first, then new keys and responses that do not fit
+		 * are refused; a refused response is not stored and its key is released.
+		 */
+		private DataSize maxBytes;
 
 		public int getMaxEntries() {
 			return this.maxEntries;
@@ -256,6 +267,14 @@ public class IdempotencyProperties {
 
 		public void setMaxEntries(int maxEntries) {
 			this.maxEntries = maxEntries;
+		}
+
+		public DataSize getMaxBytes() {
+			return this.maxBytes;
+		}
+
+		public void setMaxBytes(DataSize maxBytes) {
+			this.maxBytes = maxBytes;
 		}
 
 	}

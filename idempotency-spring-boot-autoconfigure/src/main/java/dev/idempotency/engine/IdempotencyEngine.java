@@ -139,9 +139,9 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			// The lease runs out and a retry takes the record over: the key is not stuck.
-			logger.error("Could not store the response of " + reservation + "; a retry after the lease runs it again",
-					ex);
+			// The lease runs out (or the store released the record) and a retry runs it: the key is not stuck.
+			logger.error("Could not store the response of " + reservation
+					+ "; a retry runs it again once the record is released or its lease runs out", ex);
 			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
 		}
 	}
