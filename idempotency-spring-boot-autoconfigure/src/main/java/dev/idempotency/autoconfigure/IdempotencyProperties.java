@@ -36,7 +36,10 @@ public class IdempotencyProperties {
 	 */
 	private Duration lease = Duration.ofSeconds(30);
 
-	/** How often a running operation extends its lease. Must be shorter than the lease. */
+	/**
+	 * Longest time between two lease extensions of a running operation. At most half the lease:
+	 * the rest of the lease is the margin for the store round trip and a late heartbeat thread.
+	 */
 	private Duration heartbeatInterval = Duration.ofSeconds(10);
 
 	/** How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. */

@@ -58,10 +58,12 @@ public class IdempotencyEngine implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
-		// One sweep over the running reservations, twice per interval, instead of a task scheduled
-		// and cancelled per request: each running owner beats every 1 to 1.5 intervals.
-		long sweep = Math.max(1, settings.heartbeatInterval().toMillis() / 2);
-		this.heartbeats.scheduleWithFixedDelay(this::beatRunning, sweep, sweep, TimeUnit.MILLISECONDS);
+		// One sweep over the running reservations, four times per interval, instead of a task
+		// scheduled and cancelled per request. A sweep beats every owner whose last beat started
+		// at least 3/4 of an interval ago, so two beats of an owner start at most one interval
+		// apart (plus the duration of one sweep); the settings keep that within half the lease.
+		this.heartbeats.scheduleWithFixedDelay(this::beatRunning, sweepNanos(settings), sweepNanos(settings),
+				TimeUnit.NANOSECONDS);
 	}
 
 	public IdempotencySettings settings() {
@@ -169,6 +171,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			String ownerToken = newOwnerToken();
+			long reserveStart = System.nanoTime();
 			ReserveResult result;
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
@@ -179,7 +182,8 @@ public class IdempotencyEngine implements AutoCloseable {
 				return storeFailed(operation, ex);
 			}
 			if (result instanceof ReserveResult.Acquired acquired) {
-				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver());
+				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver(),
+						reserveStart);
 				this.running.add(reservation);
 				report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED, operation,
 						id);
@@ -268,8 +272,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		return null;
 	}
 
+	private static long sweepNanos(IdempotencySettings settings) {
+		return Math.max(TimeUnit.MILLISECONDS.toNanos(1), settings.heartbeatInterval().toNanos() / 4);
+	}
+
 	private void beatRunning() {
-		long due = System.nanoTime() - this.settings.heartbeatInterval().toNanos();
+		long due = System.nanoTime() - (this.settings.heartbeatInterval().toNanos() - sweepNanos(this.settings));
 		for (Reservation reservation : this.running) {
 			if (reservation.finished()) {
 				this.running.remove(reservation);
@@ -281,10 +289,12 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	private void beat(Reservation reservation) {
+		// The lease runs from when the store executes the call, which is after this instant.
+		long start = System.nanoTime();
 		try {
 			if (timed("heartbeat",
 					() -> this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease()))) {
-				reservation.beaten(System.nanoTime());
+				reservation.beaten(start);
 			}
 			else if (finish(reservation)) {
 				// Not merely finished meanwhile: another request took the record over.

@@ -9,7 +9,8 @@ import java.util.Objects;
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
  * @param lease how long an in-progress owner is presumed alive without a heartbeat
- * @param heartbeatInterval how often a running owner extends its lease
+ * @param heartbeatInterval the longest time between two lease extensions of a running owner (one
+ * sweep of the heartbeat thread's duration aside); at most half the lease
  * @param clockSkew how far in the future a key's timestamp may be
  * @param keyAgePolicy reject or only warn about keys outside their time window
  * @param inFlightWait how long a duplicate waits for the first request to finish
@@ -30,9 +31,12 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		requireNotNegative(grace, "grace");
 		requirePositive(lease, "lease");
 		requirePositive(heartbeatInterval, "heartbeat-interval");
-		if (heartbeatInterval.compareTo(lease) >= 0) {
+		if (heartbeatInterval.multipliedBy(2).compareTo(lease) > 0) {
 			throw new IllegalArgumentException("idempotency.heartbeat-interval (" + heartbeatInterval
-					+ ") must be shorter than idempotency.lease (" + lease + ")");
+					+ ") must be at most half of idempotency.lease (" + lease + "): a running owner's beats are up to"
+					+ " one heartbeat-interval apart, and the rest of the lease is the margin for the store round trip"
+					+ " and a late heartbeat thread; set heartbeat-interval to at most " + lease.dividedBy(2)
+					+ " or lease to at least " + heartbeatInterval.multipliedBy(2));
 		}
 		if (lease.compareTo(lifetime.plus(grace)) > 0) {
 			throw new IllegalArgumentException(

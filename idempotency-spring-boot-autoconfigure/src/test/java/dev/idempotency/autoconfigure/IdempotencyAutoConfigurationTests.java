@@ -79,7 +79,7 @@ class IdempotencyAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("heartbeat-interval")
-				.hasMessageContaining("shorter than idempotency.lease"));
+				.hasMessageContaining("at most half of idempotency.lease"));
 	}
 
 	@Test
