@@ -113,7 +113,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		RecordId id = new RecordId(storableScope(call.scope()), key.value());
 		String fingerprint = call.fingerprint().get();
-		return reserve(id, fingerprint, call.operation());
+		return reserve(id, fingerprint, call.operation(), retentionFor(key));
 	}
 
 	/**
@@ -167,7 +167,25 @@ public class IdempotencyEngine implements AutoCloseable {
 		this.heartbeats.shutdownNow();
 	}
 
-	private Decision reserve(RecordId id, String fingerprint, String operation) {
+	/**
+	 * How long the record of this key is kept from now. A key is accepted until its UUIDv7 time
+	 * plus lifetime and grace; for a key stamped ahead of this node's clock (by at most the clock
+	 * skew, also under the warn policy) that is later than now plus lifetime and grace, so the
+	 * record is kept that much longer: a retry accepted by the window always finds it.
+	 */
+	private Duration retentionFor(IdempotencyKey key) {
+		Duration retention = this.settings.retention();
+		if (key.timestamp() == null) {
+			return retention;
+		}
+		Duration ahead = Duration.between(this.clock.instant(), key.timestamp());
+		if (ahead.isNegative()) {
+			return retention;
+		}
+		return retention.plus(min(ahead, this.settings.clockSkew()));
+	}
+
+	private Decision reserve(RecordId id, String fingerprint, String operation, Duration retention) {
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			String ownerToken = newOwnerToken();
@@ -175,7 +193,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			ReserveResult result;
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.settings.lease(), this.settings.retention());
+						this.settings.lease(), retention);
 				result = timed("reserve", () -> this.store.reserve(request));
 			}
 			catch (RuntimeException ex) {
