@@ -141,10 +141,21 @@ public class IdempotencyProperties {
 
 	/** Builds the engine's settings from these properties. */
 	public IdempotencySettings toSettings() {
-		return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval, this.clockSkew,
-				this.keyAgePolicy, this.inFlight.wait, this.inFlight.pollInterval, this.inFlight.status,
-				this.inFlight.retryAfter, this.store.failureMode, this.store.retryAfter,
-				this.response.maxBodySize.toBytes());
+		return IdempotencySettings.builder()
+			.lifetime(this.lifetime)
+			.grace(this.grace)
+			.lease(this.lease)
+			.heartbeatInterval(this.heartbeatInterval)
+			.clockSkew(this.clockSkew)
+			.keyAgePolicy(this.keyAgePolicy)
+			.inFlightWait(this.inFlight.wait)
+			.inFlightPollInterval(this.inFlight.pollInterval)
+			.inFlightStatus(this.inFlight.status)
+			.inFlightRetryAfter(this.inFlight.retryAfter)
+			.failureMode(this.store.failureMode)
+			.storeRetryAfter(this.store.retryAfter)
+			.maxBodyBytes(this.response.maxBodySize.toBytes())
+			.build();
 	}
 
 	/** Handling of a retry that arrives while the first request with its key still runs. */

@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The engine's configuration, independent of how it was configured.
+ * The engine's configuration, independent of how it was configured. Build it with
+ * {@link #builder()}; the constructor validates every value and throws
+ * {@link IllegalArgumentException} naming the {@code idempotency.*} property at fault.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
@@ -55,12 +57,36 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		}
 	}
 
-	/** Defaults: lifetime 30 minutes, grace 5 minutes, lease 30 seconds. */
+	/** The defaults, as {@link #builder()} starts with them. */
 	public static IdempotencySettings defaults() {
-		return new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), Duration.ofSeconds(30),
-				Duration.ofSeconds(10), Duration.ofMinutes(1), KeyAgePolicy.REJECT, Duration.ofSeconds(2),
-				Duration.ofMillis(50), InFlightStatus.CONFLICT, Duration.ofSeconds(1), FailureMode.FAIL_CLOSED,
-				Duration.ofSeconds(5), 1024 * 1024);
+		return builder().build();
+	}
+
+	/**
+	 * A builder that starts from the defaults: lifetime 30 minutes, grace 5 minutes, lease 30
+	 * seconds, heartbeat-interval 10 seconds, clock-skew 1 minute, key-age-policy reject, in-flight
+	 * wait 2 seconds polled every 50 ms and answered 409 with Retry-After 1 second, fail-closed with
+	 * Retry-After 5 seconds, bodies up to 1 MB stored.
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/** A builder that starts from these settings. */
+	public Builder toBuilder() {
+		return new Builder().lifetime(this.lifetime)
+			.grace(this.grace)
+			.lease(this.lease)
+			.heartbeatInterval(this.heartbeatInterval)
+			.clockSkew(this.clockSkew)
+			.keyAgePolicy(this.keyAgePolicy)
+			.inFlightWait(this.inFlightWait)
+			.inFlightPollInterval(this.inFlightPollInterval)
+			.inFlightStatus(this.inFlightStatus)
+			.inFlightRetryAfter(this.inFlightRetryAfter)
+			.failureMode(this.failureMode)
+			.storeRetryAfter(this.storeRetryAfter)
+			.maxBodyBytes(this.maxBodyBytes);
 	}
 
 	/** How long a record is kept: lifetime + grace. */
@@ -78,6 +104,112 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		if (value == null || value.isNegative()) {
 			throw new IllegalArgumentException("idempotency." + name + " must not be negative, was " + value);
 		}
+	}
+
+	/** Builds settings by name; {@link #build()} validates them as the constructor does. */
+	public static final class Builder {
+
+		private Duration lifetime = Duration.ofMinutes(30);
+
+		private Duration grace = Duration.ofMinutes(5);
+
+		private Duration lease = Duration.ofSeconds(30);
+
+		private Duration heartbeatInterval = Duration.ofSeconds(10);
+
+		private Duration clockSkew = Duration.ofMinutes(1);
+
+		private KeyAgePolicy keyAgePolicy = KeyAgePolicy.REJECT;
+
+		private Duration inFlightWait = Duration.ofSeconds(2);
+
+		private Duration inFlightPollInterval = Duration.ofMillis(50);
+
+		private InFlightStatus inFlightStatus = InFlightStatus.CONFLICT;
+
+		private Duration inFlightRetryAfter = Duration.ofSeconds(1);
+
+		private FailureMode failureMode = FailureMode.FAIL_CLOSED;
+
+		private Duration storeRetryAfter = Duration.ofSeconds(5);
+
+		private long maxBodyBytes = 1024 * 1024;
+
+		private Builder() {
+		}
+
+		public Builder lifetime(Duration lifetime) {
+			this.lifetime = lifetime;
+			return this;
+		}
+
+		public Builder grace(Duration grace) {
+			this.grace = grace;
+			return this;
+		}
+
+		public Builder lease(Duration lease) {
+			this.lease = lease;
+			return this;
+		}
+
+		public Builder heartbeatInterval(Duration heartbeatInterval) {
+			this.heartbeatInterval = heartbeatInterval;
+			return this;
+		}
+
+		public Builder clockSkew(Duration clockSkew) {
+			this.clockSkew = clockSkew;
+			return this;
+		}
+
+		public Builder keyAgePolicy(KeyAgePolicy keyAgePolicy) {
+			this.keyAgePolicy = keyAgePolicy;
+			return this;
+		}
+
+		public Builder inFlightWait(Duration inFlightWait) {
+			this.inFlightWait = inFlightWait;
+			return this;
+		}
+
+		public Builder inFlightPollInterval(Duration inFlightPollInterval) {
+			this.inFlightPollInterval = inFlightPollInterval;
+			return this;
+		}
+
+		public Builder inFlightStatus(InFlightStatus inFlightStatus) {
+			this.inFlightStatus = inFlightStatus;
+			return this;
+		}
+
+		public Builder inFlightRetryAfter(Duration inFlightRetryAfter) {
+			this.inFlightRetryAfter = inFlightRetryAfter;
+			return this;
+		}
+
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+			return this;
+		}
+
+		public Builder storeRetryAfter(Duration storeRetryAfter) {
+			this.storeRetryAfter = storeRetryAfter;
+			return this;
+		}
+
+		public Builder maxBodyBytes(long maxBodyBytes) {
+			this.maxBodyBytes = maxBodyBytes;
+			return this;
+		}
+
+		public IdempotencySettings build() {
+			return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval,
+					this.clockSkew, this.keyAgePolicy, this.inFlightWait, this.inFlightPollInterval,
+					this.inFlightStatus, this.inFlightRetryAfter, this.failureMode, this.storeRetryAfter,
+					this.maxBodyBytes);
+		}
+
 	}
 
 	/** What to do with a key whose timestamp is outside its window. */

@@ -26,10 +26,7 @@ class IdempotencyEngineHeartbeatTests {
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(
 			new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
-			new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), Duration.ofMillis(400),
-					Duration.ofMillis(100), Duration.ofMinutes(1), IdempotencySettings.KeyAgePolicy.REJECT, Duration.ZERO,
-					Duration.ofMillis(10), IdempotencySettings.InFlightStatus.CONFLICT, Duration.ofSeconds(1),
-					IdempotencySettings.FailureMode.FAIL_CLOSED, Duration.ofSeconds(5), 1024),
+			settings(Duration.ofMillis(400), Duration.ofMillis(100)),
 			Clock.systemUTC(), new IdempotencyListener() {
 
 				@Override
@@ -138,10 +135,13 @@ class IdempotencyEngineHeartbeatTests {
 	}
 
 	private static IdempotencySettings settings(Duration lease, Duration heartbeatInterval) {
-		return new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), lease, heartbeatInterval,
-				Duration.ofMinutes(1), IdempotencySettings.KeyAgePolicy.REJECT, Duration.ZERO, Duration.ofMillis(10),
-				IdempotencySettings.InFlightStatus.CONFLICT, Duration.ofSeconds(1),
-				IdempotencySettings.FailureMode.FAIL_CLOSED, Duration.ofSeconds(5), 1024);
+		return IdempotencySettings.builder()
+			.lease(lease)
+			.heartbeatInterval(heartbeatInterval)
+			.inFlightWait(Duration.ZERO)
+			.inFlightPollInterval(Duration.ofMillis(10))
+			.maxBodyBytes(1024)
+			.build();
 	}
 
 	@Test

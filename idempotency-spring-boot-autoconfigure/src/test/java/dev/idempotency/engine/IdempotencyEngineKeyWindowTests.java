@@ -30,10 +30,14 @@ class IdempotencyEngineKeyWindowTests {
 	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000);
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(this.store,
-			new IdempotencySettings(Duration.ofSeconds(20), Duration.ZERO, Duration.ofSeconds(5), Duration.ofSeconds(2),
-					Duration.ofMinutes(1), IdempotencySettings.KeyAgePolicy.REJECT, Duration.ZERO, Duration.ofMillis(10),
-					IdempotencySettings.InFlightStatus.CONFLICT, Duration.ofSeconds(1),
-					IdempotencySettings.FailureMode.FAIL_CLOSED, Duration.ofSeconds(5), 1024),
+			IdempotencySettings.builder()
+				.lifetime(Duration.ofSeconds(20))
+				.grace(Duration.ZERO)
+				.lease(Duration.ofSeconds(5))
+				.heartbeatInterval(Duration.ofSeconds(2))
+				.clockSkew(Duration.ofMinutes(1))
+				.inFlightWait(Duration.ZERO)
+				.build(),
 			this.clock, IdempotencyListener.NONE);
 
 	@AfterEach
