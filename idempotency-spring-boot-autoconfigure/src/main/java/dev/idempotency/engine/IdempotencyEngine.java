@@ -125,7 +125,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			return;
 		}
 		if (!isFinal(response.status())) {
-			doRelease(reservation, "status " + response.status() + " is not final");
+			doRelease(reservation, "status " + response.status() + " is not final", ExecutionResult.RELEASED);
 			return;
 		}
 		if (response.body().length > this.settings.maxBodyBytes()) {
@@ -134,7 +134,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		try {
 			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
-				report(IdempotencyOutcome.COMPLETED, reservation.operation(), reservation.id());
+				finished(ExecutionResult.COMPLETED, reservation);
 			}
 			else {
 				ownershipLost(reservation, "complete");
@@ -144,7 +144,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			// The lease runs out (or the store released the record) and a retry runs it: the key is not stuck.
 			logger.error("Could not store the response of " + reservation
 					+ "; a retry runs it again once the record is released or its lease runs out", ex);
-			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
@@ -158,7 +158,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	/** The operation failed (exception, or a response that was not captured): releases the key. */
 	public void failed(Reservation reservation, String reason) {
 		if (finish(reservation)) {
-			doRelease(reservation, reason);
+			doRelease(reservation, reason, ExecutionResult.RELEASED);
 		}
 	}
 
@@ -261,7 +261,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Counts an outcome and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
+	 * Reports the one outcome of a request and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
 	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
 	 * principal.
 	 */
@@ -317,7 +317,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			else if (finish(reservation)) {
 				// Not merely finished meanwhile: another request took the record over.
 				logger.warn("Lost ownership of " + reservation + " while it runs; another request took it over");
-				report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+				finished(ExecutionResult.OWNERSHIP_LOST, reservation);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -326,11 +326,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 	}
 
-	private void doRelease(Reservation reservation, String reason) {
+	/** Releases the record and reports {@code result}, or what prevented the release. */
+	private void doRelease(Reservation reservation, String reason, ExecutionResult result) {
 		try {
 			if (timed("release", () -> this.store.release(reservation.id(), reservation.ownerToken()))) {
 				logger.debug("Released " + reservation + ": " + reason);
-				report(IdempotencyOutcome.RELEASED, reservation.operation(), reservation.id());
+				finished(result, reservation);
 			}
 			else {
 				ownershipLost(reservation, "release");
@@ -338,7 +339,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
-			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
@@ -346,13 +347,22 @@ public class IdempotencyEngine implements AutoCloseable {
 		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
 				+ " released, a retry runs it again");
-		report(IdempotencyOutcome.BODY_TOO_LARGE, reservation.operation(), reservation.id());
-		doRelease(reservation, "body too large");
+		doRelease(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE);
 	}
 
 	private void ownershipLost(Reservation reservation, String step) {
 		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
-		report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+		finished(ExecutionResult.OWNERSHIP_LOST, reservation);
+	}
+
+	/** Reports what became of a run, once, and logs it at DEBUG like {@link #report}. */
+	private void finished(ExecutionResult result, Reservation reservation) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("result=" + result.name().toLowerCase(java.util.Locale.ROOT) + " operation="
+					+ reservation.operation() + " key=" + reservation.id().key() + " scope="
+					+ Fingerprints.sha256Hex(reservation.id().scope()).substring(0, 12));
+		}
+		this.listener.onExecutionFinished(result, reservation.operation());
 	}
 
 	private <T> T timed(String call, java.util.function.Supplier<T> storeCall) {
