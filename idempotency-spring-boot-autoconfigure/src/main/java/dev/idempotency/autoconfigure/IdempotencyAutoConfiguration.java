@@ -62,6 +62,12 @@ public class IdempotencyAutoConfiguration {
 				listener.getIfUnique(() -> IdempotencyListener.NONE));
 	}
 
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyEngineLifecycle")
+	IdempotencyEngineLifecycle idempotencyEngineLifecycle(IdempotencyEngine engine) {
+		return new IdempotencyEngineLifecycle(engine);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(HealthIndicator.class)
 	@ConditionalOnEnabledHealthIndicator("idempotency")

@@ -42,28 +42,94 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private final IdempotencyListener listener;
 
-	private final ScheduledExecutorService heartbeats;
+	/** The heartbeat thread while the engine runs; null before {@link #start()} and after {@link #stop()}. */
+	private ScheduledExecutorService heartbeats;
+
+	private boolean stopped;
+
+	private final Object lifecycleMonitor = new Object();
 
 	/** Reservations whose operation is running, kept alive by {@link #beatRunning()}. */
 	private final Set<Reservation> running = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first call to
+	 * {@link #begin} if nothing started it before; {@link #stop()} (or {@link #close()}) ends it.
+	 */
 	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
 			IdempotencyListener listener) {
 		this.store = store;
 		this.settings = settings;
 		this.clock = clock;
 		this.listener = listener;
-		this.heartbeats = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "idempotency-heartbeat");
-			thread.setDaemon(true);
-			return thread;
-		});
-		// One sweep over the running reservations, four times per interval, instead of a task
-		// scheduled and cancelled per request. A sweep beats every owner whose last beat started
-		// at least 3/4 of an interval ago, so two beats of an owner start at most one interval
-		// apart (plus the duration of one sweep); the settings keep that within half the lease.
-		this.heartbeats.scheduleWithFixedDelay(this::beatRunning, sweepNanos(settings), sweepNanos(settings),
-				TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Starts the heartbeat thread: one sweep over the running reservations, four times per
+	 * interval, instead of a task scheduled and cancelled per request. A sweep beats every owner
+	 * whose last beat started at least 3/4 of an interval ago, so two beats of an owner start at
+	 * most one interval apart (plus the duration of one sweep); the settings keep that within
+	 * half the lease. Does nothing if already running; restarts a stopped engine.
+	 */
+	public void start() {
+		synchronized (this.lifecycleMonitor) {
+			if (this.heartbeats != null) {
+				return;
+			}
+			ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+				Thread thread = new Thread(runnable, "idempotency-heartbeat");
+				thread.setDaemon(true);
+				return thread;
+			});
+			executor.scheduleWithFixedDelay(this::beatRunning, sweepNanos(this.settings), sweepNanos(this.settings),
+					TimeUnit.NANOSECONDS);
+			this.heartbeats = executor;
+			this.stopped = false;
+		}
+	}
+
+	/**
+	 * Stops the heartbeat thread and waits up to 5 seconds for it to end. From now on
+	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()} again:
+	 * an owner without heartbeats would be taken over after one lease.
+	 */
+	public void stop() {
+		ScheduledExecutorService executor;
+		synchronized (this.lifecycleMonitor) {
+			executor = this.heartbeats;
+			this.heartbeats = null;
+			this.stopped = true;
+		}
+		if (executor != null) {
+			executor.shutdownNow();
+			try {
+				executor.awaitTermination(5, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/** Whether the heartbeat thread runs. */
+	public boolean isRunning() {
+		synchronized (this.lifecycleMonitor) {
+			return this.heartbeats != null;
+		}
+	}
+
+	/** Starts the engine if nothing did yet; false if it was stopped. */
+	private boolean ensureRunning() {
+		synchronized (this.lifecycleMonitor) {
+			if (this.heartbeats != null) {
+				return true;
+			}
+			if (this.stopped) {
+				return false;
+			}
+		}
+		start();
+		return true;
 	}
 
 	public IdempotencySettings settings() {
@@ -110,6 +176,13 @@ public class IdempotencyEngine implements AutoCloseable {
 				return invalidKey(call, windowProblem);
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
+		}
+		if (!ensureRunning()) {
+			return reject(IdempotencyOutcome.STORE_ERROR, call.operation(),
+					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+							"the idempotency engine is stopped (the application is shutting down); nothing was done,"
+									+ " retry later",
+							this.settings.storeRetryAfter()));
 		}
 		RecordId id = new RecordId(storableScope(call.scope()), key.value());
 		String fingerprint = call.fingerprint().get();
@@ -162,9 +235,10 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 	}
 
+	/** Same as {@link #stop()}. */
 	@Override
 	public void close() {
-		this.heartbeats.shutdownNow();
+		stop();
 	}
 
 	/**
