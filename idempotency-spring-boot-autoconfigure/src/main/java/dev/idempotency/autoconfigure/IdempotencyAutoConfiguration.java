@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
+import java.util.List;
 
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
@@ -8,6 +9,7 @@ import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -50,13 +52,12 @@ public class IdempotencyAutoConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
-			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener) {
+			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
+			ListableBeanFactory beanFactory) {
 		IdempotencyStore available = store.getIfUnique();
 		if (available == null) {
-			throw new IllegalStateException("idempotency.store.type=" + properties.getStore().getType().name()
-				.toLowerCase(java.util.Locale.ROOT)
-					+ " but no single IdempotencyStore bean exists: for jdbc add spring-boot-starter-jdbc and a DataSource,"
-					+ " for redis add spring-boot-starter-data-redis, or declare your own IdempotencyStore bean");
+			throw new IdempotencyStoreNotFoundException(properties.getStore().getType(),
+					List.of(beanFactory.getBeanNamesForType(IdempotencyStore.class)));
 		}
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
 				listener.getIfUnique(() -> IdempotencyListener.NONE));

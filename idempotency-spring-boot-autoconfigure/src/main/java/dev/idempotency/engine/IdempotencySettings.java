@@ -1,12 +1,14 @@
 package dev.idempotency.engine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * The engine's configuration, independent of how it was configured. Build it with
  * {@link #builder()}; the constructor validates every value and throws
- * {@link IllegalArgumentException} naming the {@code idempotency.*} property at fault.
+ * {@link InvalidIdempotencySettingsException} naming the {@code idempotency.*} properties at
+ * fault and what to set.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
@@ -34,15 +36,21 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		requirePositive(lease, "lease");
 		requirePositive(heartbeatInterval, "heartbeat-interval");
 		if (heartbeatInterval.multipliedBy(2).compareTo(lease) > 0) {
-			throw new IllegalArgumentException("idempotency.heartbeat-interval (" + heartbeatInterval
-					+ ") must be at most half of idempotency.lease (" + lease + "): a running owner's beats are up to"
-					+ " one heartbeat-interval apart, and the rest of the lease is the margin for the store round trip"
-					+ " and a late heartbeat thread; set heartbeat-interval to at most " + lease.dividedBy(2)
-					+ " or lease to at least " + heartbeatInterval.multipliedBy(2));
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
+					"idempotency.heartbeat-interval (" + heartbeatInterval + ") must be at most half of idempotency.lease ("
+							+ lease + "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
+							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
+					"Set idempotency.heartbeat-interval to at most " + lease.dividedBy(2)
+							+ " or idempotency.lease to at least " + heartbeatInterval.multipliedBy(2) + ".");
 		}
 		if (lease.compareTo(lifetime.plus(grace)) > 0) {
-			throw new IllegalArgumentException(
-					"idempotency.lease (" + lease + ") must not be longer than lifetime + grace");
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
+					"idempotency.lease (" + lease + ") must not be longer than idempotency.lifetime + idempotency.grace ("
+							+ lifetime.plus(grace) + "): a record would expire while its owner still runs",
+					"Set idempotency.lease to at most " + lifetime.plus(grace)
+							+ " or raise idempotency.lifetime or idempotency.grace.");
 		}
 		requireNotNegative(clockSkew, "clock-skew");
 		requireNotNegative(inFlightWait, "in-flight.wait");
@@ -53,7 +61,9 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		Objects.requireNonNull(inFlightStatus, "inFlightStatus");
 		Objects.requireNonNull(failureMode, "failureMode");
 		if (maxBodyBytes < 0) {
-			throw new IllegalArgumentException("idempotency.response.max-body-size must not be negative");
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
+					"idempotency.response.max-body-size must not be negative, was " + maxBodyBytes + " bytes",
+					"Set idempotency.response.max-body-size to 0 or more.");
 		}
 	}
 
@@ -96,13 +106,17 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 
 	private static void requirePositive(Duration value, String name) {
 		if (value == null || value.isNegative() || value.isZero()) {
-			throw new IllegalArgumentException("idempotency." + name + " must be positive, was " + value);
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must be positive, was " + value,
+					"Set idempotency." + name + " to a positive duration, such as 10s.");
 		}
 	}
 
 	private static void requireNotNegative(Duration value, String name) {
 		if (value == null || value.isNegative()) {
-			throw new IllegalArgumentException("idempotency." + name + " must not be negative, was " + value);
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must not be negative, was " + value,
+					"Set idempotency." + name + " to 0 or a positive duration.");
 		}
 	}
 
