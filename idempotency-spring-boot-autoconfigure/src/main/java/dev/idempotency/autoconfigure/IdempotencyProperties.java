@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration of the Idempotency-Key support, under {@code idempotency}.
+ * Configuration of the Idempotency-Key support, under the idempotency prefix.
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {
@@ -21,8 +21,9 @@ public class IdempotencyProperties {
 	private String headerName = "Idempotency-Key";
 
 	/**
-	 * How long clients may reuse a key: records are kept at least this long. Advertise it to
-	 * clients (Iceberg: {@code idempotency-key-lifetime} in {@code GET /v1/config}).
+	 * How long clients may reuse a key: records are kept at least this long (lifetime + grace from
+	 * the key's UUIDv7 time or from the first request, whichever is later). Advertise it to clients
+	 * (Iceberg: idempotency-key-lifetime in GET /v1/config).
 	 */
 	private Duration lifetime = Duration.ofMinutes(30);
 
@@ -47,7 +48,7 @@ public class IdempotencyProperties {
 
 	/**
 	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace, now +
-	 * clock-skew]: reject it (400), or only log a warning.
+	 * clock-skew]: reject (answer 400) or warn (log a warning and go on).
 	 */
 	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
 
@@ -168,8 +169,8 @@ public class IdempotencyProperties {
 		private Duration pollInterval = Duration.ofMillis(50);
 
 		/**
-		 * Status for a duplicate still in flight after the wait: CONFLICT (409, the IETF draft's
-		 * choice) or SERVICE_UNAVAILABLE (503 with Retry-After: Iceberg clients read 409 as a real
+		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF draft's
+		 * choice) or service-unavailable (503 with Retry-After: Iceberg clients read 409 as a real
 		 * conflict but retry a 503).
 		 */
 		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
@@ -214,12 +215,15 @@ public class IdempotencyProperties {
 	/** Where records are kept and what happens when that store fails. */
 	public static class Store {
 
-		/** Which store keeps the records. */
+		/**
+		 * Which store keeps the records: memory (this JVM only), jdbc (the application's or a
+		 * dedicated DataSource) or redis (Spring Data Redis).
+		 */
 		private StoreType type = StoreType.MEMORY;
 
 		/**
-		 * What to do when the store cannot be reached: FAIL_CLOSED answers 503 with Retry-After and
-		 * runs nothing; FAIL_OPEN runs the request unprotected (logged and counted).
+		 * What to do when the store cannot be reached: fail-closed answers 503 with Retry-After and
+		 * runs nothing; fail-open runs the request unprotected (logged and counted).
 		 */
 		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
 
