@@ -43,7 +43,10 @@ public class IdempotencyProperties {
 	 */
 	private Duration heartbeatInterval = Duration.ofSeconds(10);
 
-	/** How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. */
+	/**
+	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. The
+	 * record of a key stamped ahead is kept that much longer.
+	 */
 	private Duration clockSkew = Duration.ofMinutes(1);
 
 	/**

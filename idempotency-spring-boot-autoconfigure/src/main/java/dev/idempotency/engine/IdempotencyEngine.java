@@ -25,7 +25,11 @@ import org.apache.commons.logging.LogFactory;
 /**
  * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key, reserves
  * the record, replays, rejects misuse, and after the operation stores or releases its result,
- * every write fenced by the owner token. Front doors translate to and from it.
+ * every write fenced by the owner token. While an operation runs, a heartbeat thread extends its
+ * lease (see {@link #start()}). Front doors translate to and from it.
+ * <p>
+ * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per call to
+ * {@link #begin}, and one {@link ExecutionResult} per run that held a reservation.
  */
 public class IdempotencyEngine implements AutoCloseable {
 

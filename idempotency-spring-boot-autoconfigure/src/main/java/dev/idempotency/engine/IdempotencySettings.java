@@ -99,7 +99,10 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 			.maxBodyBytes(this.maxBodyBytes);
 	}
 
-	/** How long a record is kept: lifetime + grace. */
+	/**
+	 * How long a record is kept from its reservation: lifetime + grace. For a UUIDv7 key stamped
+	 * ahead of the clock the engine adds how far ahead (at most the clock skew).
+	 */
 	public Duration retention() {
 		return this.lifetime.plus(this.grace);
 	}
