@@ -4,17 +4,27 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -84,10 +94,39 @@ class IdempotencyEngineHeartbeatTests {
 	}
 
 	@Test
-	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOver() throws Exception {
-		// The tightest accepted: heartbeat-interval exactly half the lease.
+	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverInMemory() throws Exception {
+		assertLongHandlersAreNeverTakenOver(new InMemoryIdempotencyStore(Clock.systemUTC(), 1_000));
+	}
+
+	@Test
+	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverOnRedis() throws Exception {
+		// A store a network round trip away (the real Redis at 127.0.0.1:6379), under its own key prefix.
+		String prefix = "idem-heartbeat-" + UUID.randomUUID() + ":";
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", 6379),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		try {
+			assertLongHandlersAreNeverTakenOver(new RedisIdempotencyStore(factory, prefix));
+		}
+		finally {
+			try (RedisConnection connection = factory.getConnection();
+					Cursor<byte[]> keys = connection.keyCommands()
+						.scan(ScanOptions.scanOptions().match(prefix + "*").count(1000).build())) {
+				List<byte[]> mine = new ArrayList<>();
+				keys.forEachRemaining(mine::add);
+				for (byte[] key : mine) {
+					connection.keyCommands().del(key);
+				}
+			}
+			factory.destroy();
+		}
+	}
+
+	/** The tightest accepted settings (heartbeat-interval exactly half the lease), handlers of four leases. */
+	private void assertLongHandlersAreNeverTakenOver(IdempotencyStore store) throws Exception {
 		Duration lease = Duration.ofSeconds(1);
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), 1_000);
 		try (IdempotencyEngine tight = new IdempotencyEngine(store, settings(lease, lease.dividedBy(2)),
 				Clock.systemUTC(), IdempotencyListener.NONE)) {
 			int handlers = 6;
