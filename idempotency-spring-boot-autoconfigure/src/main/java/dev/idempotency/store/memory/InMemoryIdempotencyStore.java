@@ -28,7 +28,7 @@ import dev.idempotency.store.StoredResponseCodec;
  * <p>
  * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the bytes they
  * retain ({@code maxBytes}: the encoded response, the strings of the record, and a fixed
- * {@value #ENTRY_OVERHEAD_BYTES} bytes per entry for the map node and the objects around them).
+ * 256 bytes per entry for the map node and the objects around them).
  * A reservation or a completion that would pass either bound first drops the expired records; if
  * it still does not fit, it is refused with an {@link IdempotencyStoreException} naming the
  * property to raise. A refused reservation leaves nothing behind (the engine's failure mode answers
