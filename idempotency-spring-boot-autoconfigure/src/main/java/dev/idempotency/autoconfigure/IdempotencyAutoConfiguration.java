@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
+import java.util.List;
 
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
@@ -8,6 +9,7 @@ import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -22,9 +24,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The engine, its settings, and the in-memory store when no other store is configured. Store
- * auto-configurations (JDBC, Redis) run before this one and contribute the
- * {@link IdempotencyStore} bean for their {@code idempotency.store.type}.
+ * The engine, its settings, the lifecycle of its heartbeat thread, and the in-memory store when no
+ * other store is configured; the store's health indicator and the Micrometer binding when Actuator
+ * and Micrometer are present. Store auto-configurations (JDBC, Redis) run before this one and
+ * contribute the {@link IdempotencyStore} bean for their {@code idempotency.store.type}. Invalid
+ * settings and a missing store fail the start-up with a failure analysis.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
@@ -41,22 +45,30 @@ public class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
 	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyProperties properties) {
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), properties.getStore().getMemory().getMaxEntries());
+		IdempotencyProperties.Memory memory = properties.getStore().getMemory();
+		long maxBytes = (memory.getMaxBytes() != null) ? memory.getMaxBytes().toBytes()
+				: InMemoryIdempotencyStore.defaultMaxBytes();
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes);
 	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
-			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener) {
+			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
+			ListableBeanFactory beanFactory) {
 		IdempotencyStore available = store.getIfUnique();
 		if (available == null) {
-			throw new IllegalStateException("idempotency.store.type=" + properties.getStore().getType().name()
-				.toLowerCase(java.util.Locale.ROOT)
-					+ " but no single IdempotencyStore bean exists: for jdbc add spring-boot-starter-jdbc and a DataSource,"
-					+ " for redis add spring-boot-starter-data-redis, or declare your own IdempotencyStore bean");
+			throw new IdempotencyStoreNotFoundException(properties.getStore().getType(),
+					List.of(beanFactory.getBeanNamesForType(IdempotencyStore.class)));
 		}
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
 				listener.getIfUnique(() -> IdempotencyListener.NONE));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyEngineLifecycle")
+	IdempotencyEngineLifecycle idempotencyEngineLifecycle(IdempotencyEngine engine) {
+		return new IdempotencyEngineLifecycle(engine);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration of the Idempotency-Key support, under {@code idempotency}.
+ * Configuration of the Idempotency-Key support, under the idempotency prefix.
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {
@@ -21,8 +21,9 @@ public class IdempotencyProperties {
 	private String headerName = "Idempotency-Key";
 
 	/**
-	 * How long clients may reuse a key: records are kept at least this long. Advertise it to
-	 * clients (Iceberg: {@code idempotency-key-lifetime} in {@code GET /v1/config}).
+	 * How long clients may reuse a key: records are kept at least this long (lifetime + grace from
+	 * the key's UUIDv7 time or from the first request, whichever is later). Advertise it to clients
+	 * (Iceberg: idempotency-key-lifetime in GET /v1/config).
 	 */
 	private Duration lifetime = Duration.ofMinutes(30);
 
@@ -36,15 +37,21 @@ public class IdempotencyProperties {
 	 */
 	private Duration lease = Duration.ofSeconds(30);
 
-	/** How often a running operation extends its lease. Must be shorter than the lease. */
+	/**
+	 * Longest time between two lease extensions of a running operation. At most half the lease:
+	 * the rest of the lease is the margin for the store round trip and a late heartbeat thread.
+	 */
 	private Duration heartbeatInterval = Duration.ofSeconds(10);
 
-	/** How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. */
+	/**
+	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. The
+	 * record of a key stamped ahead is kept that much longer.
+	 */
 	private Duration clockSkew = Duration.ofMinutes(1);
 
 	/**
 	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace, now +
-	 * clock-skew]: reject it (400), or only log a warning.
+	 * clock-skew]: reject (answer 400) or warn (log a warning and go on).
 	 */
 	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
 
@@ -138,10 +145,21 @@ public class IdempotencyProperties {
 
 	/** Builds the engine's settings from these properties. */
 	public IdempotencySettings toSettings() {
-		return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval, this.clockSkew,
-				this.keyAgePolicy, this.inFlight.wait, this.inFlight.pollInterval, this.inFlight.status,
-				this.inFlight.retryAfter, this.store.failureMode, this.store.retryAfter,
-				this.response.maxBodySize.toBytes());
+		return IdempotencySettings.builder()
+			.lifetime(this.lifetime)
+			.grace(this.grace)
+			.lease(this.lease)
+			.heartbeatInterval(this.heartbeatInterval)
+			.clockSkew(this.clockSkew)
+			.keyAgePolicy(this.keyAgePolicy)
+			.inFlightWait(this.inFlight.wait)
+			.inFlightPollInterval(this.inFlight.pollInterval)
+			.inFlightStatus(this.inFlight.status)
+			.inFlightRetryAfter(this.inFlight.retryAfter)
+			.failureMode(this.store.failureMode)
+			.storeRetryAfter(this.store.retryAfter)
+			.maxBodyBytes(this.response.maxBodySize.toBytes())
+			.build();
 	}
 
 	/** Handling of a retry that arrives while the first request with its key still runs. */
@@ -154,8 +172,8 @@ public class IdempotencyProperties {
 		private Duration pollInterval = Duration.ofMillis(50);
 
 		/**
-		 * Status for a duplicate still in flight after the wait: CONFLICT (409, the IETF draft's
-		 * choice) or SERVICE_UNAVAILABLE (503 with Retry-After: Iceberg clients read 409 as a real
+		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF draft's
+		 * choice) or service-unavailable (503 with Retry-After: Iceberg clients read 409 as a real
 		 * conflict but retry a 503).
 		 */
 		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
@@ -200,12 +218,15 @@ public class IdempotencyProperties {
 	/** Where records are kept and what happens when that store fails. */
 	public static class Store {
 
-		/** Which store keeps the records. */
+		/**
+		 * Which store keeps the records: memory (this JVM only), jdbc (the application's or a
+		 * dedicated DataSource) or redis (Spring Data Redis).
+		 */
 		private StoreType type = StoreType.MEMORY;
 
 		/**
-		 * What to do when the store cannot be reached: FAIL_CLOSED answers 503 with Retry-After and
-		 * runs nothing; FAIL_OPEN runs the request unprotected (logged and counted).
+		 * What to do when the store cannot be reached: fail-closed answers 503 with Retry-After and
+		 * runs nothing; fail-open runs the request unprotected (logged and counted).
 		 */
 		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
 
@@ -247,8 +268,19 @@ public class IdempotencyProperties {
 	/** The in-memory store: one JVM only. */
 	public static class Memory {
 
-		/** Most records kept; past it, expired records are dropped and new keys refused (503). */
+		/**
+		 * Most records kept. Past it (or past max-bytes), expired records are dropped first, then
+		 * new keys are refused (503 when fail-closed); live records are never evicted.
+		 */
 		private int maxEntries = 100_000;
+
+		/**
+		 * Most bytes the records may retain (estimated: stored response, record strings and 256
+		 * bytes per record). When unset, 1/16 of the JVM's maximum heap (Runtime.maxMemory()).
+		 * Past it, expired records are dropped first, then new keys and responses that do not fit
+		 * are refused; a refused response is not stored and its key is released.
+		 */
+		private DataSize maxBytes;
 
 		public int getMaxEntries() {
 			return this.maxEntries;
@@ -256,6 +288,14 @@ public class IdempotencyProperties {
 
 		public void setMaxEntries(int maxEntries) {
 			this.maxEntries = maxEntries;
+		}
+
+		public DataSize getMaxBytes() {
+			return this.maxBytes;
+		}
+
+		public void setMaxBytes(DataSize maxBytes) {
+			this.maxBytes = maxBytes;
 		}
 
 	}

@@ -3,53 +3,68 @@ package dev.idempotency.autoconfigure;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
+import dev.idempotency.engine.ExecutionResult;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.engine.IdempotencyOutcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * Counts outcomes as {@code idempotency.requests} tagged {@code outcome}, {@code operation} and
- * {@code store}, and times store calls as {@code idempotency.store.calls} tagged {@code call},
- * {@code store} and {@code outcome} ({@code success} or {@code error}).
+ * Binds the engine's events to Micrometer. Every request counts once in idempotency.requests,
+ * tagged outcome (the engine's decision), operation and store; every run under a reservation
+ * counts once, when it finishes, in idempotency.executions, tagged result, operation and store;
+ * store calls are timed as idempotency.store.calls, tagged call, store and outcome (success or
+ * error). The meters are described once, as meter providers, and looked up by tags per event.
  */
 public class MicrometerIdempotencyListener implements IdempotencyListener {
 
-	/** Name of the counter. */
+	/** Name of the counter of requests, one count per request. */
 	public static final String METER_NAME = "idempotency.requests";
+
+	/** Name of the counter of finished runs, one count per run. */
+	public static final String EXECUTIONS_METER_NAME = "idempotency.executions";
 
 	/** Name of the store call timer. */
 	public static final String TIMER_NAME = "idempotency.store.calls";
 
-	private final MeterRegistry registry;
+	private final Meter.MeterProvider<Counter> requests;
 
-	private final String store;
+	private final Meter.MeterProvider<Counter> executions;
+
+	private final Meter.MeterProvider<Timer> storeCalls;
 
 	public MicrometerIdempotencyListener(MeterRegistry registry, String store) {
-		this.registry = registry;
-		this.store = store;
+		this.requests = Counter.builder(METER_NAME)
+			.description("Requests handled by the Idempotency-Key support, once each, by the engine's decision")
+			.tag("store", store)
+			.withRegistry(registry);
+		this.executions = Counter.builder(EXECUTIONS_METER_NAME)
+			.description("Operations run under an idempotency reservation, once each when finished, by result")
+			.tag("store", store)
+			.withRegistry(registry);
+		this.storeCalls = Timer.builder(TIMER_NAME)
+			.description("Calls to the idempotency store")
+			.tag("store", store)
+			.withRegistry(registry);
 	}
 
 	@Override
 	public void onOutcome(IdempotencyOutcome outcome, String operation) {
-		Counter.builder(METER_NAME)
-			.description("Requests and operations handled by the Idempotency-Key support, by outcome")
-			.tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
-			.tag("operation", operation)
-			.tag("store", this.store)
-			.register(this.registry)
+		this.requests.withTags("outcome", outcome.name().toLowerCase(Locale.ROOT), "operation", operation)
+			.increment();
+	}
+
+	@Override
+	public void onExecutionFinished(ExecutionResult result, String operation) {
+		this.executions.withTags("result", result.name().toLowerCase(Locale.ROOT), "operation", operation)
 			.increment();
 	}
 
 	@Override
 	public void onStoreCall(String call, long nanos, boolean failed) {
-		Timer.builder(TIMER_NAME)
-			.description("Calls to the idempotency store")
-			.tag("call", call)
-			.tag("store", this.store)
-			.tag("outcome", failed ? "error" : "success")
-			.register(this.registry)
+		this.storeCalls.withTags("call", call, "outcome", failed ? "error" : "success")
 			.record(nanos, TimeUnit.NANOSECONDS);
 	}
 

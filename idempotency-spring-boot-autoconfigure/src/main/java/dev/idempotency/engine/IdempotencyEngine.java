@@ -25,7 +25,11 @@ import org.apache.commons.logging.LogFactory;
 /**
  * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key, reserves
  * the record, replays, rejects misuse, and after the operation stores or releases its result,
- * every write fenced by the owner token. Front doors translate to and from it.
+ * every write fenced by the owner token. While an operation runs, a heartbeat thread extends its
+ * lease (see {@link #start()}). Front doors translate to and from it.
+ * <p>
+ * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per call to
+ * {@link #begin}, and one {@link ExecutionResult} per run that held a reservation.
  */
 public class IdempotencyEngine implements AutoCloseable {
 
@@ -42,26 +46,94 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private final IdempotencyListener listener;
 
-	private final ScheduledExecutorService heartbeats;
+	/** The heartbeat thread while the engine runs; null before {@link #start()} and after {@link #stop()}. */
+	private ScheduledExecutorService heartbeats;
+
+	private boolean stopped;
+
+	private final Object lifecycleMonitor = new Object();
 
 	/** Reservations whose operation is running, kept alive by {@link #beatRunning()}. */
 	private final Set<Reservation> running = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first call to
+	 * {@link #begin} if nothing started it before; {@link #stop()} (or {@link #close()}) ends it.
+	 */
 	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
 			IdempotencyListener listener) {
 		this.store = store;
 		this.settings = settings;
 		this.clock = clock;
 		this.listener = listener;
-		this.heartbeats = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "idempotency-heartbeat");
-			thread.setDaemon(true);
-			return thread;
-		});
-		// One sweep over the running reservations, twice per interval, instead of a task scheduled
-		// and cancelled per request: each running owner beats every 1 to 1.5 intervals.
-		long sweep = Math.max(1, settings.heartbeatInterval().toMillis() / 2);
-		this.heartbeats.scheduleWithFixedDelay(this::beatRunning, sweep, sweep, TimeUnit.MILLISECONDS);
+	}
+
+	/**
+	 * Starts the heartbeat thread: one sweep over the running reservations, four times per
+	 * interval, instead of a task scheduled and cancelled per request. A sweep beats every owner
+	 * whose last beat started at least 3/4 of an interval ago, so two beats of an owner start at
+	 * most one interval apart (plus the duration of one sweep); the settings keep that within
+	 * half the lease. Does nothing if already running; restarts a stopped engine.
+	 */
+	public void start() {
+		synchronized (this.lifecycleMonitor) {
+			if (this.heartbeats != null) {
+				return;
+			}
+			ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+				Thread thread = new Thread(runnable, "idempotency-heartbeat");
+				thread.setDaemon(true);
+				return thread;
+			});
+			executor.scheduleWithFixedDelay(this::beatRunning, sweepNanos(this.settings), sweepNanos(this.settings),
+					TimeUnit.NANOSECONDS);
+			this.heartbeats = executor;
+			this.stopped = false;
+		}
+	}
+
+	/**
+	 * Stops the heartbeat thread and waits up to 5 seconds for it to end. From now on
+	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()} again:
+	 * an owner without heartbeats would be taken over after one lease.
+	 */
+	public void stop() {
+		ScheduledExecutorService executor;
+		synchronized (this.lifecycleMonitor) {
+			executor = this.heartbeats;
+			this.heartbeats = null;
+			this.stopped = true;
+		}
+		if (executor != null) {
+			executor.shutdownNow();
+			try {
+				executor.awaitTermination(5, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/** Whether the heartbeat thread runs. */
+	public boolean isRunning() {
+		synchronized (this.lifecycleMonitor) {
+			return this.heartbeats != null;
+		}
+	}
+
+	/** Starts the engine if nothing did yet; false if it was stopped. */
+	private boolean ensureRunning() {
+		synchronized (this.lifecycleMonitor) {
+			if (this.heartbeats != null) {
+				return true;
+			}
+			if (this.stopped) {
+				return false;
+			}
+		}
+		start();
+		return true;
 	}
 
 	public IdempotencySettings settings() {
@@ -109,9 +181,16 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
+		if (!ensureRunning()) {
+			return reject(IdempotencyOutcome.STORE_ERROR, call.operation(),
+					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+							"the idempotency engine is stopped (the application is shutting down); nothing was done,"
+									+ " retry later",
+							this.settings.storeRetryAfter()));
+		}
 		RecordId id = new RecordId(storableScope(call.scope()), key.value());
 		String fingerprint = call.fingerprint().get();
-		return reserve(id, fingerprint, call.operation());
+		return reserve(id, fingerprint, call.operation(), retentionFor(key));
 	}
 
 	/**
@@ -123,7 +202,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			return;
 		}
 		if (!isFinal(response.status())) {
-			doRelease(reservation, "status " + response.status() + " is not final");
+			doRelease(reservation, "status " + response.status() + " is not final", ExecutionResult.RELEASED);
 			return;
 		}
 		if (response.body().length > this.settings.maxBodyBytes()) {
@@ -132,17 +211,17 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		try {
 			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
-				report(IdempotencyOutcome.COMPLETED, reservation.operation(), reservation.id());
+				finished(ExecutionResult.COMPLETED, reservation);
 			}
 			else {
 				ownershipLost(reservation, "complete");
 			}
 		}
 		catch (RuntimeException ex) {
-			// The lease runs out and a retry takes the record over: the key is not stuck.
-			logger.error("Could not store the response of " + reservation + "; a retry after the lease runs it again",
-					ex);
-			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+			// The lease runs out (or the store released the record) and a retry runs it: the key is not stuck.
+			logger.error("Could not store the response of " + reservation
+					+ "; a retry runs it again once the record is released or its lease runs out", ex);
+			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
@@ -156,30 +235,51 @@ public class IdempotencyEngine implements AutoCloseable {
 	/** The operation failed (exception, or a response that was not captured): releases the key. */
 	public void failed(Reservation reservation, String reason) {
 		if (finish(reservation)) {
-			doRelease(reservation, reason);
+			doRelease(reservation, reason, ExecutionResult.RELEASED);
 		}
 	}
 
+	/** Same as {@link #stop()}. */
 	@Override
 	public void close() {
-		this.heartbeats.shutdownNow();
+		stop();
 	}
 
-	private Decision reserve(RecordId id, String fingerprint, String operation) {
+	/**
+	 * How long the record of this key is kept from now. A key is accepted until its UUIDv7 time
+	 * plus lifetime and grace; for a key stamped ahead of this node's clock (by at most the clock
+	 * skew, also under the warn policy) that is later than now plus lifetime and grace, so the
+	 * record is kept that much longer: a retry accepted by the window always finds it.
+	 */
+	private Duration retentionFor(IdempotencyKey key) {
+		Duration retention = this.settings.retention();
+		if (key.timestamp() == null) {
+			return retention;
+		}
+		Duration ahead = Duration.between(this.clock.instant(), key.timestamp());
+		if (ahead.isNegative()) {
+			return retention;
+		}
+		return retention.plus(min(ahead, this.settings.clockSkew()));
+	}
+
+	private Decision reserve(RecordId id, String fingerprint, String operation, Duration retention) {
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			String ownerToken = newOwnerToken();
+			long reserveStart = System.nanoTime();
 			ReserveResult result;
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.settings.lease(), this.settings.retention());
+						this.settings.lease(), retention);
 				result = timed("reserve", () -> this.store.reserve(request));
 			}
 			catch (RuntimeException ex) {
 				return storeFailed(operation, ex);
 			}
 			if (result instanceof ReserveResult.Acquired acquired) {
-				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver());
+				Reservation reservation = new Reservation(id, ownerToken, operation, acquired.takenOver(),
+						reserveStart);
 				this.running.add(reservation);
 				report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED, operation,
 						id);
@@ -239,7 +339,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Counts an outcome and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
+	 * Reports the one outcome of a request and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
 	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
 	 * principal.
 	 */
@@ -268,8 +368,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		return null;
 	}
 
+	private static long sweepNanos(IdempotencySettings settings) {
+		return Math.max(TimeUnit.MILLISECONDS.toNanos(1), settings.heartbeatInterval().toNanos() / 4);
+	}
+
 	private void beatRunning() {
-		long due = System.nanoTime() - this.settings.heartbeatInterval().toNanos();
+		long due = System.nanoTime() - (this.settings.heartbeatInterval().toNanos() - sweepNanos(this.settings));
 		for (Reservation reservation : this.running) {
 			if (reservation.finished()) {
 				this.running.remove(reservation);
@@ -281,15 +385,17 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	private void beat(Reservation reservation) {
+		// The lease runs from when the store executes the call, which is after this instant.
+		long start = System.nanoTime();
 		try {
 			if (timed("heartbeat",
 					() -> this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease()))) {
-				reservation.beaten(System.nanoTime());
+				reservation.beaten(start);
 			}
 			else if (finish(reservation)) {
 				// Not merely finished meanwhile: another request took the record over.
 				logger.warn("Lost ownership of " + reservation + " while it runs; another request took it over");
-				report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+				finished(ExecutionResult.OWNERSHIP_LOST, reservation);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -298,11 +404,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 	}
 
-	private void doRelease(Reservation reservation, String reason) {
+	/** Releases the record and reports {@code result}, or what prevented the release. */
+	private void doRelease(Reservation reservation, String reason, ExecutionResult result) {
 		try {
 			if (timed("release", () -> this.store.release(reservation.id(), reservation.ownerToken()))) {
 				logger.debug("Released " + reservation + ": " + reason);
-				report(IdempotencyOutcome.RELEASED, reservation.operation(), reservation.id());
+				finished(result, reservation);
 			}
 			else {
 				ownershipLost(reservation, "release");
@@ -310,7 +417,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
-			report(IdempotencyOutcome.STORE_ERROR, reservation.operation(), reservation.id());
+			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
@@ -318,13 +425,22 @@ public class IdempotencyEngine implements AutoCloseable {
 		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
 				+ " released, a retry runs it again");
-		report(IdempotencyOutcome.BODY_TOO_LARGE, reservation.operation(), reservation.id());
-		doRelease(reservation, "body too large");
+		doRelease(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE);
 	}
 
 	private void ownershipLost(Reservation reservation, String step) {
 		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
-		report(IdempotencyOutcome.OWNERSHIP_LOST, reservation.operation(), reservation.id());
+		finished(ExecutionResult.OWNERSHIP_LOST, reservation);
+	}
+
+	/** Reports what became of a run, once, and logs it at DEBUG like {@link #report}. */
+	private void finished(ExecutionResult result, Reservation reservation) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("result=" + result.name().toLowerCase(java.util.Locale.ROOT) + " operation="
+					+ reservation.operation() + " key=" + reservation.id().key() + " scope="
+					+ Fingerprints.sha256Hex(reservation.id().scope()).substring(0, 12));
+		}
+		this.listener.onExecutionFinished(result, reservation.operation());
 	}
 
 	private <T> T timed(String call, java.util.function.Supplier<T> storeCall) {

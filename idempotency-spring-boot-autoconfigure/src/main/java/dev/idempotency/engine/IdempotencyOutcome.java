@@ -1,6 +1,10 @@
 package dev.idempotency.engine;
 
-/** What happened to one protected request or one finished operation, for metrics and logs. */
+/**
+ * What the engine decided for one request: exactly one per request, for metrics and logs. What
+ * became of a request that ran under a reservation is reported separately, as an
+ * {@link ExecutionResult}.
+ */
 public enum IdempotencyOutcome {
 
 	/** No key and none required: ran unprotected. */
@@ -9,7 +13,7 @@ public enum IdempotencyOutcome {
 	/** First request with its key: the operation runs. */
 	EXECUTED,
 
-	/** Ran after taking over the record of an owner whose lease had expired. */
+	/** Runs after taking over the record of an owner whose lease had expired. */
 	TAKEN_OVER,
 
 	/** A completed record's response was replayed. */
@@ -24,19 +28,7 @@ public enum IdempotencyOutcome {
 	/** The key was malformed or outside its window (or missing where required): 400. */
 	INVALID_KEY,
 
-	/** The operation's response was stored for replay. */
-	COMPLETED,
-
-	/** The record was deleted after a failure or a non-final response, so a retry runs again. */
-	RELEASED,
-
-	/** The response was larger than the stored maximum: released, never truncated. */
-	BODY_TOO_LARGE,
-
-	/** A fenced write found that another owner had taken the record over; nothing changed. */
-	OWNERSHIP_LOST,
-
-	/** The store failed and the request was refused (fail-closed). */
+	/** The store failed and the request was refused (fail-closed): 503, nothing ran. */
 	STORE_ERROR,
 
 	/** The store failed and the request ran unprotected (fail-open). */

@@ -1,15 +1,20 @@
 package dev.idempotency.engine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * The engine's configuration, independent of how it was configured.
+ * The engine's configuration, independent of how it was configured. Build it with
+ * {@link #builder()}; the constructor validates every value and throws
+ * {@link InvalidIdempotencySettingsException} naming the {@code idempotency.*} properties at
+ * fault and what to set.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
  * @param lease how long an in-progress owner is presumed alive without a heartbeat
- * @param heartbeatInterval how often a running owner extends its lease
+ * @param heartbeatInterval the longest time between two lease extensions of a running owner (one
+ * sweep of the heartbeat thread's duration aside); at most half the lease
  * @param clockSkew how far in the future a key's timestamp may be
  * @param keyAgePolicy reject or only warn about keys outside their time window
  * @param inFlightWait how long a duplicate waits for the first request to finish
@@ -30,13 +35,22 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		requireNotNegative(grace, "grace");
 		requirePositive(lease, "lease");
 		requirePositive(heartbeatInterval, "heartbeat-interval");
-		if (heartbeatInterval.compareTo(lease) >= 0) {
-			throw new IllegalArgumentException("idempotency.heartbeat-interval (" + heartbeatInterval
-					+ ") must be shorter than idempotency.lease (" + lease + ")");
+		if (heartbeatInterval.multipliedBy(2).compareTo(lease) > 0) {
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
+					"idempotency.heartbeat-interval (" + heartbeatInterval + ") must be at most half of idempotency.lease ("
+							+ lease + "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
+							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
+					"Set idempotency.heartbeat-interval to at most " + lease.dividedBy(2)
+							+ " or idempotency.lease to at least " + heartbeatInterval.multipliedBy(2) + ".");
 		}
 		if (lease.compareTo(lifetime.plus(grace)) > 0) {
-			throw new IllegalArgumentException(
-					"idempotency.lease (" + lease + ") must not be longer than lifetime + grace");
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
+					"idempotency.lease (" + lease + ") must not be longer than idempotency.lifetime + idempotency.grace ("
+							+ lifetime.plus(grace) + "): a record would expire while its owner still runs",
+					"Set idempotency.lease to at most " + lifetime.plus(grace)
+							+ " or raise idempotency.lifetime or idempotency.grace.");
 		}
 		requireNotNegative(clockSkew, "clock-skew");
 		requireNotNegative(inFlightWait, "in-flight.wait");
@@ -47,33 +61,172 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		Objects.requireNonNull(inFlightStatus, "inFlightStatus");
 		Objects.requireNonNull(failureMode, "failureMode");
 		if (maxBodyBytes < 0) {
-			throw new IllegalArgumentException("idempotency.response.max-body-size must not be negative");
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
+					"idempotency.response.max-body-size must not be negative, was " + maxBodyBytes + " bytes",
+					"Set idempotency.response.max-body-size to 0 or more.");
 		}
 	}
 
-	/** Defaults: lifetime 30 minutes, grace 5 minutes, lease 30 seconds. */
+	/** The defaults, as {@link #builder()} starts with them. */
 	public static IdempotencySettings defaults() {
-		return new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), Duration.ofSeconds(30),
-				Duration.ofSeconds(10), Duration.ofMinutes(1), KeyAgePolicy.REJECT, Duration.ofSeconds(2),
-				Duration.ofMillis(50), InFlightStatus.CONFLICT, Duration.ofSeconds(1), FailureMode.FAIL_CLOSED,
-				Duration.ofSeconds(5), 1024 * 1024);
+		return builder().build();
 	}
 
-	/** How long a record is kept: lifetime + grace. */
+	/**
+	 * A builder that starts from the defaults: lifetime 30 minutes, grace 5 minutes, lease 30
+	 * seconds, heartbeat-interval 10 seconds, clock-skew 1 minute, key-age-policy reject, in-flight
+	 * wait 2 seconds polled every 50 ms and answered 409 with Retry-After 1 second, fail-closed with
+	 * Retry-After 5 seconds, bodies up to 1 MB stored.
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/** A builder that starts from these settings. */
+	public Builder toBuilder() {
+		return new Builder().lifetime(this.lifetime)
+			.grace(this.grace)
+			.lease(this.lease)
+			.heartbeatInterval(this.heartbeatInterval)
+			.clockSkew(this.clockSkew)
+			.keyAgePolicy(this.keyAgePolicy)
+			.inFlightWait(this.inFlightWait)
+			.inFlightPollInterval(this.inFlightPollInterval)
+			.inFlightStatus(this.inFlightStatus)
+			.inFlightRetryAfter(this.inFlightRetryAfter)
+			.failureMode(this.failureMode)
+			.storeRetryAfter(this.storeRetryAfter)
+			.maxBodyBytes(this.maxBodyBytes);
+	}
+
+	/**
+	 * How long a record is kept from its reservation: lifetime + grace. For a UUIDv7 key stamped
+	 * ahead of the clock the engine adds how far ahead (at most the clock skew).
+	 */
 	public Duration retention() {
 		return this.lifetime.plus(this.grace);
 	}
 
 	private static void requirePositive(Duration value, String name) {
 		if (value == null || value.isNegative() || value.isZero()) {
-			throw new IllegalArgumentException("idempotency." + name + " must be positive, was " + value);
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must be positive, was " + value,
+					"Set idempotency." + name + " to a positive duration, such as 10s.");
 		}
 	}
 
 	private static void requireNotNegative(Duration value, String name) {
 		if (value == null || value.isNegative()) {
-			throw new IllegalArgumentException("idempotency." + name + " must not be negative, was " + value);
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must not be negative, was " + value,
+					"Set idempotency." + name + " to 0 or a positive duration.");
 		}
+	}
+
+	/** Builds settings by name; {@link #build()} validates them as the constructor does. */
+	public static final class Builder {
+
+		private Duration lifetime = Duration.ofMinutes(30);
+
+		private Duration grace = Duration.ofMinutes(5);
+
+		private Duration lease = Duration.ofSeconds(30);
+
+		private Duration heartbeatInterval = Duration.ofSeconds(10);
+
+		private Duration clockSkew = Duration.ofMinutes(1);
+
+		private KeyAgePolicy keyAgePolicy = KeyAgePolicy.REJECT;
+
+		private Duration inFlightWait = Duration.ofSeconds(2);
+
+		private Duration inFlightPollInterval = Duration.ofMillis(50);
+
+		private InFlightStatus inFlightStatus = InFlightStatus.CONFLICT;
+
+		private Duration inFlightRetryAfter = Duration.ofSeconds(1);
+
+		private FailureMode failureMode = FailureMode.FAIL_CLOSED;
+
+		private Duration storeRetryAfter = Duration.ofSeconds(5);
+
+		private long maxBodyBytes = 1024 * 1024;
+
+		private Builder() {
+		}
+
+		public Builder lifetime(Duration lifetime) {
+			this.lifetime = lifetime;
+			return this;
+		}
+
+		public Builder grace(Duration grace) {
+			this.grace = grace;
+			return this;
+		}
+
+		public Builder lease(Duration lease) {
+			this.lease = lease;
+			return this;
+		}
+
+		public Builder heartbeatInterval(Duration heartbeatInterval) {
+			this.heartbeatInterval = heartbeatInterval;
+			return this;
+		}
+
+		public Builder clockSkew(Duration clockSkew) {
+			this.clockSkew = clockSkew;
+			return this;
+		}
+
+		public Builder keyAgePolicy(KeyAgePolicy keyAgePolicy) {
+			this.keyAgePolicy = keyAgePolicy;
+			return this;
+		}
+
+		public Builder inFlightWait(Duration inFlightWait) {
+			this.inFlightWait = inFlightWait;
+			return this;
+		}
+
+		public Builder inFlightPollInterval(Duration inFlightPollInterval) {
+			this.inFlightPollInterval = inFlightPollInterval;
+			return this;
+		}
+
+		public Builder inFlightStatus(InFlightStatus inFlightStatus) {
+			this.inFlightStatus = inFlightStatus;
+			return this;
+		}
+
+		public Builder inFlightRetryAfter(Duration inFlightRetryAfter) {
+			this.inFlightRetryAfter = inFlightRetryAfter;
+			return this;
+		}
+
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+			return this;
+		}
+
+		public Builder storeRetryAfter(Duration storeRetryAfter) {
+			this.storeRetryAfter = storeRetryAfter;
+			return this;
+		}
+
+		public Builder maxBodyBytes(long maxBodyBytes) {
+			this.maxBodyBytes = maxBodyBytes;
+			return this;
+		}
+
+		public IdempotencySettings build() {
+			return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval,
+					this.clockSkew, this.keyAgePolicy, this.inFlightWait, this.inFlightPollInterval,
+					this.inFlightStatus, this.inFlightRetryAfter, this.failureMode, this.storeRetryAfter,
+					this.maxBodyBytes);
+		}
+
 	}
 
 	/** What to do with a key whose timestamp is outside its window. */

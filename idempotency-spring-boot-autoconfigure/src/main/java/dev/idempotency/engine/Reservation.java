@@ -20,13 +20,14 @@ public final class Reservation {
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
-	private volatile long lastBeatNanos = System.nanoTime();
+	private volatile long lastBeatNanos;
 
-	Reservation(RecordId id, String ownerToken, String operation, boolean takenOver) {
+	Reservation(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos) {
 		this.id = id;
 		this.ownerToken = ownerToken;
 		this.operation = operation;
 		this.takenOver = takenOver;
+		this.lastBeatNanos = reservedNanos;
 	}
 
 	public RecordId id() {
@@ -46,7 +47,10 @@ public final class Reservation {
 		return this.takenOver;
 	}
 
-	/** When the lease was last extended (or the record reserved), by {@link System#nanoTime()}. */
+	/**
+	 * When the call that last extended the lease (or reserved the record) started, by
+	 * {@link System#nanoTime()}: the lease runs from no earlier than this.
+	 */
 	long lastBeatNanos() {
 		return this.lastBeatNanos;
 	}

@@ -41,6 +41,8 @@ class IdempotencyAutoConfigurationTests {
 				.hasSingleBean(ProblemDetailErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
+			assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes())
+				.isEqualTo(Runtime.getRuntime().maxMemory() / 16);
 			IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 			assertThat(settings.lifetime()).isEqualTo(Duration.ofMinutes(30));
 			assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(35));
@@ -55,7 +57,8 @@ class IdempotencyAutoConfigurationTests {
 			.withPropertyValues("idempotency.lifetime=PT10M", "idempotency.grace=PT1M", "idempotency.lease=PT5S",
 					"idempotency.heartbeat-interval=PT1S", "idempotency.in-flight.status=service-unavailable",
 					"idempotency.store.failure-mode=fail-open", "idempotency.response.max-body-size=64KB",
-					"idempotency.key-age-policy=warn", "idempotency.store.memory.max-entries=7")
+					"idempotency.key-age-policy=warn", "idempotency.store.memory.max-entries=7",
+					"idempotency.store.memory.max-bytes=3MB")
 			.run((context) -> {
 				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
@@ -65,6 +68,7 @@ class IdempotencyAutoConfigurationTests {
 				assertThat(settings.maxBodyBytes()).isEqualTo(64 * 1024);
 				assertThat(settings.keyAgePolicy()).isEqualTo(IdempotencySettings.KeyAgePolicy.WARN);
 				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxEntries()).isEqualTo(7);
+				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes()).isEqualTo(3 * 1024 * 1024);
 			});
 	}
 
@@ -75,7 +79,7 @@ class IdempotencyAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("heartbeat-interval")
-				.hasMessageContaining("shorter than idempotency.lease"));
+				.hasMessageContaining("at most half of idempotency.lease"));
 	}
 
 	@Test

@@ -2,16 +2,32 @@ package dev.idempotency.engine;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.redis.RedisIdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /** The engine keeps a running owner's lease alive, and stops once the owner finished. */
 class IdempotencyEngineHeartbeatTests {
@@ -20,10 +36,7 @@ class IdempotencyEngineHeartbeatTests {
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(
 			new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
-			new IdempotencySettings(Duration.ofMinutes(30), Duration.ofMinutes(5), Duration.ofMillis(400),
-					Duration.ofMillis(100), Duration.ofMinutes(1), IdempotencySettings.KeyAgePolicy.REJECT, Duration.ZERO,
-					Duration.ofMillis(10), IdempotencySettings.InFlightStatus.CONFLICT, Duration.ofSeconds(1),
-					IdempotencySettings.FailureMode.FAIL_CLOSED, Duration.ofSeconds(5), 1024),
+			settings(Duration.ofMillis(400), Duration.ofMillis(100)),
 			Clock.systemUTC(), new IdempotencyListener() {
 
 				@Override
@@ -66,6 +79,108 @@ class IdempotencyEngineHeartbeatTests {
 		Thread.sleep(400);
 		assertThat(this.heartbeats.get()).as("no heartbeat after the owner finished").isLessThanOrEqualTo(beatsAtFinish + 1);
 		assertThat(this.engine.begin(call(key))).isInstanceOf(Decision.Replay.class);
+	}
+
+	@Test
+	void settingsWhoseBeatsCouldBeFurtherApartThanTheLeaseAllowsAreRefused() {
+		// 11.4: lease 4s with heartbeat-interval 3.5s let a 15 s handler be taken over.
+		assertThatIllegalArgumentException().isThrownBy(() -> settings(Duration.ofSeconds(4), Duration.ofMillis(3_500)))
+			.withMessageContaining("idempotency.heartbeat-interval (PT3.5S)")
+			.withMessageContaining("idempotency.lease (PT4S)")
+			.withMessageContaining("at most half");
+		assertThatIllegalArgumentException().isThrownBy(() -> settings(Duration.ofSeconds(4), Duration.ofMillis(2_001)));
+		assertThat(settings(Duration.ofSeconds(4), Duration.ofSeconds(2)).heartbeatInterval())
+			.isEqualTo(Duration.ofSeconds(2));
+	}
+
+	@Test
+	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverInMemory() throws Exception {
+		assertLongHandlersAreNeverTakenOver(new InMemoryIdempotencyStore(Clock.systemUTC(), 1_000));
+	}
+
+	@Test
+	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverOnRedis() throws Exception {
+		// A store a network round trip away (the real Redis at 127.0.0.1:6379), under its own key prefix.
+		String prefix = "idem-heartbeat-" + UUID.randomUUID() + ":";
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", 6379),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		try {
+			assertLongHandlersAreNeverTakenOver(new RedisIdempotencyStore(factory, prefix));
+		}
+		finally {
+			try (RedisConnection connection = factory.getConnection();
+					Cursor<byte[]> keys = connection.keyCommands()
+						.scan(ScanOptions.scanOptions().match(prefix + "*").count(1000).build())) {
+				List<byte[]> mine = new ArrayList<>();
+				keys.forEachRemaining(mine::add);
+				for (byte[] key : mine) {
+					connection.keyCommands().del(key);
+				}
+			}
+			factory.destroy();
+		}
+	}
+
+	/** The tightest accepted settings (heartbeat-interval exactly half the lease), handlers of four leases. */
+	private void assertLongHandlersAreNeverTakenOver(IdempotencyStore store) throws Exception {
+		Duration lease = Duration.ofSeconds(1);
+		try (IdempotencyEngine tight = new IdempotencyEngine(store, settings(lease, lease.dividedBy(2)),
+				Clock.systemUTC(), IdempotencyListener.NONE)) {
+			int handlers = 6;
+			List<String> keys = new ArrayList<>();
+			List<Reservation> owners = new ArrayList<>();
+			for (int i = 0; i < handlers; i++) {
+				keys.add(TestKeys.newKey());
+				owners.add(((Decision.Proceed) tight.begin(call(keys.get(i)))).reservation());
+			}
+			AtomicInteger takenOver = new AtomicInteger();
+			AtomicInteger duplicates = new AtomicInteger();
+			long end = System.nanoTime() + lease.multipliedBy(4).toNanos();
+			ExecutorService retries = Executors.newFixedThreadPool(handlers);
+			try {
+				List<Future<?>> running = new ArrayList<>();
+				for (String key : keys) {
+					running.add(retries.submit(() -> {
+						while (System.nanoTime() - end < 0) {
+							Decision retry = tight.begin(call(key));
+							duplicates.incrementAndGet();
+							if (retry instanceof Decision.Proceed) {
+								takenOver.incrementAndGet();
+							}
+							Thread.sleep(20);
+						}
+						return null;
+					}));
+				}
+				for (Future<?> each : running) {
+					each.get(30, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				retries.shutdownNow();
+			}
+			assertThat(duplicates.get()).isGreaterThan(handlers * 10);
+			assertThat(takenOver.get()).as("retries that took a live owner's record over").isZero();
+			for (Reservation owner : owners) {
+				tight.succeeded(owner, new StoredResponse(201, java.util.Map.of(), new byte[] { 1 }));
+			}
+			for (String key : keys) {
+				assertThat(tight.begin(call(key))).isInstanceOf(Decision.Replay.class);
+			}
+		}
+	}
+
+	private static IdempotencySettings settings(Duration lease, Duration heartbeatInterval) {
+		return IdempotencySettings.builder()
+			.lease(lease)
+			.heartbeatInterval(heartbeatInterval)
+			.inFlightWait(Duration.ZERO)
+			.inFlightPollInterval(Duration.ofMillis(10))
+			.maxBodyBytes(1024)
+			.build();
 	}
 
 	@Test

@@ -66,6 +66,17 @@ final class Node implements AutoCloseable {
 			.sum();
 	}
 
+	/** The {@code idempotency.executions} count of one result, over every operation. */
+	double executions(String result) {
+		return this.context.getBean(MeterRegistry.class)
+			.find(MicrometerIdempotencyListener.EXECUTIONS_METER_NAME)
+			.tag("result", result)
+			.counters()
+			.stream()
+			.mapToDouble(Counter::count)
+			.sum();
+	}
+
 	@Override
 	public void close() {
 		this.context.close();

@@ -298,7 +298,7 @@ abstract class StoreResilienceTests {
 			assertThat(answered.statusCode()).as("the client has its answer: %s", Http.describe(answered))
 				.isEqualTo(200);
 			assertThat(node.runs("slow", key)).isEqualTo(1);
-			assertThat(node.outcomes("store_error")).as("the completion failed").isPositive();
+			assertThat(node.executions("store_error")).as("the completion failed").isPositive();
 			IdempotencyRecord stuck = this.nodeA.store().find(id).orElseThrow();
 			assertThat(stuck.state()).as("nothing stored").isEqualTo(RecordState.IN_PROGRESS);
 

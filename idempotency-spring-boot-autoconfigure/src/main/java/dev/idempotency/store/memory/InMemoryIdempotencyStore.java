@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
@@ -21,62 +23,94 @@ import dev.idempotency.store.StoredResponseCodec;
 
 /**
  * A store in this JVM's memory, for a single node and for development. Thread-safe: every
- * transition is one atomic {@link ConcurrentHashMap#compute compute} on the record's entry.
- * Bounded: when {@code maxEntries} live records are held, expired ones are dropped, and if none
- * can be dropped a new reservation fails (the engine's store-failure policy answers it) rather
- * than evicting a live record, which would silently allow a second execution.
+ * transition is one atomic {@link ConcurrentHashMap#compute compute} on the record's entry, which
+ * also moves the store's entry and byte counts, so both stay exact.
+ * <p>
+ * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the bytes they
+ * retain ({@code maxBytes}: the encoded response, the strings of the record, and a fixed
+ * 256 bytes per entry for the map node and the objects around them).
+ * A reservation or a completion that would pass either bound first drops the expired records; if
+ * it still does not fit, it is refused with an {@link IdempotencyStoreException} naming the
+ * property to raise. A refused reservation leaves nothing behind (the engine's failure mode answers
+ * it); a refused completion deletes its in-progress record, so a retry runs the operation again
+ * at once. A live record is never evicted: that would silently allow a second execution.
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
+
+	/** Bytes counted per entry besides its strings and response: map node, record, instants. */
+	static final int ENTRY_OVERHEAD_BYTES = 256;
 
 	private final ConcurrentHashMap<RecordId, Entry> entries = new ConcurrentHashMap<>();
 
 	private final AtomicInteger size = new AtomicInteger();
 
+	private final AtomicLong bytes = new AtomicLong();
+
 	private final Clock clock;
 
 	private final int maxEntries;
 
+	private final long maxBytes;
+
+	/** A store bounded by {@code maxEntries} and by {@link #defaultMaxBytes()}. */
 	public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
+		this(clock, maxEntries, defaultMaxBytes());
+	}
+
+	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes) {
 		if (maxEntries < 1) {
-			throw new IllegalArgumentException("maxEntries must be at least 1");
+			throw new IllegalArgumentException("idempotency.store.memory.max-entries must be at least 1");
+		}
+		if (maxBytes < 1) {
+			throw new IllegalArgumentException("idempotency.store.memory.max-bytes must be positive");
 		}
 		this.clock = clock;
 		this.maxEntries = maxEntries;
+		this.maxBytes = maxBytes;
+	}
+
+	/** The byte bound used when none is configured: 1/16 of the JVM's maximum heap. */
+	public static long defaultMaxBytes() {
+		return Runtime.getRuntime().maxMemory() / 16;
 	}
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
-		Instant now = this.clock.instant();
-		if (this.size.get() >= this.maxEntries) {
-			purgeExpired(Integer.MAX_VALUE);
+		try {
+			return tryReserve(request);
 		}
-		ReserveResult[] result = new ReserveResult[1];
-		this.entries.compute(request.id(), (id, current) -> {
-			if (current == null || current.isExpired(now)) {
-				if (current == null) {
-					claimCapacity();
-				}
-				result[0] = new ReserveResult.Acquired(false);
-				return new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
-						now.plus(request.lease()), now.plus(request.retention()), null);
+		catch (StoreFullException ex) {
+			purgeExpired(Integer.MAX_VALUE);
+			try {
+				return tryReserve(request);
 			}
-			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
-					&& current.fingerprint.equals(request.fingerprint())) {
-				result[0] = new ReserveResult.Acquired(true);
-				return new Entry(current.fingerprint, current.operation, request.ownerToken(),
-						now.plus(request.lease()), current.expiresAt, null);
+			catch (StoreFullException stillFull) {
+				throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
+						+ "); new key refused, live records are never evicted");
 			}
-			result[0] = new ReserveResult.Existing(current.toRecord(id));
-			return current;
-		});
-		return result[0];
+		}
 	}
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
-		return transition(id, ownerToken,
-				(current) -> new Entry(current.fingerprint, current.operation, null, null, current.expiresAt, encoded));
+		UnaryOperator<Entry> complete = (current) -> new Entry(current.fingerprint, current.operation, null, null,
+				current.expiresAt, encoded);
+		try {
+			return transition(id, ownerToken, complete);
+		}
+		catch (StoreFullException ex) {
+			purgeExpired(Integer.MAX_VALUE);
+			try {
+				return transition(id, ownerToken, complete);
+			}
+			catch (StoreFullException stillFull) {
+				// Not stored: free the key so that a retry runs again instead of waiting out the lease.
+				transition(id, ownerToken, (current) -> null);
+				throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
+						+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
+			}
+		}
 	}
 
 	@Override
@@ -124,13 +158,61 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.size.get();
 	}
 
-	/** The bound this store was created with. */
+	/** The estimated bytes the held records retain, counted as described on the class. */
+	public long retainedBytes() {
+		return this.bytes.get();
+	}
+
+	/** The bound on the number of records this store was created with. */
 	public int maxEntries() {
 		return this.maxEntries;
 	}
 
+	/** The bound on {@link #retainedBytes()} this store was created with. */
+	public long maxBytes() {
+		return this.maxBytes;
+	}
+
+	/** Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when nothing runs. */
+	long recountBytes() {
+		long total = 0;
+		for (Map.Entry<RecordId, Entry> entry : this.entries.entrySet()) {
+			total += entry.getValue().weight(entry.getKey());
+		}
+		return total;
+	}
+
+	int recountEntries() {
+		return this.entries.size();
+	}
+
+	private ReserveResult tryReserve(ReserveRequest request) {
+		Instant now = this.clock.instant();
+		ReserveResult[] result = new ReserveResult[1];
+		this.entries.compute(request.id(), (id, current) -> {
+			if (current == null || current.isExpired(now)) {
+				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
+						now.plus(request.lease()), now.plus(request.retention()), null);
+				account(id, current, next);
+				result[0] = new ReserveResult.Acquired(false);
+				return next;
+			}
+			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
+					&& current.fingerprint.equals(request.fingerprint())) {
+				Entry next = new Entry(current.fingerprint, current.operation, request.ownerToken(),
+						now.plus(request.lease()), current.expiresAt, null);
+				account(id, current, next);
+				result[0] = new ReserveResult.Acquired(true);
+				return next;
+			}
+			result[0] = new ReserveResult.Existing(current.toRecord(id));
+			return current;
+		});
+		return result[0];
+	}
+
 	/** Applies {@code change} if the in-progress record is owned by {@code ownerToken}. */
-	private boolean transition(RecordId id, String ownerToken, java.util.function.UnaryOperator<Entry> change) {
+	private boolean transition(RecordId id, String ownerToken, UnaryOperator<Entry> change) {
 		Instant now = this.clock.instant();
 		boolean[] changed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
@@ -138,31 +220,20 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 					|| !ownerToken.equals(current.ownerToken)) {
 				return current;
 			}
-			changed[0] = true;
 			Entry next = change.apply(current);
-			if (next == null) {
-				this.size.decrementAndGet();
-			}
+			account(key, current, next);
+			changed[0] = true;
 			return next;
 		});
 		return changed[0];
-	}
-
-	/** Called inside the compute of a new key; throwing leaves the map unchanged. */
-	private void claimCapacity() {
-		if (this.size.incrementAndGet() > this.maxEntries) {
-			this.size.decrementAndGet();
-			throw new IdempotencyStoreException("in-memory idempotency store is full (" + this.maxEntries
-					+ " live records); raise idempotency.store.memory.max-entries or use a shared store");
-		}
 	}
 
 	private boolean removeIfExpired(RecordId id, Instant now) {
 		boolean[] removed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
 			if (current.isExpired(now)) {
+				account(key, current, null);
 				removed[0] = true;
-				this.size.decrementAndGet();
 				return null;
 			}
 			return current;
@@ -170,11 +241,64 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return removed[0];
 	}
 
+	/**
+	 * Moves the counts from {@code current} to {@code next} (either may be null), inside the
+	 * compute that makes that change. Growth past a bound throws {@link StoreFullException} with
+	 * the counts unchanged, which leaves the map unchanged too. Compare-and-set, not add-then-undo,
+	 * so that no reader ever sees a count past its bound.
+	 */
+	private void account(RecordId id, Entry current, Entry next) {
+		int entriesDelta = ((next != null) ? 1 : 0) - ((current != null) ? 1 : 0);
+		long bytesDelta = ((next != null) ? next.weight(id) : 0) - ((current != null) ? current.weight(id) : 0);
+		if (entriesDelta > 0) {
+			int held;
+			do {
+				held = this.size.get();
+				if (held + entriesDelta > this.maxEntries) {
+					throw new StoreFullException(held + " records, idempotency.store.memory.max-entries=" + this.maxEntries);
+				}
+			}
+			while (!this.size.compareAndSet(held, held + entriesDelta));
+		}
+		long retained;
+		do {
+			retained = this.bytes.get();
+			if (bytesDelta > 0 && retained + bytesDelta > this.maxBytes) {
+				if (entriesDelta > 0) {
+					this.size.addAndGet(-entriesDelta);
+				}
+				throw new StoreFullException(retained + " of " + this.maxBytes + " bytes retained, "
+						+ bytesDelta + " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes);
+			}
+		}
+		while (!this.bytes.compareAndSet(retained, retained + bytesDelta));
+		if (entriesDelta < 0) {
+			this.size.addAndGet(entriesDelta);
+		}
+	}
+
+	/** A bound would be passed; thrown inside a compute, so the map stays unchanged. */
+	private static final class StoreFullException extends RuntimeException {
+
+		StoreFullException(String message) {
+			super(message, null, false, false);
+		}
+
+	}
+
 	private record Entry(String fingerprint, String operation, String ownerToken, Instant leaseExpiresAt,
 			Instant expiresAt, byte[] encodedResponse) {
 
 		boolean isExpired(Instant now) {
 			return !now.isBefore(this.expiresAt);
+		}
+
+		/** Estimated bytes retained: two bytes per character, the response, a fixed overhead. */
+		long weight(RecordId id) {
+			long characters = id.scope().length() + id.key().length() + this.fingerprint.length()
+					+ this.operation.length() + ((this.ownerToken != null) ? this.ownerToken.length() : 0);
+			return ENTRY_OVERHEAD_BYTES + 2 * characters
+					+ ((this.encodedResponse != null) ? this.encodedResponse.length : 0);
 		}
 
 		IdempotencyRecord toRecord(RecordId id) {

@@ -1,0 +1,61 @@
+package dev.idempotency.autoconfigure;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The engine needs exactly one IdempotencyStore bean and the context has none, or several.
+ * {@link IdempotencyStoreNotFoundFailureAnalyzer} turns it into a start-up report.
+ */
+public class IdempotencyStoreNotFoundException extends IllegalStateException {
+
+	private final IdempotencyProperties.StoreType storeType;
+
+	private final List<String> candidates;
+
+	public IdempotencyStoreNotFoundException(IdempotencyProperties.StoreType storeType, List<String> candidates) {
+		super(problem(storeType, candidates) + "; " + action(storeType, candidates));
+		this.storeType = storeType;
+		this.candidates = List.copyOf(candidates);
+	}
+
+	/** The configured store type. */
+	public IdempotencyProperties.StoreType storeType() {
+		return this.storeType;
+	}
+
+	/** The names of the IdempotencyStore beans found: empty, or more than one. */
+	public List<String> candidates() {
+		return this.candidates;
+	}
+
+	/** What is wrong, without what to do. */
+	public String problem() {
+		return problem(this.storeType, this.candidates);
+	}
+
+	/** What to do, in words. */
+	public String action() {
+		return action(this.storeType, this.candidates);
+	}
+
+	private static String problem(IdempotencyProperties.StoreType type, List<String> candidates) {
+		return "idempotency.store.type=" + type.name().toLowerCase(Locale.ROOT) + " but "
+				+ (candidates.isEmpty() ? "no IdempotencyStore bean exists"
+						: "several IdempotencyStore beans exist " + candidates + " and none is @Primary");
+	}
+
+	private static String action(IdempotencyProperties.StoreType type, List<String> candidates) {
+		if (!candidates.isEmpty()) {
+			return "keep one IdempotencyStore bean, or mark the one to use @Primary";
+		}
+		return switch (type) {
+			case JDBC -> "add spring-boot-starter-jdbc and a DataSource (spring.datasource.url), or set"
+					+ " idempotency.store.type to memory or redis, or declare your own IdempotencyStore bean";
+			case REDIS -> "add spring-boot-starter-data-redis (and spring.data.redis.host), or set"
+					+ " idempotency.store.type to memory or jdbc, or declare your own IdempotencyStore bean";
+			case MEMORY -> "declare your own IdempotencyStore bean, or remove what made the in-memory store back off";
+		};
+	}
+
+}

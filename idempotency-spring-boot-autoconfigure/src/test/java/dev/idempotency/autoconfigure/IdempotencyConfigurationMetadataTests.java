@@ -1,0 +1,70 @@
+package dev.idempotency.autoconfigure;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.json.JsonParserFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The IDE metadata the configuration processor generates, as users see it. */
+class IdempotencyConfigurationMetadataTests {
+
+	private final Map<String, Object> metadata = read();
+
+	@Test
+	void enumPropertiesOfferTheirValuesInTheDocumentedSpelling() {
+		assertThat(hintValues("idempotency.store.type")).containsExactly("memory", "jdbc", "redis");
+		assertThat(hintValues("idempotency.key-age-policy")).containsExactly("reject", "warn");
+		assertThat(hintValues("idempotency.in-flight.status")).containsExactly("conflict", "service-unavailable");
+		assertThat(hintValues("idempotency.store.failure-mode")).containsExactly("fail-closed", "fail-open");
+		assertThat(property("idempotency.store.failure-mode")).containsEntry("defaultValue", "fail-closed");
+		assertThat(property("idempotency.in-flight.status")).containsEntry("defaultValue", "conflict");
+	}
+
+	@Test
+	void descriptionsArePlainTextInTheDocumentedSpelling() {
+		for (Map<String, Object> property : properties()) {
+			String description = (String) property.getOrDefault("description", "");
+			assertThat(description).as((String) property.get("name")).doesNotContain("{@").doesNotContain("FAIL_")
+				.doesNotContain("SERVICE_UNAVAILABLE");
+		}
+		assertThat(property("idempotency.store.memory.max-bytes").get("description").toString())
+			.contains("1/16 of the JVM's maximum heap");
+	}
+
+	private List<String> hintValues(String name) {
+		@SuppressWarnings("unchecked")
+		List<Map<String, Object>> hints = (List<Map<String, Object>>) this.metadata.get("hints");
+		return hints.stream()
+			.filter((hint) -> hint.get("name").equals(name))
+			.flatMap((hint) -> ((List<?>) hint.get("values")).stream())
+			.map((value) -> (String) ((Map<?, ?>) value).get("value"))
+			.collect(Collectors.toList());
+	}
+
+	private Map<String, Object> property(String name) {
+		return properties().stream().filter((property) -> property.get("name").equals(name)).findFirst().orElseThrow();
+	}
+
+	@SuppressWarnings("unchecked")
+	private List<Map<String, Object>> properties() {
+		return (List<Map<String, Object>>) this.metadata.get("properties");
+	}
+
+	private static Map<String, Object> read() {
+		try (InputStream in = IdempotencyConfigurationMetadataTests.class
+			.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			return JsonParserFactory.getJsonParser().parseMap(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+		}
+		catch (java.io.IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,73 @@
+package dev.idempotency.autoconfigure;
+
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import dev.idempotency.engine.Decision;
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.testing.TestKeys;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.SmartLifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The engine's heartbeat thread runs with the context and ends when the context closes. */
+class IdempotencyEngineLifecycleTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class));
+
+	@Test
+	void theHeartbeatThreadStartsWithTheContextAndEndsWhenItCloses() throws Exception {
+		Set<Thread> before = heartbeatThreads();
+		IdempotencyEngine[] engine = new IdempotencyEngine[1];
+		Set<Thread> started = new java.util.HashSet<>();
+		this.runner.run((context) -> {
+			engine[0] = context.getBean(IdempotencyEngine.class);
+			assertThat(context.getBean("idempotencyEngineLifecycle", SmartLifecycle.class).isRunning()).isTrue();
+			assertThat(engine[0].isRunning()).isTrue();
+			assertThat(engine[0].begin(call())).isInstanceOf(Decision.Proceed.class);
+			started.addAll(heartbeatThreads());
+			started.removeAll(before);
+			assertThat(started).hasSize(1);
+		});
+		assertThat(engine[0].isRunning()).isFalse();
+		for (Thread thread : started) {
+			// The executor has terminated; its worker thread exits right after.
+			thread.join(10_000);
+			assertThat(thread.isAlive()).as("heartbeat thread %s after close", thread.getName()).isFalse();
+		}
+		Decision afterClose = engine[0].begin(call());
+		assertThat(afterClose).as("a stopped engine refuses instead of running without heartbeats")
+			.isInstanceOf(Decision.Reject.class);
+		assertThat(((Decision.Reject) afterClose).error().type()).isEqualTo(IdempotencyErrorType.STORE_UNAVAILABLE);
+		assertThat(((Decision.Reject) afterClose).error().detail()).contains("stopped");
+	}
+
+	@Test
+	void theEngineStopsAfterTheWebServer() {
+		this.runner.run((context) -> assertThat(context.getBean("idempotencyEngineLifecycle", SmartLifecycle.class)
+			.getPhase()).as("lower phase: stopped after the web server's graceful shutdown (DEFAULT_PHASE - 2048)")
+			.isLessThan(SmartLifecycle.DEFAULT_PHASE - 2048));
+	}
+
+	private static Set<Thread> heartbeatThreads() {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().startsWith("idempotency-heartbeat"))
+			.collect(Collectors.toSet());
+	}
+
+	private static IdempotentCall call() {
+		return new IdempotentCall("s", List.of(TestKeys.newKey()), IdempotentCall.KeyFormat.UUID_V7, false, "op",
+				() -> "fp");
+	}
+
+}

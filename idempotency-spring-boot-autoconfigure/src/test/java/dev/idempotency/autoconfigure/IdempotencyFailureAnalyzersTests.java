@@ -1,0 +1,64 @@
+package dev.idempotency.autoconfigure;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+
+/** Start-up errors read as Boot's failure reports, from a real SpringApplication run. */
+@ExtendWith(OutputCaptureExtension.class)
+class IdempotencyFailureAnalyzersTests {
+
+	@Test
+	void inconsistentDurationsAreReportedWithThePropertiesAndTheBound(CapturedOutput output) {
+		run(Map.of("idempotency.lease", "4s", "idempotency.heartbeat-interval", "3500ms"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Description:")
+			.contains("idempotency.heartbeat-interval (PT3.5S) must be at most half of idempotency.lease (PT4S)")
+			.contains("Action:")
+			.contains("Set idempotency.heartbeat-interval to at most PT2S or idempotency.lease to at least PT7S.");
+	}
+
+	@Test
+	void aLeaseLongerThanTheRetentionIsReported(CapturedOutput output) {
+		run(Map.of("idempotency.lifetime", "10s", "idempotency.grace", "0s", "idempotency.lease", "20s",
+				"idempotency.heartbeat-interval", "5s"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.lease (PT20S) must not be longer than idempotency.lifetime + idempotency.grace (PT10S)")
+			.contains("Set idempotency.lease to at most PT10S");
+	}
+
+	@Test
+	void aMissingStoreIsReportedWithTheStoreTypeAndWhatItNeeds(CapturedOutput output) {
+		run(Map.of("idempotency.store.type", "jdbc"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Description:")
+			.contains("idempotency.store.type=jdbc but no IdempotencyStore bean exists")
+			.contains("Action:")
+			.contains("Action:\n\nAdd spring-boot-starter-jdbc and a DataSource");
+	}
+
+	private static void run(Map<String, Object> properties) {
+		SpringApplication application = new SpringApplication(App.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		application.setDefaultProperties(properties);
+		assertThatException().isThrownBy(application::run);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration(IdempotencyAutoConfiguration.class)
+	static class App {
+
+	}
+
+}
