@@ -99,6 +99,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		response.flushWriter();
+		String incomplete = response.incomplete();
+		if (incomplete != null) {
+			// The client may hold a part of the answer only: a retry must run again, never replay a part.
+			this.engine.failed(reservation, incomplete);
+			return;
+		}
 		if (response.overflowed()) {
 			this.engine.responseTooLarge(reservation, response.bytesWritten());
 			return;
