@@ -49,7 +49,8 @@ public class IdempotencyWebMvcAutoConfiguration {
 	IdempotencyInterceptor idempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			IdempotencyErrorRenderer errorRenderer, IdempotencyProperties properties) {
 		return new IdempotencyInterceptor(engine, scopeResolver, errorRenderer, properties.getHeaderName(),
-				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired());
+				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
+				properties.getRequest().getMaxBodySize().toBytes());
 	}
 
 	@Bean

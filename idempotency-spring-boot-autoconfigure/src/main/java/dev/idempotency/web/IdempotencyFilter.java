@@ -66,7 +66,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		HttpServletRequest cachedRequest = isForm(request) ? request : new CachedBodyRequest(request);
+		// Both wrappers pass everything through untouched until the interceptor has found the handler
+		// protected and the key valid: only then is the body read and the response captured.
+		HttpServletRequest cachedRequest = new CachedBodyRequest(request);
 		CapturingResponse capturing = new CapturingResponse(response);
 		boolean completedNormally = false;
 		try {
@@ -126,36 +128,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 		}
 		return headers;
-	}
-
-	private static boolean isForm(HttpServletRequest request) {
-		String contentType = request.getContentType();
-		return contentType != null
-				&& contentType.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded");
-	}
-
-	/** The body this filter cached for the current request, or {@code null} (a form post, or not wrapped). */
-	static byte[] cachedBody(HttpServletRequest request) {
-		jakarta.servlet.ServletRequest current = request;
-		while (current instanceof jakarta.servlet.ServletRequestWrapper wrapper) {
-			if (current instanceof CachedBodyRequest cached) {
-				return cached.body();
-			}
-			current = wrapper.getRequest();
-		}
-		return null;
-	}
-
-	/** The captured response of the current request, or {@code null} if this filter did not wrap it. */
-	static CapturingResponse capturingResponse(HttpServletResponse response) {
-		HttpServletResponse current = response;
-		while (current instanceof jakarta.servlet.http.HttpServletResponseWrapper wrapper) {
-			if (current instanceof CapturingResponse capturing) {
-				return capturing;
-			}
-			current = (HttpServletResponse) wrapper.getResponse();
-		}
-		return null;
 	}
 
 }

@@ -19,8 +19,11 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.multipart.MultipartFile;
 
 /**
  * An app for the door over real HTTP, on whichever store the test configures: handlers whose
@@ -144,6 +147,35 @@ class HttpDoorTestApplication {
 				// swallowed
 			}
 			finish(gate);
+		}
+
+		@PostMapping("/echo")
+		@Idempotent
+		Map<String, Object> echo(@RequestBody String body) {
+			run("echo");
+			return Map.of("length", body.length(), "run", runs("echo"));
+		}
+
+		@PostMapping("/open")
+		Map<String, Object> open() {
+			run("open");
+			return Map.of("run", runs("open"));
+		}
+
+		@PostMapping("/upload")
+		@Idempotent
+		Map<String, Object> upload(@RequestParam("file") MultipartFile file, @RequestParam("note") String note)
+				throws IOException {
+			run("upload");
+			return Map.of("file", file.getOriginalFilename(), "bytes", file.getBytes().length, "note", note, "run",
+					runs("upload"));
+		}
+
+		@PostMapping("/open-writer")
+		void openWriter(HttpServletResponse response) throws IOException {
+			run("open-writer");
+			response.setContentType("text/plain");
+			response.getWriter().write("written by the writer");
 		}
 
 		@PostMapping("/writer")
