@@ -98,6 +98,30 @@ class RequestsOverHttpTests {
 		assertThat(retry.body()).isEqualTo(first.body());
 	}
 
+	@Test
+	void aKeyedMultipartUploadKeepsItsPartsIsReplayedAndAnotherFileIsAReuse() throws Exception {
+		String key = TestKeys.newKey();
+		HttpResponse<String> first = upload(key, "report.csv", "a,b\n1,2\n", "first");
+		HttpResponse<String> retry = upload(key, "report.csv", "a,b\n1,2\n", "first");
+		HttpResponse<String> otherFile = upload(key, "report.csv", "a,b\n1,3\n", "first");
+		HttpResponse<String> otherName = upload(key, "other.csv", "a,b\n1,2\n", "first");
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(first.body()).contains("\"file\":\"report.csv\"").contains("\"bytes\":8").contains("\"note\":\"first\"");
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(otherFile.statusCode()).isEqualTo(422);
+		assertThat(otherName.statusCode()).isEqualTo(422);
+	}
+
+	private HttpResponse<String> upload(String key, String fileName, String content, String note)
+			throws IOException, InterruptedException {
+		String boundary = "----door-test-boundary";
+		String body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\n" + note + "\r\n--"
+				+ boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + fileName
+				+ "\"\r\nContent-Type: text/csv\r\n\r\n" + content + "\r\n--" + boundary + "--\r\n";
+		return post("/upload", key, "multipart/form-data; boundary=" + boundary, body);
+	}
+
 	private String statusLineWithoutSendingTheBody(String path, String key, long declared) throws IOException {
 		String answer = responseWithoutSendingTheBody(path, key, declared);
 		return answer.substring(0, answer.indexOf("\r\n"));
