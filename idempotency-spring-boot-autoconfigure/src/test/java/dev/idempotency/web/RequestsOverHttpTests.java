@@ -113,6 +113,41 @@ class RequestsOverHttpTests {
 		assertThat(otherName.statusCode()).isEqualTo(422);
 	}
 
+	@Test
+	void anUnprotectedHandlerWritingThroughGetWriterAnswersTheSameWithAKeyAsWithout() throws Exception {
+		HttpResponse<byte[]> without = this.http.send(HttpRequest.newBuilder(uri("/open-writer"))
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		HttpResponse<byte[]> with = this.http.send(HttpRequest.newBuilder(uri("/open-writer"))
+			.header("Idempotency-Key", TestKeys.newKey())
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		assertThat(without.body()).asString(StandardCharsets.ISO_8859_1).isEqualTo("written by the writer");
+		assertThat(with.statusCode()).isEqualTo(without.statusCode());
+		assertThat(with.body()).isEqualTo(without.body());
+		assertThat(with.headers().firstValue("Content-Type")).isEqualTo(without.headers().firstValue("Content-Type"));
+		assertThat(with.headers().firstValue("Content-Length")).isEqualTo(without.headers().firstValue("Content-Length"));
+	}
+
+	@Test
+	void aProtectedHandlerWritingThroughGetWriterIsStoredAndReplayedWithItsCharset() throws Exception {
+		String key = TestKeys.newKey();
+		HttpResponse<byte[]> first = this.http.send(HttpRequest.newBuilder(uri("/writer"))
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		HttpResponse<byte[]> retry = this.http.send(HttpRequest.newBuilder(uri("/writer"))
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		assertThat(first.body()).asString(StandardCharsets.UTF_8).isEqualTo("grüße from the writer");
+		assertThat(first.headers().firstValue("Content-Type")).hasValueSatisfying(
+				(type) -> assertThat(type.toLowerCase()).isEqualTo("text/plain;charset=utf-8"));
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+	}
+
 	private HttpResponse<String> upload(String key, String fileName, String content, String note)
 			throws IOException, InterruptedException {
 		String boundary = "----door-test-boundary";
