@@ -12,6 +12,8 @@ import java.util.TreeSet;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -91,10 +93,15 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (request.isAsyncStarted()) {
-			// The handler answers later, outside this request: there is no whole response to store.
-			this.engine.failed(reservation, "asynchronous handlers are not supported; released");
+			// The handler answers later, on another thread: the key stays reserved (and its lease
+			// beaten) until the container completes the response, then it is stored or released.
+			request.getAsyncContext().addListener(new AsyncCompletion(reservation, response));
 			return;
 		}
+		finishResponse(reservation, response);
+	}
+
+	private void finishResponse(Reservation reservation, CapturingResponse response) {
 		if (response.errorSent()) {
 			// The error page is rendered after this filter returns: there is no body to store.
 			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
@@ -113,6 +120,43 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		this.engine.succeeded(reservation, new StoredResponse(response.getStatus(), storedHeaders(response),
 				response.capturedBody()));
+	}
+
+	/** Finishes the reservation of an asynchronous request once the container has completed it. */
+	private final class AsyncCompletion implements AsyncListener {
+
+		private final Reservation reservation;
+
+		private final CapturingResponse response;
+
+		AsyncCompletion(Reservation reservation, CapturingResponse response) {
+			this.reservation = reservation;
+			this.response = response;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			// After a timeout or an error the reservation is already released: finishing is a no-op.
+			finishResponse(this.reservation, this.response);
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			IdempotencyFilter.this.engine.failed(this.reservation, "the asynchronous request timed out");
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			IdempotencyFilter.this.engine.failed(this.reservation,
+					"the asynchronous request failed: " + event.getThrowable());
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			// Asynchronous processing started again: keep listening to the new cycle.
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 	private Map<String, List<String>> storedHeaders(HttpServletResponse response) {

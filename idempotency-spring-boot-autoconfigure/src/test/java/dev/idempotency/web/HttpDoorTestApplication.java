@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +25,9 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.multipart.MultipartFile;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 
 /**
  * An app for the door over real HTTP, on whichever store the test configures: handlers whose
@@ -176,6 +180,44 @@ class HttpDoorTestApplication {
 			run("open-writer");
 			response.setContentType("text/plain");
 			response.getWriter().write("written by the writer");
+		}
+
+		@PostMapping("/async/callable")
+		@Idempotent
+		Callable<Map<String, Object>> callable(@RequestHeader("X-Gate") String gate) {
+			run(gate);
+			return () -> answer(gate);
+		}
+
+		@PostMapping("/async/deferred")
+		@Idempotent
+		DeferredResult<Map<String, Object>> deferred(@RequestHeader("X-Gate") String gate) {
+			run(gate);
+			DeferredResult<Map<String, Object>> result = new DeferredResult<>();
+			Thread thread = new Thread(() -> result.setResult(answer(gate)), "deferred-" + gate);
+			thread.start();
+			return result;
+		}
+
+		@PostMapping("/async/future")
+		@Idempotent
+		CompletableFuture<Map<String, Object>> future(@RequestHeader("X-Gate") String gate) {
+			run(gate);
+			return CompletableFuture.supplyAsync(() -> answer(gate));
+		}
+
+		@PostMapping("/async/streaming")
+		@Idempotent
+		StreamingResponseBody streaming(@RequestHeader("X-Gate") String gate) {
+			run(gate);
+			return (out) -> out.write(answer(gate).toString().getBytes(StandardCharsets.UTF_8));
+		}
+
+		/** Waits at the gate, then answers with this key's run count. */
+		private Map<String, Object> answer(String gate) {
+			await(gate);
+			finish(gate);
+			return Map.of("gate", gate, "run", runs(gate));
 		}
 
 		@PostMapping("/writer")

@@ -347,21 +347,6 @@ class IdempotencyWebTests {
 			.andExpect(header().doesNotExist("Idempotent-Replayed"));
 	}
 
-	@Test
-	void anAsynchronousHandlerIsReleasedNeverStoredHalfDone() throws Exception {
-		String key = TestKeys.newKey();
-		for (int i = 1; i <= 2; i++) {
-			MvcResult started = this.mvc.perform(post("/async").header("Idempotency-Key", key))
-				.andExpect(org.springframework.test.web.servlet.result.MockMvcResultMatchers.request().asyncStarted())
-				.andReturn();
-			this.mvc.perform(org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch(started))
-				.andExpect(status().isOk())
-				.andExpect(header().doesNotExist("Idempotent-Replayed"))
-				.andExpect(jsonPath("$.run").value(i));
-		}
-		assertThat(this.controller.runs("async")).isEqualTo(2);
-	}
-
 	private void awaitRuns(String endpoint, int runs) throws InterruptedException {
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 		while (this.controller.runs(endpoint) < runs) {

@@ -12,9 +12,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -146,6 +150,47 @@ class RequestsOverHttpTests {
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(retry.body()).isEqualTo(first.body());
 		assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/async/callable", "/async/deferred", "/async/future", "/async/streaming" })
+	void anAsynchronousHandlerKeepsItsKeyUntilItsAnswerIsCompleteThenIsReplayed(String path) throws Exception {
+		String key = TestKeys.newKey();
+		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(keyed(path, key),
+				HttpResponse.BodyHandlers.ofString());
+		awaitRuns(key);
+		// The handler is still running on another thread: a retry must not run it a second time.
+		HttpResponse<String> during = this.http.send(keyed(path, key), HttpResponse.BodyHandlers.ofString());
+		assertThat(during.statusCode()).as(during.body()).isEqualTo(409);
+		assertThat(during.body()).contains(PROBLEM + "request-in-flight");
+		assertThat(this.controller.runs(key)).isEqualTo(1);
+
+		this.controller.open(key);
+		HttpResponse<String> answered = first.get(30, TimeUnit.SECONDS);
+		assertThat(answered.statusCode()).isEqualTo(200);
+		assertThat(answered.body()).contains(key).containsAnyOf("run=1", "\"run\":1");
+		HttpResponse<String> after = this.http.send(keyed(path, key), HttpResponse.BodyHandlers.ofString());
+		assertThat(after.statusCode()).isEqualTo(200);
+		assertThat(after.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(after.body()).isEqualTo(answered.body());
+		assertThat(this.controller.runs(key)).isEqualTo(1);
+	}
+
+	private HttpRequest keyed(String path, String key) {
+		return HttpRequest.newBuilder(uri(path))
+			.header("Idempotency-Key", key)
+			.header("X-Gate", key)
+			.timeout(Duration.ofSeconds(30))
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build();
+	}
+
+	private void awaitRuns(String key) throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (this.controller.runs(key) < 1) {
+			assertThat(System.nanoTime()).as("waiting for the handler to run").isLessThan(deadline);
+			Thread.sleep(5);
+		}
 	}
 
 	private HttpResponse<String> upload(String key, String fileName, String content, String note)
