@@ -164,6 +164,18 @@ class IdempotencyWebTests {
 	}
 
 	@Test
+	void theOrderOfRepeatedQueryValuesIsPartOfTheRequest() throws Exception {
+		String key = TestKeys.newKey();
+		this.mvc.perform(create(key, "order").queryParam("tag", "1", "2")).andExpect(status().isCreated());
+		this.mvc.perform(create(key, "order").queryParam("tag", "2", "1"))
+			.andExpect(status().isUnprocessableContent())
+			.andExpect(jsonPath("$.type").value(PROBLEM + "key-reused"));
+		this.mvc.perform(create(key, "order").queryParam("tag", "1", "2"))
+			.andExpect(header().string("Idempotent-Replayed", "true"));
+		assertThat(this.controller.runs("create")).isEqualTo(1);
+	}
+
+	@Test
 	void aDuplicateOfARequestStillRunningIs409AfterTheWait() throws Exception {
 		String key = TestKeys.newKey();
 		CompletableFuture<MvcResult> first = CompletableFuture
