@@ -40,8 +40,9 @@ import org.springframework.web.util.pattern.PathPatternParser;
 /**
  * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method or its
  * class), or a mutation whose path matches a configured pattern, asks the engine whether to run,
- * replay or refuse, before the handler runs. The {@link IdempotencyFilter} finishes what this
- * starts.
+ * replay or refuse, before the handler runs. A refusal is thrown as an
+ * {@link IdempotencyErrorException}, for Spring MVC's exception handling. The
+ * {@link IdempotencyFilter} finishes what this starts.
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
 
@@ -58,7 +59,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	private final IdempotencyErrorRenderer errorRenderer;
+	private final String problemTypeBase;
 
 	private final String headerName;
 
@@ -70,27 +71,21 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
-	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			IdempotencyErrorRenderer errorRenderer, String headerName, List<String> pathPatterns,
-			boolean pathPatternsKeyRequired) {
-		this(engine, scopeResolver, errorRenderer, headerName, pathPatterns, pathPatternsKeyRequired,
-				DEFAULT_MAX_REQUEST_BYTES);
-	}
-
 	/**
+	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it throws
 	 * @param maxRequestBytes the largest request body read to fingerprint a keyed request; a larger
 	 * one is answered 413 without being read further
 	 */
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			IdempotencyErrorRenderer errorRenderer, String headerName, List<String> pathPatterns,
-			boolean pathPatternsKeyRequired, long maxRequestBytes) {
-		this.maxRequestBytes = maxRequestBytes;
+			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
+			long maxRequestBytes) {
 		this.engine = engine;
 		this.scopeResolver = scopeResolver;
-		this.errorRenderer = errorRenderer;
+		this.problemTypeBase = problemTypeBase;
 		this.headerName = headerName;
 		this.pathPatterns = pathPatterns.stream().map(PathPatternParser.defaultInstance::parse).toList();
 		this.pathPatternsKeyRequired = pathPatternsKeyRequired;
+		this.maxRequestBytes = maxRequestBytes;
 	}
 
 	@Override
@@ -147,12 +142,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			replay(replay.response(), response);
 			return false;
 		}
-		IdempotencyError error = ((Decision.Reject) decision).error();
-		if (error.retryAfter() != null) {
-			response.setHeader("Retry-After", Long.toString(Math.max(1, error.retryAfter().toSeconds())));
-		}
-		this.errorRenderer.render(error, request, response);
-		return false;
+		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
 	}
 
 	/** The method's or else its class's annotation, looked up once per handler method. */
