@@ -213,6 +213,15 @@ class HttpDoorTestApplication {
 			return (out) -> out.write(answer(gate).toString().getBytes(StandardCharsets.UTF_8));
 		}
 
+		@PostMapping("/async/failing")
+		@Idempotent
+		Callable<Map<String, Object>> failing(@RequestHeader("X-Gate") String gate) {
+			run(gate);
+			return () -> {
+				throw new IllegalStateException("the asynchronous part failed");
+			};
+		}
+
 		/** Waits at the gate, then answers with this key's run count. */
 		private Map<String, Object> answer(String gate) {
 			await(gate);

@@ -176,6 +176,17 @@ class RequestsOverHttpTests {
 		assertThat(this.controller.runs(key)).isEqualTo(1);
 	}
 
+	@Test
+	void anAsynchronousHandlerThatFailsIsReleasedSoARetryRunsAgain() throws Exception {
+		String key = TestKeys.newKey();
+		HttpResponse<String> first = this.http.send(keyed("/async/failing", key), HttpResponse.BodyHandlers.ofString());
+		HttpResponse<String> retry = this.http.send(keyed("/async/failing", key), HttpResponse.BodyHandlers.ofString());
+		assertThat(first.statusCode()).isEqualTo(500);
+		assertThat(retry.statusCode()).isEqualTo(500);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.controller.runs(key)).isEqualTo(2);
+	}
+
 	private HttpRequest keyed(String path, String key) {
 		return HttpRequest.newBuilder(uri(path))
 			.header("Idempotency-Key", key)
