@@ -59,6 +59,8 @@ public class IdempotencyProperties {
 
 	private final Store store = new Store();
 
+	private final Request request = new Request();
+
 	private final Response response = new Response();
 
 	private final Web web = new Web();
@@ -133,6 +135,10 @@ public class IdempotencyProperties {
 
 	public Store getStore() {
 		return this.store;
+	}
+
+	public Request getRequest() {
+		return this.request;
 	}
 
 	public Response getResponse() {
@@ -296,6 +302,25 @@ public class IdempotencyProperties {
 
 		public void setMaxBytes(DataSize maxBytes) {
 			this.maxBytes = maxBytes;
+		}
+
+	}
+
+	/** What the HTTP front door reads of a protected request. */
+	public static class Request {
+
+		/**
+		 * Largest request body read to fingerprint a keyed request. A larger one is answered 413
+		 * (request-too-large) without reading past the limit, and nothing runs.
+		 */
+		private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+		public DataSize getMaxBodySize() {
+			return this.maxBodySize;
+		}
+
+		public void setMaxBodySize(DataSize maxBodySize) {
+			this.maxBodySize = maxBodySize;
 		}
 
 	}

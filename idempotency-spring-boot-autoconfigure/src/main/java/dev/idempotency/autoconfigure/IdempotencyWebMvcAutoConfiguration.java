@@ -1,6 +1,10 @@
 package dev.idempotency.autoconfigure;
 
+import java.util.List;
+
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.web.IdempotencyErrorException;
+import dev.idempotency.web.IdempotencyErrorExceptionResolver;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyInterceptor;
@@ -16,8 +20,10 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
 
 /**
  * The HTTP front door for Spring MVC: the {@link IdempotencyFilter}, the
@@ -47,9 +53,11 @@ public class IdempotencyWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyInterceptor idempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			IdempotencyErrorRenderer errorRenderer, IdempotencyProperties properties) {
-		return new IdempotencyInterceptor(engine, scopeResolver, errorRenderer, properties.getHeaderName(),
-				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired());
+			IdempotencyProperties properties) {
+		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
+				properties.getHeaderName(),
+				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
+				properties.getRequest().getMaxBodySize().toBytes());
 	}
 
 	@Bean
@@ -64,12 +72,33 @@ public class IdempotencyWebMvcAutoConfiguration {
 	}
 
 	@Bean
-	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
+	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor,
+			IdempotencyErrorRenderer errorRenderer) {
 		return new WebMvcConfigurer() {
 
 			@Override
 			public void addInterceptors(InterceptorRegistry registry) {
 				registry.addInterceptor(interceptor);
+			}
+
+			/**
+			 * The door's refusals are {@link IdempotencyErrorException}s. With the default renderer,
+			 * the application's {@code @ExceptionHandler}s and {@code @ControllerAdvice} see them
+			 * first; an application that declares its own renderer has chosen how they look, so it
+			 * answers them before any advice.
+			 */
+			@Override
+			public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
+				IdempotencyErrorExceptionResolver resolver = new IdempotencyErrorExceptionResolver(errorRenderer);
+				int advice = -1;
+				for (int i = 0; i < resolvers.size(); i++) {
+					if (resolvers.get(i) instanceof ExceptionHandlerExceptionResolver) {
+						advice = i;
+						break;
+					}
+				}
+				boolean defaultRenderer = errorRenderer instanceof ProblemDetailErrorRenderer;
+				resolvers.add((defaultRenderer && advice >= 0) ? advice + 1 : 0, resolver);
 			}
 
 		};

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -17,8 +18,9 @@ public final class Fingerprints {
 	}
 
 	/**
-	 * Fingerprint of an HTTP request: method, path, query parameters sorted (so their order does
-	 * not matter) and the body bytes.
+	 * Fingerprint of an HTTP request: method, path, query parameters sorted by name (so the order
+	 * of different names does not matter, while the order of one name's values does) and the body
+	 * bytes.
 	 */
 	public static String http(String method, String path, String query, byte[] body) {
 		MessageDigest digest = sha256();
@@ -48,8 +50,14 @@ public final class Fingerprints {
 		}
 		List<String> pairs = new ArrayList<>(List.of(query.split("&")));
 		pairs.removeIf(String::isEmpty);
-		pairs.sort(null);
+		// A stable sort by name only: the values of one name keep the order they were sent in.
+		pairs.sort(Comparator.comparing(Fingerprints::parameterName));
 		return String.join("&", pairs);
+	}
+
+	private static String parameterName(String pair) {
+		int equals = pair.indexOf('=');
+		return (equals >= 0) ? pair.substring(0, equals) : pair;
 	}
 
 	private static void update(MessageDigest digest, byte[] field) {

@@ -15,6 +15,12 @@ public enum IdempotencyErrorType {
 	/** A request with the same key is still being processed. Status 409 or 503 by configuration. */
 	REQUEST_IN_FLIGHT("request-in-flight", "Request with this idempotency key is in progress", 409),
 
+	/**
+	 * The request body is larger than the front door reads to fingerprint a keyed request
+	 * ({@code idempotency.request.max-body-size}); nothing was run.
+	 */
+	REQUEST_TOO_LARGE("request-too-large", "Request too large for an idempotency key", 413),
+
 	/** The idempotency store cannot be reached; nothing was run. */
 	STORE_UNAVAILABLE("store-unavailable", "Idempotency store unavailable", 503);
 

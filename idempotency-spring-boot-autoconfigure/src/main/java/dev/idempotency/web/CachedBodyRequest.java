@@ -8,61 +8,77 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A request whose body has been read once, so it can be fingerprinted before the handler reads it.
+ * A request whose body can be read once for the fingerprint and then again by the handler. Nothing
+ * is read until {@link #body(long)} is called (after the key was validated and the handler found to
+ * be protected): until then every call passes through to the request untouched.
  */
 final class CachedBodyRequest extends HttpServletRequestWrapper {
 
 	/** Bodies declaring at most this many bytes are read into one array of that size. */
 	private static final int PRESIZED_LIMIT = 64 * 1024;
 
-	private final byte[] body;
+	private byte @Nullable [] body;
 
-	CachedBodyRequest(HttpServletRequest request) throws IOException {
+	CachedBodyRequest(HttpServletRequest request) {
 		super(request);
-		this.body = read(request);
 	}
 
 	/**
-	 * The whole body. A declared length only sizes the first array, and only up to
-	 * {@link #PRESIZED_LIMIT}: a client declaring gigabytes allocates nothing before it sends them,
-	 * and a stream longer than declared (a decoding filter in front) is read to its end all the same.
+	 * The whole body, read on the first call. A declared length over {@code maxBytes} is refused
+	 * before anything is read, and a body without one (chunked) is refused as soon as it passes
+	 * {@code maxBytes}. A declared length only sizes the first array, and only up to
+	 * {@link #PRESIZED_LIMIT}; a stream longer than declared (a decoding filter in front) is read to
+	 * its end all the same, within {@code maxBytes}.
+	 * @throws RequestTooLargeException if the body is larger than {@code maxBytes}
 	 */
-	private static byte[] read(HttpServletRequest request) throws IOException {
-		long declared = request.getContentLengthLong();
-		InputStream in = request.getInputStream();
-		if (declared < 0 || declared > PRESIZED_LIMIT) {
-			return in.readAllBytes();
+	byte[] body(long maxBytes) throws IOException {
+		if (this.body == null) {
+			this.body = read((HttpServletRequest) getRequest(), maxBytes);
 		}
-		byte[] body = new byte[(int) declared];
-		int read = in.readNBytes(body, 0, body.length);
-		if (read < body.length) {
-			return Arrays.copyOf(body, read);
-		}
-		int next = in.read();
-		if (next < 0) {
-			return body;
-		}
-		ByteArrayOutputStream longer = new ByteArrayOutputStream(body.length * 2 + 1);
-		longer.write(body);
-		longer.write(next);
-		in.transferTo(longer);
-		return longer.toByteArray();
-	}
-
-	byte[] body() {
 		return this.body;
 	}
 
+	private static byte[] read(HttpServletRequest request, long limit) throws IOException {
+		// No array holds more, whatever the configuration says.
+		long maxBytes = Math.min(limit, Integer.MAX_VALUE - 8);
+		long declared = request.getContentLengthLong();
+		if (declared > maxBytes) {
+			throw tooLarge("declares " + declared + " bytes", maxBytes);
+		}
+		InputStream in = request.getInputStream();
+		ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.max(0, Math.min(declared, PRESIZED_LIMIT)));
+		byte[] buffer = new byte[8192];
+		long total = 0;
+		int read;
+		while ((read = in.read(buffer, 0, (int) Math.min(buffer.length, maxBytes - total + 1))) > 0) {
+			total += read;
+			if (total > maxBytes) {
+				throw tooLarge("is longer", maxBytes);
+			}
+			out.write(buffer, 0, read);
+		}
+		return out.toByteArray();
+	}
+
+	private static RequestTooLargeException tooLarge(String what, long maxBytes) {
+		return new RequestTooLargeException(
+				"the request body " + what + " than the " + maxBytes + " bytes this server reads for an idempotency key",
+				maxBytes);
+	}
+
 	@Override
-	public ServletInputStream getInputStream() {
+	public ServletInputStream getInputStream() throws IOException {
+		if (this.body == null) {
+			return super.getInputStream();
+		}
 		ByteArrayInputStream in = new ByteArrayInputStream(this.body);
 		return new ServletInputStream() {
 
@@ -95,7 +111,10 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	@Override
-	public BufferedReader getReader() {
+	public BufferedReader getReader() throws IOException {
+		if (this.body == null) {
+			return super.getReader();
+		}
 		String encoding = getCharacterEncoding();
 		Charset charset = (encoding != null) ? Charset.forName(encoding) : StandardCharsets.UTF_8;
 		return new BufferedReader(new InputStreamReader(getInputStream(), charset));
@@ -103,12 +122,12 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 
 	@Override
 	public int getContentLength() {
-		return this.body.length;
+		return (this.body != null) ? this.body.length : super.getContentLength();
 	}
 
 	@Override
 	public long getContentLengthLong() {
-		return this.body.length;
+		return (this.body != null) ? this.body.length : super.getContentLengthLong();
 	}
 
 }

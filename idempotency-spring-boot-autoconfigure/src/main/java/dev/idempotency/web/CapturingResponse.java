@@ -10,28 +10,36 @@ import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Passes everything through to the client and, once {@link #startCapture} was called for a
- * protected request, keeps a copy of the body up to a limit. Past the limit it stops copying and
- * remembers the overflow: such a response is released, never stored truncated. A response that
- * went through {@code sendError} is marked too: its body is rendered later, outside the request.
+ * Passes everything through to the client untouched until {@link #startCapture} is called for a
+ * protected request; from then on it keeps a copy of the body the handler produces, up to a limit.
+ * The copy is taken before the bytes go to the client, so it is the handler's body, not the part
+ * that happened to reach the socket; a write that fails (the client went away) is remembered, and
+ * so is a declared {@code Content-Length} the body does not match: such a response is released,
+ * never stored. Past the limit it stops copying and remembers the overflow. A response that went
+ * through {@code sendError} is marked too: its body is rendered later, outside the request.
  */
 final class CapturingResponse extends HttpServletResponseWrapper {
 
-	private ByteArrayOutputStream copy;
+	private @Nullable ByteArrayOutputStream copy;
 
 	private long limit;
 
-	private long written;
+	private long produced;
+
+	private long declaredLength = -1;
 
 	private boolean overflow;
 
 	private boolean errorSent;
 
-	private ServletOutputStream outputStream;
+	private @Nullable String failure;
 
-	private PrintWriter writer;
+	private @Nullable ServletOutputStream outputStream;
+
+	private @Nullable PrintWriter writer;
 
 	CapturingResponse(HttpServletResponse response) {
 		super(response);
@@ -42,12 +50,17 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		this.limit = maxBytes;
 	}
 
-	byte[] capturedBody() {
-		return this.copy.toByteArray();
+	boolean capturing() {
+		return this.copy != null;
 	}
 
+	byte[] capturedBody() {
+		return (this.copy != null) ? this.copy.toByteArray() : new byte[0];
+	}
+
+	/** How many body bytes the handler produced since the capture started. */
 	long bytesWritten() {
-		return this.written;
+		return this.produced;
 	}
 
 	boolean overflowed() {
@@ -56,6 +69,21 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 	boolean errorSent() {
 		return this.errorSent;
+	}
+
+	/**
+	 * Why the client may not have received the body the handler produced (a failed write, or a
+	 * declared length the body does not match), or {@code null} when nothing says so.
+	 */
+	@Nullable String incomplete() {
+		if (this.failure != null) {
+			return this.failure;
+		}
+		if (this.declaredLength >= 0 && this.declaredLength != this.produced) {
+			return "the handler declared Content-Length " + this.declaredLength + " but wrote " + this.produced
+					+ " bytes";
+		}
+		return null;
 	}
 
 	@Override
@@ -71,7 +99,70 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
+	public void setContentLength(int len) {
+		declare(len);
+		super.setContentLength(len);
+	}
+
+	@Override
+	public void setContentLengthLong(long len) {
+		declare(len);
+		super.setContentLengthLong(len);
+	}
+
+	@Override
+	public void setHeader(String name, String value) {
+		if ("Content-Length".equalsIgnoreCase(name)) {
+			declare((value != null) ? parseLength(value) : -1);
+		}
+		super.setHeader(name, value);
+	}
+
+	@Override
+	public void addHeader(String name, String value) {
+		if ("Content-Length".equalsIgnoreCase(name)) {
+			declare(parseLength(value));
+		}
+		super.addHeader(name, value);
+	}
+
+	@Override
+	public void setIntHeader(String name, int value) {
+		if ("Content-Length".equalsIgnoreCase(name)) {
+			declare(value);
+		}
+		super.setIntHeader(name, value);
+	}
+
+	@Override
+	public void addIntHeader(String name, int value) {
+		if ("Content-Length".equalsIgnoreCase(name)) {
+			declare(value);
+		}
+		super.addIntHeader(name, value);
+	}
+
+	private void declare(long length) {
+		if (capturing()) {
+			this.declaredLength = length;
+		}
+	}
+
+	private static long parseLength(String value) {
+		try {
+			return Long.parseLong(value.trim());
+		}
+		catch (NumberFormatException ex) {
+			// Not a length the body can match: never stored.
+			return Long.MIN_VALUE;
+		}
+	}
+
+	@Override
 	public ServletOutputStream getOutputStream() throws IOException {
+		if (!capturing()) {
+			return super.getOutputStream();
+		}
 		if (this.writer != null) {
 			throw new IllegalStateException("getWriter() has already been called for this response");
 		}
@@ -83,13 +174,18 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public PrintWriter getWriter() throws IOException {
+		if (!capturing()) {
+			return super.getWriter();
+		}
 		if (this.writer == null) {
 			if (this.outputStream != null) {
 				throw new IllegalStateException("getOutputStream() has already been called for this response");
 			}
-			Charset charset = Charset.forName(getCharacterEncoding());
+			String encoding = getCharacterEncoding();
+			// As the container's own getWriter() does: the charset in use is declared in the Content-Type.
+			setCharacterEncoding(encoding);
 			this.outputStream = new TeeOutputStream(super.getOutputStream());
-			this.writer = new PrintWriter(new OutputStreamWriter(this.outputStream, charset));
+			this.writer = new PrintWriter(new OutputStreamWriter(this.outputStream, Charset.forName(encoding)));
 		}
 		return this.writer;
 	}
@@ -99,7 +195,13 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.writer != null) {
 			this.writer.flush();
 		}
-		super.flushBuffer();
+		try {
+			super.flushBuffer();
+		}
+		catch (IOException ex) {
+			failed(ex);
+			throw ex;
+		}
 	}
 
 	/** Flushes a writer the application did not flush, so the copy holds every character. */
@@ -110,7 +212,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	private void record(byte[] bytes, int offset, int length) {
-		this.written += length;
+		this.produced += length;
 		if (this.copy == null || this.overflow) {
 			return;
 		}
@@ -120,6 +222,12 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 			return;
 		}
 		this.copy.write(bytes, offset, length);
+	}
+
+	private void failed(IOException ex) {
+		if (capturing() && this.failure == null) {
+			this.failure = "writing the response failed after " + this.produced + " bytes (" + ex + ")";
+		}
 	}
 
 	private final class TeeOutputStream extends ServletOutputStream {
@@ -132,24 +240,48 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void write(int b) throws IOException {
-			this.target.write(b);
 			record(new byte[] { (byte) b }, 0, 1);
+			try {
+				this.target.write(b);
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
-			this.target.write(b, off, len);
 			record(b, off, len);
+			try {
+				this.target.write(b, off, len);
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 		}
 
 		@Override
 		public void flush() throws IOException {
-			this.target.flush();
+			try {
+				this.target.flush();
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 		}
 
 		@Override
 		public void close() throws IOException {
-			this.target.close();
+			try {
+				this.target.close();
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 		}
 
 		@Override

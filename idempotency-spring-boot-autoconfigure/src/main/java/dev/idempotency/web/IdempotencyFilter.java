@@ -12,6 +12,8 @@ import java.util.TreeSet;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -66,7 +68,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		HttpServletRequest cachedRequest = isForm(request) ? request : new CachedBodyRequest(request);
+		// Both wrappers pass everything through untouched until the interceptor has found the handler
+		// protected and the key valid: only then is the body read and the response captured.
+		HttpServletRequest cachedRequest = new CachedBodyRequest(request);
 		CapturingResponse capturing = new CapturingResponse(response);
 		boolean completedNormally = false;
 		try {
@@ -89,22 +93,70 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (request.isAsyncStarted()) {
-			// The handler answers later, outside this request: there is no whole response to store.
-			this.engine.failed(reservation, "asynchronous handlers are not supported; released");
+			// The handler answers later, on another thread: the key stays reserved (and its lease
+			// beaten) until the container completes the response, then it is stored or released.
+			request.getAsyncContext().addListener(new AsyncCompletion(reservation, response));
 			return;
 		}
+		finishResponse(reservation, response);
+	}
+
+	private void finishResponse(Reservation reservation, CapturingResponse response) {
 		if (response.errorSent()) {
 			// The error page is rendered after this filter returns: there is no body to store.
 			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
 			return;
 		}
 		response.flushWriter();
+		String incomplete = response.incomplete();
+		if (incomplete != null) {
+			// The client may hold a part of the answer only: a retry must run again, never replay a part.
+			this.engine.failed(reservation, incomplete);
+			return;
+		}
 		if (response.overflowed()) {
 			this.engine.responseTooLarge(reservation, response.bytesWritten());
 			return;
 		}
 		this.engine.succeeded(reservation, new StoredResponse(response.getStatus(), storedHeaders(response),
 				response.capturedBody()));
+	}
+
+	/** Finishes the reservation of an asynchronous request once the container has completed it. */
+	private final class AsyncCompletion implements AsyncListener {
+
+		private final Reservation reservation;
+
+		private final CapturingResponse response;
+
+		AsyncCompletion(Reservation reservation, CapturingResponse response) {
+			this.reservation = reservation;
+			this.response = response;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			// After a timeout or an error the reservation is already released: finishing is a no-op.
+			finishResponse(this.reservation, this.response);
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			IdempotencyFilter.this.engine.failed(this.reservation, "the asynchronous request timed out");
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			IdempotencyFilter.this.engine.failed(this.reservation,
+					"the asynchronous request failed: " + event.getThrowable());
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			// Asynchronous processing started again: keep listening to the new cycle.
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 	private Map<String, List<String>> storedHeaders(HttpServletResponse response) {
@@ -120,36 +172,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 		}
 		return headers;
-	}
-
-	private static boolean isForm(HttpServletRequest request) {
-		String contentType = request.getContentType();
-		return contentType != null
-				&& contentType.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded");
-	}
-
-	/** The body this filter cached for the current request, or {@code null} (a form post, or not wrapped). */
-	static byte[] cachedBody(HttpServletRequest request) {
-		jakarta.servlet.ServletRequest current = request;
-		while (current instanceof jakarta.servlet.ServletRequestWrapper wrapper) {
-			if (current instanceof CachedBodyRequest cached) {
-				return cached.body();
-			}
-			current = wrapper.getRequest();
-		}
-		return null;
-	}
-
-	/** The captured response of the current request, or {@code null} if this filter did not wrap it. */
-	static CapturingResponse capturingResponse(HttpServletResponse response) {
-		HttpServletResponse current = response;
-		while (current instanceof jakarta.servlet.http.HttpServletResponseWrapper wrapper) {
-			if (current instanceof CapturingResponse capturing) {
-				return capturing;
-			}
-			current = (HttpServletResponse) wrapper.getResponse();
-		}
-		return null;
 	}
 
 }

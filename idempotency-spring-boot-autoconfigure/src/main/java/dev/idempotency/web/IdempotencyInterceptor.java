@@ -1,10 +1,15 @@
 package dev.idempotency.web;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -15,24 +20,29 @@ import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
+import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.WebUtils;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method or its
  * class), or a mutation whose path matches a configured pattern, asks the engine whether to run,
- * replay or refuse, before the handler runs. The {@link IdempotencyFilter} finishes what this
- * starts.
+ * replay or refuse, before the handler runs. A refusal is thrown as an
+ * {@link IdempotencyErrorException}, for Spring MVC's exception handling. The
+ * {@link IdempotencyFilter} finishes what this starts.
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
 
@@ -42,11 +52,14 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	/** Sent on every replayed response. */
 	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
+	/** The default of {@code idempotency.request.max-body-size}. */
+	public static final long DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+
 	private final IdempotencyEngine engine;
 
 	private final IdempotencyScopeResolver scopeResolver;
 
-	private final IdempotencyErrorRenderer errorRenderer;
+	private final String problemTypeBase;
 
 	private final String headerName;
 
@@ -54,17 +67,25 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final boolean pathPatternsKeyRequired;
 
+	private final long maxRequestBytes;
+
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
+	/**
+	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it throws
+	 * @param maxRequestBytes the largest request body read to fingerprint a keyed request; a larger
+	 * one is answered 413 without being read further
+	 */
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			IdempotencyErrorRenderer errorRenderer, String headerName, List<String> pathPatterns,
-			boolean pathPatternsKeyRequired) {
+			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
+			long maxRequestBytes) {
 		this.engine = engine;
 		this.scopeResolver = scopeResolver;
-		this.errorRenderer = errorRenderer;
+		this.problemTypeBase = problemTypeBase;
 		this.headerName = headerName;
 		this.pathPatterns = pathPatterns.stream().map(PathPatternParser.defaultInstance::parse).toList();
 		this.pathPatternsKeyRequired = pathPatternsKeyRequired;
+		this.maxRequestBytes = maxRequestBytes;
 	}
 
 	@Override
@@ -96,13 +117,20 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));
-		CapturingResponse capturing = IdempotencyFilter.capturingResponse(response);
+		CapturingResponse capturing = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		if (!keys.isEmpty() && capturing == null) {
 			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI()
 					+ ": register it (the auto-configuration does) to protect " + operation);
 		}
-		Decision decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
-				IdempotentCall.KeyFormat.UUID_V7, keyRequired, operation, () -> fingerprint(request)));
+		Decision decision;
+		try {
+			// The body is read only here, by the fingerprint, once the key is valid.
+			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
+					IdempotentCall.KeyFormat.UUID_V7, keyRequired, operation, () -> fingerprint(request)));
+		}
+		catch (RequestTooLargeException ex) {
+			decision = new Decision.Reject(IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE, ex.getMessage()));
+		}
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
 				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
@@ -114,12 +142,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			replay(replay.response(), response);
 			return false;
 		}
-		IdempotencyError error = ((Decision.Reject) decision).error();
-		if (error.retryAfter() != null) {
-			response.setHeader("Retry-After", Long.toString(Math.max(1, error.retryAfter().toSeconds())));
-		}
-		this.errorRenderer.render(error, request, response);
-		return false;
+		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
 	}
 
 	/** The method's or else its class's annotation, looked up once per handler method. */
@@ -146,16 +169,92 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
 	}
 
-	private static String fingerprint(HttpServletRequest request) {
-		byte[] body = IdempotencyFilter.cachedBody(request);
-		if (body == null) {
-			// A form post: its body is the parameter map, which the container parses.
-			Map<String, String[]> sorted = new TreeMap<>(request.getParameterMap());
-			StringBuilder form = new StringBuilder();
-			sorted.forEach((name, values) -> form.append(name).append('=').append(String.join(",", values)).append('&'));
-			body = form.toString().getBytes(StandardCharsets.UTF_8);
+	private String fingerprint(HttpServletRequest request) {
+		try {
+			return Fingerprints.http(request.getMethod(), request.getRequestURI(), request.getQueryString(),
+					body(request));
 		}
-		return Fingerprints.http(request.getMethod(), request.getRequestURI(), request.getQueryString(), body);
+		catch (IOException ex) {
+			throw new UncheckedIOException("could not read the request body", ex);
+		}
+		catch (ServletException ex) {
+			throw new IllegalStateException("could not read the request's parts", ex);
+		}
+	}
+
+	/**
+	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the parameters
+	 * (the container parses them); for a multipart request, each part's name, headers and bytes
+	 * (the container parses them, and they stay readable for the handler).
+	 */
+	private byte[] body(HttpServletRequest request) throws IOException, ServletException {
+		String contentType = request.getContentType();
+		String type = (contentType != null) ? contentType.toLowerCase(Locale.ROOT) : "";
+		if (type.startsWith("multipart/")) {
+			checkDeclaredLength(request);
+			return multipartBody(request);
+		}
+		if (type.startsWith("application/x-www-form-urlencoded")) {
+			checkDeclaredLength(request);
+			Map<String, String[]> sorted = new TreeMap<>(request.getParameterMap());
+			ByteArrayOutputStream form = new ByteArrayOutputStream();
+			sorted.forEach((name, values) -> {
+				field(form, name.getBytes(StandardCharsets.UTF_8));
+				field(form, intBytes(values.length));
+				for (String value : values) {
+					field(form, value.getBytes(StandardCharsets.UTF_8));
+				}
+			});
+			return form.toByteArray();
+		}
+		CachedBodyRequest cached = WebUtils.getNativeRequest(request, CachedBodyRequest.class);
+		if (cached == null) {
+			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI());
+		}
+		return cached.body(this.maxRequestBytes);
+	}
+
+	private void checkDeclaredLength(HttpServletRequest request) {
+		long declared = request.getContentLengthLong();
+		if (declared > this.maxRequestBytes) {
+			throw new RequestTooLargeException("the request body declares " + declared + " bytes, more than the "
+					+ this.maxRequestBytes + " bytes this server reads for an idempotency key", this.maxRequestBytes);
+		}
+	}
+
+	private byte[] multipartBody(HttpServletRequest request) throws IOException, ServletException {
+		ByteArrayOutputStream body = new ByteArrayOutputStream();
+		long total = 0;
+		for (Part part : request.getParts()) {
+			field(body, part.getName().getBytes(StandardCharsets.UTF_8));
+			List<String> names = new ArrayList<>(part.getHeaderNames());
+			names.replaceAll((name) -> name.toLowerCase(Locale.ROOT));
+			names.sort(null);
+			field(body, intBytes(names.size()));
+			for (String name : names) {
+				field(body, name.getBytes(StandardCharsets.UTF_8));
+				field(body, String.join(",", part.getHeaders(name)).getBytes(StandardCharsets.UTF_8));
+			}
+			total += part.getSize();
+			if (total > this.maxRequestBytes) {
+				throw new RequestTooLargeException("the request's parts are longer than the " + this.maxRequestBytes
+						+ " bytes this server reads for an idempotency key", this.maxRequestBytes);
+			}
+			try (InputStream in = part.getInputStream()) {
+				field(body, in.readAllBytes());
+			}
+		}
+		return body.toByteArray();
+	}
+
+	/** Writes a length-prefixed field, so that no two different inputs give the same bytes. */
+	private static void field(ByteArrayOutputStream out, byte[] bytes) {
+		out.writeBytes(intBytes(bytes.length));
+		out.writeBytes(bytes);
+	}
+
+	private static byte[] intBytes(int value) {
+		return new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value };
 	}
 
 	private static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

@@ -6,10 +6,12 @@ import java.nio.charset.StandardCharsets;
 import dev.idempotency.engine.IdempotencyError;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.http.ProblemDetail;
 
 /**
  * Writes an error as RFC 9457 {@code application/problem+json}: {@code type} (one URI per cause),
- * {@code title}, {@code status}, {@code detail} and {@code instance} (the request path).
+ * {@code title}, {@code status}, {@code detail} (those of {@link IdempotencyProblemDetails#of}) and
+ * {@code instance} (the request path).
  */
 public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
 
@@ -22,8 +24,9 @@ public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
 	@Override
 	public void render(IdempotencyError error, HttpServletRequest request, HttpServletResponse response)
 			throws IOException {
-		String json = "{\"type\":" + quote(this.typeBase + error.type().slug()) + ",\"title\":"
-				+ quote(error.type().title()) + ",\"status\":" + error.status() + ",\"detail\":" + quote(error.detail())
+		ProblemDetail problem = IdempotencyProblemDetails.of(error, this.typeBase);
+		String json = "{\"type\":" + quote(problem.getType().toString()) + ",\"title\":" + quote(problem.getTitle())
+				+ ",\"status\":" + problem.getStatus() + ",\"detail\":" + quote(problem.getDetail())
 				+ ",\"instance\":" + quote(request.getRequestURI()) + "}";
 		byte[] body = json.getBytes(StandardCharsets.UTF_8);
 		response.setStatus(error.status());

@@ -36,8 +36,12 @@ class HostileKeyPropertyTests {
 	private static final IdempotencyFilter filter = new IdempotencyFilter(engine, "Idempotency-Key", List.of());
 
 	private static final IdempotencyInterceptor interceptor = new IdempotencyInterceptor(engine,
-			new PrincipalScopeResolver(), new ProblemDetailErrorRenderer("urn:p:"), "Idempotency-Key", List.of(),
-			false);
+			new PrincipalScopeResolver(), "urn:p:", "Idempotency-Key", List.of(), false,
+			IdempotencyInterceptor.DEFAULT_MAX_REQUEST_BYTES);
+
+	/** What Spring MVC does with the interceptor's refusals when the application does not handle them. */
+	private static final IdempotencyErrorExceptionResolver resolver = new IdempotencyErrorExceptionResolver(
+			new ProblemDetailErrorRenderer("urn:p:"));
 
 	private static final AtomicInteger handlerRuns = new AtomicInteger();
 
@@ -83,6 +87,9 @@ class HostileKeyPropertyTests {
 						handlerRuns.incrementAndGet();
 						res.setStatus(201);
 					}
+				}
+				catch (IdempotencyErrorException ex) {
+					assertThat(resolver.resolveException(req, res, handler, ex)).as("resolved").isNotNull();
 				}
 				catch (Exception ex) {
 					throw new java.io.IOException(ex);

@@ -184,13 +184,6 @@ class WebTestApplication {
 			return Map.of("run", count("pattern"));
 		}
 
-		@PostMapping("/async")
-		@Idempotent
-		java.util.concurrent.Callable<Map<String, Object>> async() {
-			int run = count("async");
-			return () -> Map.of("run", run);
-		}
-
 		@PostMapping("/unprotected")
 		Map<String, Object> unprotected() {
 			return Map.of("run", count("unprotected"));

@@ -96,6 +96,17 @@ class IdempotencyKeyOverHttpTests extends CatalogServerTestSupport {
 	}
 
 	@Test
+	void aKeyedBodyOverTheReadLimitIsRefusedInIcebergsErrorShape() {
+		String padding = "x".repeat(1024 * 1024);
+		Response tooLarge = this.http.post("/v1/namespaces",
+				"{\"namespace\": [\"too_large\"], \"properties\": {\"padding\": \"" + padding + "\"}}",
+				"Idempotency-Key", key(), ALICE[0], ALICE[1]);
+		assertThat(tooLarge.status()).isEqualTo(413);
+		assertThat(tooLarge.errorType()).isEqualTo("IdempotentRequestTooLargeException");
+		assertThat(this.http.head("/v1/namespaces/too_large", ALICE).status()).isEqualTo(404);
+	}
+
+	@Test
 	void keysAreScopedByPrincipalAndByPrefix() {
 		String key = key();
 		Response alice = createNamespace("scoped_alice", key, ALICE);

@@ -29,6 +29,7 @@ public class IcebergIdempotencyErrorRenderer implements IdempotencyErrorRenderer
 			case KEY_REQUIRED -> "IdempotencyKeyRequiredException";
 			case KEY_REUSED -> "IdempotencyKeyReusedException";
 			case REQUEST_IN_FLIGHT -> "IdempotentRequestInFlightException";
+			case REQUEST_TOO_LARGE -> "IdempotentRequestTooLargeException";
 			case STORE_UNAVAILABLE -> "IdempotencyStoreUnavailableException";
 		};
 	}

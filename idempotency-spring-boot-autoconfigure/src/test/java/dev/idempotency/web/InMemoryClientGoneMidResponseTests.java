@@ -1,0 +1,6 @@
+package dev.idempotency.web;
+
+/** {@link ClientGoneMidResponseTests} on the in-memory store. */
+class InMemoryClientGoneMidResponseTests extends ClientGoneMidResponseTests {
+
+}
