@@ -1,0 +1,306 @@
+package dev.idempotency.sample.catalog.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Everything going wrong at once, then a check that every effect happened exactly once.
+ * <p>
+ * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the run, dropped after it) for the catalog and the
+ * idempotency records, through a proxy that cuts the database off now and then. Each node sits
+ * behind a proxy that loses random responses and cuts others off mid-way. A monkey SIGKILLs a
+ * random node (and starts it again) and cuts the database. Clients issue keyed operations on
+ * their own namespaces (create table, append a snapshot with Iceberg's optimistic requirement,
+ * rename, drop), each retried with its key on I/O errors and 5xx on either node until it is
+ * answered. Afterwards the catalog must hold exactly what the clients were told.
+ * <p>
+ * Short by default (part of the test suite); the long run:
+ * {@code ./mvnw -B -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.operations=10000}.
+ * Settings: {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
+ * {@code chaos.lose-rate}, {@code chaos.cut-rate}; the figures go to standard output and to
+ * {@code target/chaos/report-<seed>.txt}.
+ */
+class ChaosRunTests {
+
+	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+
+	private static final ObjectMapper JSON = new ObjectMapper();
+
+	@Test
+	void everyAcknowledgedOperationTakesEffectExactlyOnce() throws Exception {
+		int operations = Integer.getInteger("chaos.operations", 600);
+		int clientCount = Integer.getInteger("chaos.clients", 4);
+		long seed = Long.getLong("chaos.seed", System.nanoTime());
+		double loseRate = Double.parseDouble(System.getProperty("chaos.lose-rate", "0.05"));
+		double cutRate = Double.parseDouble(System.getProperty("chaos.cut-rate", "0.03"));
+		Random random = new Random(seed);
+		String database = "chaos_" + Long.toHexString(seed & 0xFFFFFFFFFFL);
+		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", database));
+		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in every schema.
+		execute("CREATE DATABASE " + database);
+		List<CatalogNode> nodes = new ArrayList<>();
+		List<FaultyTcpProxy> entries = new ArrayList<>();
+		AtomicInteger kills = new AtomicInteger();
+		AtomicInteger storeCuts = new AtomicInteger();
+		long started = System.nanoTime();
+		try (FaultyTcpProxy databaseLink = new FaultyTcpProxy(5432, 0, 0, random.nextLong())) {
+			List<String> arguments = List.of(
+					"--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + database,
+					"--spring.datasource.username=postgres", "--spring.datasource.password=",
+					"--spring.datasource.hikari.maximum-pool-size=6",
+					"--spring.datasource.hikari.connection-timeout=3000",
+					// A node started during a store cut waits for the database instead of exiting.
+					"--spring.datasource.hikari.initialization-fail-timeout=20000",
+					"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
+					"--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always",
+					"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
+					"--logging.level.root=WARN");
+			for (String name : List.of("node-a", "node-b")) {
+				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
+				node.start();
+				nodes.add(node);
+				entries.add(new FaultyTcpProxy(node.port(), loseRate, cutRate, random.nextLong()));
+			}
+			List<Integer> entryPorts = entries.stream().map(FaultyTcpProxy::port).toList();
+			List<ChaosClient> clients = new ArrayList<>();
+			List<Thread> threads = new ArrayList<>();
+			for (int i = 0; i < clientCount; i++) {
+				ChaosClient client = new ChaosClient("c" + i, operations / clientCount, random.nextLong(), entryPorts,
+						120_000);
+				clients.add(client);
+				Thread thread = new Thread(client, "chaos-client-" + i);
+				threads.add(thread);
+				thread.start();
+			}
+			AtomicBoolean running = new AtomicBoolean(true);
+			Random killerRandom = new Random(random.nextLong());
+			Random cutterRandom = new Random(random.nextLong());
+			List<Throwable> monkeyFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
+			Thread killer = monkey("chaos-killer", running, () -> {
+				Thread.sleep(2000 + killerRandom.nextInt(4000));
+				CatalogNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
+				victim.kill();
+				kills.incrementAndGet();
+				Thread.sleep(200 + killerRandom.nextInt(800));
+				restart(victim);
+			}, monkeyFailures);
+			Thread cutter = monkey("chaos-cutter", running, () -> {
+				Thread.sleep(2000 + cutterRandom.nextInt(4000));
+				databaseLink.cut(200 + cutterRandom.nextInt(1300));
+				storeCuts.incrementAndGet();
+			}, monkeyFailures);
+			for (Thread thread : threads) {
+				thread.join();
+			}
+			running.set(false);
+			killer.join();
+			cutter.join();
+			long seconds = (System.nanoTime() - started) / 1_000_000_000;
+
+			Verdict verdict = verify(nodes.get(0).port(), clients);
+			int done = clients.stream().mapToInt(client -> client.done).sum();
+			int attempts = clients.stream().mapToInt(client -> client.attempts).sum();
+			int replays = clients.stream().mapToInt(client -> client.replays).sum();
+			List<String> wrong = clients.stream().flatMap(client -> client.wrongAnswers.stream()).toList();
+			List<String> unanswered = clients.stream().flatMap(client -> client.unanswered.stream()).toList();
+			List<String> invalid = clients.stream().flatMap(client -> client.invalidBodies.stream()).toList();
+			long lost = entries.stream().mapToLong(entry -> entry.lostResponses.get()).sum();
+			long cut = entries.stream().mapToLong(entry -> entry.cutResponses.get()).sum();
+			String report = String.join("\n",
+					"chaos run: seed %d, %d clients, %d operations in %d s (store: PostgreSQL, 2 nodes)".formatted(seed,
+							clientCount, done, seconds),
+					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d store cuts (%d connections refused)"
+						.formatted(lost, cut, kills.get(), storeCuts.get(), databaseLink.refusedConnections.get()),
+					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts, done,
+							attempts - done, replays),
+					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d"
+						.formatted(wrong.size()),
+					"unanswered: %d; bodies that are not JSON: %d".formatted(unanswered.size(), invalid.size()),
+					"catalog: %d tables, %d snapshots; acknowledged but missing: %d; applied twice or never asked for: %d; appends applied although told failed: %d"
+						.formatted(verdict.tables, verdict.snapshots, verdict.missing.size(), verdict.unexpected.size(),
+								verdict.appliedButToldFailed))
+					+ "\n";
+			StringBuilder details = new StringBuilder(report);
+			wrong.forEach(line -> details.append("re-executed: ").append(line).append('\n'));
+			unanswered.forEach(line -> details.append("unanswered: ").append(line).append('\n'));
+			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
+			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
+			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
+			Files.writeString(Path.of("target", "chaos", "report-" + seed + ".txt"), details);
+			System.out.println(details);
+
+			assertThat(monkeyFailures).as("faults that could not be injected or undone").isEmpty();
+			assertThat(unanswered).as("operations without a final answer").isEmpty();
+			assertThat(invalid).as("answers whose body is not what the handler produced").isEmpty();
+			assertThat(verdict.missing).as("acknowledged operations missing from the catalog").isEmpty();
+			assertThat(verdict.unexpected).as("effects no client was told of (duplicates)").isEmpty();
+			// A re-execution is answered from the catalog's own state (409 AlreadyExists, 404, 409
+			// CommitFailed) and never applies twice; how often it happens is the figure reported above.
+			assertThat(wrong).as("answers other than a re-execution's").allMatch(ChaosRunTests::isReExecution);
+			assertThat(done).isEqualTo(clientCount * (operations / clientCount));
+		}
+		finally {
+			for (CatalogNode node : nodes) {
+				node.close();
+			}
+			for (FaultyTcpProxy entry : entries) {
+				entry.close();
+			}
+			execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+		}
+	}
+
+	/**
+	 * Starts a killed node again, as an orchestrator would: a start that falls into a store cut
+	 * fails (the schema check cannot reach the database) and is tried again.
+	 */
+	private static void restart(CatalogNode node) throws InterruptedException, IOException {
+		for (int attempt = 1;; attempt++) {
+			try {
+				node.start();
+				return;
+			}
+			catch (IllegalStateException ex) {
+				if (attempt == 20) {
+					throw ex;
+				}
+			}
+		}
+	}
+
+	/** The answer a second run of the client's own operation gets from the catalog. */
+	private static boolean isReExecution(String wrongAnswer) {
+		return wrongAnswer.contains("told 409") && (wrongAnswer.contains("AlreadyExistsException")
+				|| wrongAnswer.contains("CommitFailedException"))
+				|| wrongAnswer.contains("told 404") && wrongAnswer.contains("NoSuchTableException");
+	}
+
+	/** Starts a thread that repeats the action until {@code running} is false. */
+	private static Thread monkey(String name, AtomicBoolean running, Fault action, List<Throwable> failures) {
+		Thread thread = new Thread(() -> {
+			try {
+				while (running.get()) {
+					action.inject();
+				}
+			}
+			catch (Throwable ex) {
+				failures.add(ex);
+			}
+		}, name);
+		thread.start();
+		return thread;
+	}
+
+	/** One injected fault, with its pause before. */
+	@FunctionalInterface
+	private interface Fault {
+
+		void inject() throws Exception;
+
+	}
+
+	/** Compares the catalog, read from one node directly, with what the clients were told. */
+	private static Verdict verify(int port, List<ChaosClient> clients) throws IOException, InterruptedException {
+		Verdict verdict = new Verdict();
+		Set<String> expectedNamespaces = new TreeSet<>();
+		clients.forEach(client -> expectedNamespaces.add(client.namespace()));
+		Set<String> namespaces = new TreeSet<>();
+		for (JsonNode namespace : get(port, "/v1/namespaces").path("namespaces")) {
+			namespaces.add(namespace.get(0).asText());
+		}
+		if (!namespaces.equals(expectedNamespaces)) {
+			verdict.unexpected.add("namespaces " + namespaces + ", expected " + expectedNamespaces);
+		}
+		for (ChaosClient client : clients) {
+			Set<String> tables = new HashSet<>();
+			for (JsonNode identifier : get(port, "/v1/namespaces/" + client.namespace() + "/tables")
+				.path("identifiers")) {
+				tables.add(identifier.path("name").asText());
+			}
+			verdict.tables += tables.size();
+			for (String table : client.tables.keySet()) {
+				if (!tables.contains(table)) {
+					verdict.missing.add(client.namespace() + "." + table + " (the client was told it exists)");
+				}
+			}
+			for (String table : tables) {
+				ChaosClient.TableState told = client.tables.get(table);
+				if (told == null) {
+					verdict.unexpected.add(client.namespace() + "." + table + " (no client was told it exists)");
+					continue;
+				}
+				int snapshots = get(port, "/v1/namespaces/" + client.namespace() + "/tables/" + table)
+					.path("metadata")
+					.path("snapshots")
+					.size();
+				verdict.snapshots += snapshots;
+				if (snapshots < told.acknowledgedAppends) {
+					verdict.missing.add(client.namespace() + "." + table + ": " + snapshots + " snapshots, "
+							+ told.acknowledgedAppends + " appends acknowledged");
+				}
+				else if (snapshots > told.acknowledgedAppends + told.unacknowledgedAppends) {
+					verdict.unexpected.add(client.namespace() + "." + table + ": " + snapshots + " snapshots, "
+							+ told.acknowledgedAppends + " appends acknowledged, " + told.unacknowledgedAppends
+							+ " answered as failed: a commit applied twice");
+				}
+				verdict.appliedButToldFailed += snapshots - told.acknowledgedAppends;
+			}
+		}
+		return verdict;
+	}
+
+	/** A read for the check, tried again while a pooled connection broken by the last cut is replaced. */
+	private static JsonNode get(int port, String path) throws IOException, InterruptedException {
+		RawHttp.Answer answer = null;
+		for (int attempt = 0; attempt < 20; attempt++) {
+			answer = RawHttp.exchange(port, "GET", path, null, null);
+			if (answer.status() == 200) {
+				return JSON.readTree(answer.body());
+			}
+			Thread.sleep(250);
+		}
+		throw new IllegalStateException("GET " + path + " answered " + answer.status() + ": " + answer.body());
+	}
+
+	private static void execute(String sql) throws SQLException {
+		try (Connection connection = DriverManager.getConnection(ADMIN_URL, "postgres", "");
+				Statement statement = connection.createStatement()) {
+			statement.execute(sql);
+		}
+	}
+
+	private static final class Verdict {
+
+		final List<String> missing = new ArrayList<>();
+
+		final List<String> unexpected = new ArrayList<>();
+
+		int tables;
+
+		int snapshots;
+
+		/** Appends that took effect although their client was answered that they had failed. */
+		int appliedButToldFailed;
+
+	}
+
+}
