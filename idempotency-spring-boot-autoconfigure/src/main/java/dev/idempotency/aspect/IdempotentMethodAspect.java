@@ -1,6 +1,8 @@
 package dev.idempotency.aspect;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,12 +19,14 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import tools.jackson.databind.JavaType;
@@ -32,11 +36,17 @@ import tools.jackson.databind.ObjectMapper;
  * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The key comes
  * from the annotation's SpEL expression over the arguments; the fingerprint covers the method and
  * its arguments serialized as JSON; the return value is stored as JSON and replayed as the
- * method's declared (generic) return type. Handler methods already protected by the HTTP door in
+ * method's declared (generic) return type, or as the result's own class when the declared type is
+ * {@code Object}, an interface or an abstract class. A result is stored only once it has been read
+ * back as a value of the declared type; otherwise the key is released and the call fails with an
+ * {@link IllegalStateException}, so a retry never finds an answer it cannot replay. Handler methods already protected by the HTTP door in
  * the same request are left to it.
  */
 @Aspect
 public class IdempotentMethodAspect {
+
+	/** Kept with a stored result whose declared return type does not say which class to read it as. */
+	static final String RESULT_TYPE_HEADER = "Result-Type";
 
 	private static final String REQUEST_HANDLED_METHOD = "dev.idempotency.web.IdempotencyInterceptor.method";
 
@@ -98,17 +108,49 @@ public class IdempotentMethodAspect {
 			this.engine.failed(reservation, "the method threw " + ex.getClass().getName());
 			throw ex;
 		}
-		byte[] body;
+		StoredResponse stored;
 		try {
-			body = this.objectMapper.writeValueAsBytes(result);
+			stored = storable(method, result);
 		}
 		catch (RuntimeException ex) {
-			this.engine.failed(reservation, "the result could not be serialized: " + ex.getMessage());
+			// Never store an answer that a retry could not read back: release the key instead.
+			this.engine.failed(reservation, "the result cannot be replayed: " + ex.getMessage());
 			throw new IllegalStateException("The result of " + method.toGenericString()
-					+ " cannot be stored for replay as JSON", ex);
+					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
+					ex);
 		}
-		this.engine.succeeded(reservation, new StoredResponse(200, Map.of(), body));
+		this.engine.succeeded(reservation, stored);
 		return result;
+	}
+
+	/**
+	 * The result as JSON, with its concrete class when the declared return type does not say how to
+	 * read it back ({@code Object}, an interface or an abstract class), after checking that it reads
+	 * back as a value of the declared return type.
+	 */
+	private StoredResponse storable(Method method, @Nullable Object result) {
+		byte[] body = this.objectMapper.writeValueAsBytes(result);
+		Map<String, List<String>> headers = Map.of();
+		if (result != null && needsConcreteType(method.getReturnType())) {
+			headers = Map.of(RESULT_TYPE_HEADER, List.of(result.getClass().getName()));
+		}
+		StoredResponse stored = new StoredResponse(200, headers, body);
+		Object readBack = readResult(method, stored);
+		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
+		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
+			throw new IllegalStateException("it reads back as " + readBack.getClass().getName() + ", not as "
+					+ declared.getName());
+		}
+		return stored;
+	}
+
+	private static boolean needsConcreteType(Class<?> declared) {
+		if (declared.isPrimitive() || declared.isArray() || Collection.class.isAssignableFrom(declared)
+				|| Map.class.isAssignableFrom(declared)) {
+			// Jackson reads these as their declared (generic) type.
+			return false;
+		}
+		return declared == Object.class || declared.isInterface() || Modifier.isAbstract(declared.getModifiers());
 	}
 
 	private Expression keyExpression(Method method, String expression) {
@@ -121,11 +163,23 @@ public class IdempotentMethodAspect {
 		return Fingerprints.method(identity, this.objectMapper.writeValueAsBytes(args));
 	}
 
-	private Object readResult(Method method, StoredResponse response) {
+	private @Nullable Object readResult(Method method, StoredResponse response) {
 		if (method.getReturnType() == void.class) {
 			return null;
 		}
-		JavaType type = this.objectMapper.getTypeFactory().constructType(method.getGenericReturnType());
+		List<String> concrete = response.headers().get(RESULT_TYPE_HEADER);
+		JavaType type;
+		if (concrete != null) {
+			Class<?> resultClass = ClassUtils.resolveClassName(concrete.get(0), method.getDeclaringClass().getClassLoader());
+			if (!method.getReturnType().isAssignableFrom(resultClass)) {
+				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
+						+ resultClass.getName() + ", which the method does not return");
+			}
+			type = this.objectMapper.getTypeFactory().constructType(resultClass);
+		}
+		else {
+			type = this.objectMapper.getTypeFactory().constructType(method.getGenericReturnType());
+		}
 		return this.objectMapper.readValue(response.body(), type);
 	}
 

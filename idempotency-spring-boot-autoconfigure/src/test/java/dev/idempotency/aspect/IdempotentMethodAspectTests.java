@@ -83,7 +83,65 @@ class IdempotentMethodAspectTests {
 			.withMessageContaining("key = "));
 	}
 
+	@Test
+	void aResultDeclaredAsAnInterfaceIsReplayedAsItsConcreteType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Shape first = payments.shape("shape-1");
+			Shape again = payments.shape("shape-1");
+			assertThat(again).isInstanceOf(Circle.class).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aResultDeclaredAsObjectIsReplayedAsItsConcreteType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Object first = payments.anything("any-1");
+			Object again = payments.anything("any-1");
+			assertThat(again).isInstanceOf(Receipt.class).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aResultThatCannotBeReadBackIsNotStoredAndItsKeyIsReleased() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
+				.withMessageContaining("cannot be replayed")
+				.withMessageContaining("Drawing");
+			// Not stuck: the retry runs again instead of failing on a stored answer it cannot read.
+			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
+				.withMessageContaining("cannot be replayed");
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
 	record Charge(String orderId, int cents) {
+	}
+
+	interface Shape {
+
+		double area();
+
+	}
+
+	record Circle(double radius) implements Shape {
+
+		@Override
+		public double area() {
+			return Math.PI * this.radius * this.radius;
+		}
+
+	}
+
+	/** Serializable as JSON but not readable back: its field is an interface without type information. */
+	public static class Drawing {
+
+		public Shape shape = new Circle(1);
+
 	}
 
 	record Receipt(String orderId, int cents, int run) {
@@ -106,6 +164,22 @@ class IdempotentMethodAspectTests {
 		public List<Receipt> history(String orderId, int count) {
 			int run = this.runs.incrementAndGet();
 			return java.util.stream.IntStream.range(0, count).mapToObj((i) -> new Receipt(orderId, i, run)).toList();
+		}
+
+		@Idempotent(key = "#p0")
+		public Shape shape(String key) {
+			return new Circle(this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "#p0")
+		public Object anything(String key) {
+			return new Receipt(key, 1, this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "#p0")
+		public Drawing unreadable(String key) {
+			this.runs.incrementAndGet();
+			return new Drawing();
 		}
 
 		@Idempotent(key = "#p0")
