@@ -11,10 +11,12 @@ import java.lang.annotation.Target;
  * retries with the same key get the stored answer, and the same key with another request is
  * rejected.
  * <p>
- * On a Spring MVC handler method (or its controller class) the key is the request's
- * {@code Idempotency-Key} header and the stored answer is the HTTP response. On any other Spring
- * bean method, {@link #key()} is a SpEL expression over the arguments (for example
- * {@code "#command.requestId"}) and the stored answer is the method's return value.
+ * On a Spring MVC handler method (or its controller class) without {@link #key()}, the key is the
+ * request's {@code Idempotency-Key} header and the stored answer is the HTTP response (the HTTP
+ * front door). With {@link #key()}, on any Spring bean method including a handler method, the key
+ * is that SpEL expression over the arguments (for example {@code "#command.requestId"}) and the
+ * stored answer is the method's return value (the method front door); the header is then not
+ * consulted, so one call is protected once, by one door.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -34,8 +36,9 @@ public @interface Idempotent {
 	boolean keyRequired() default false;
 
 	/**
-	 * Method front door only: SpEL expression over the method's arguments ({@code #name} or
-	 * {@code #p0}) that yields the key. Ignored on HTTP handler methods, whose key is the header.
+	 * SpEL expression over the method's arguments ({@code #name} or {@code #p0}) that yields the
+	 * key, for the method front door. On a handler method it replaces the header: the HTTP front door
+	 * leaves the method to the method front door.
 	 */
 	String key() default "";
 

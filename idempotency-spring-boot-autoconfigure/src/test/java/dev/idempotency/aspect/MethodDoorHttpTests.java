@@ -1,0 +1,100 @@
+package dev.idempotency.aspect;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
+import dev.idempotency.testing.TestKeys;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The method door behind real HTTP: handler methods with a key expression, and services behind handlers. */
+@SpringBootTest(classes = MethodDoorWebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@ExtendWith(OutputCaptureExtension.class)
+class MethodDoorHttpTests {
+
+	private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	private static final JsonMapper JSON = new JsonMapper();
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private MethodDoorWebTestApplication.Runs runs;
+
+	@Autowired
+	private MeterRegistry meters;
+
+	@Test
+	void aKeyExpressionOnAHandlerMethodProtectsItWithoutTheHeader() {
+		HttpResponse<String> first = post("/orders", null, "{\"requestId\":\"b-1\",\"item\":\"book\"}");
+		HttpResponse<String> again = post("/orders", null, "{\"requestId\":\"b-1\",\"item\":\"book\"}");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(again.statusCode()).isEqualTo(200);
+		assertThat(again.body()).isEqualTo(first.body()).contains("\"run\":1");
+		assertThat(this.runs.of("create-b-1-book")).isEqualTo(1);
+	}
+
+	@Test
+	void withAHeaderAndAKeyExpressionTheExpressionIsTheKeyAndTheCallIsProtectedOnce() {
+		double executedBefore = outcome("executed", "OrderController.create");
+		HttpResponse<String> first = post("/orders", TestKeys.newKey(), "{\"requestId\":\"b-2\",\"item\":\"book\"}");
+		// Another header, the same key expression: the same operation, replayed.
+		HttpResponse<String> again = post("/orders", TestKeys.newKey(), "{\"requestId\":\"b-2\",\"item\":\"book\"}");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(again.body()).isEqualTo(first.body());
+		assertThat(this.runs.of("create-b-2-book")).isEqualTo(1);
+		// One record, not one per door.
+		assertThat(outcome("executed", "OrderController.create") - executedBefore).isEqualTo(1);
+	}
+
+	private double outcome(String outcome, String operation) {
+		Counter counter = this.meters.find(MicrometerIdempotencyListener.METER_NAME)
+			.tag("outcome", outcome)
+			.tag("operation", operation)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	private HttpResponse<String> post(String path, String key, String json) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
+			.timeout(Duration.ofSeconds(30))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(json));
+		if (key != null) {
+			request.header("Idempotency-Key", key);
+		}
+		try {
+			return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static JsonNode json(HttpResponse<String> response) {
+		return JSON.readTree(response.body());
+	}
+
+}
