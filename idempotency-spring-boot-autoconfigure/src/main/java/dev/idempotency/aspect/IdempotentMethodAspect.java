@@ -56,16 +56,27 @@ public class IdempotentMethodAspect {
 
 	private final Supplier<String> scopeSupplier;
 
+	private final String problemTypeBase;
+
 	private final SpelExpressionParser parser = new SpelExpressionParser();
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final Map<Method, Expression> keyExpressions = new ConcurrentHashMap<>();
 
-	public IdempotentMethodAspect(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier) {
+	/**
+	 * @param engine the protocol
+	 * @param objectMapper writes arguments (for the fingerprint) and results, reads results back
+	 * @param scopeSupplier whom a key belongs to, for the current call
+	 * @param problemTypeBase the base of the problem {@code type} URIs of an
+	 * {@link IdempotencyRejectedException}
+	 */
+	public IdempotentMethodAspect(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier,
+			String problemTypeBase) {
 		this.engine = engine;
 		this.objectMapper = objectMapper;
 		this.scopeSupplier = scopeSupplier;
+		this.problemTypeBase = problemTypeBase;
 	}
 
 	@Around("@annotation(dev.idempotency.Idempotent)")
@@ -94,7 +105,7 @@ public class IdempotentMethodAspect {
 			return readResult(method, replay.response());
 		}
 		if (decision instanceof Decision.Reject reject) {
-			throw new IdempotencyRejectedException(reject.error());
+			throw new IdempotencyRejectedException(reject.error(), this.problemTypeBase);
 		}
 		Reservation reservation = ((Decision.Proceed) decision).reservation();
 		if (reservation == null) {

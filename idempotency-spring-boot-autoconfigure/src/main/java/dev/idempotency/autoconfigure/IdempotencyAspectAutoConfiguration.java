@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure;
 
 import java.util.function.Supplier;
 
+import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
 import dev.idempotency.aspect.IdempotentMethodAspect;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.web.IdempotencyScopeResolver;
@@ -12,9 +13,13 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 import org.springframework.util.ClassUtils;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -23,11 +28,13 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The method front door: the {@link IdempotentMethodAspect} for {@code @Idempotent} on any bean
- * method, when AspectJ and Jackson are present.
+ * method, when AspectJ, Jackson and Spring Web (for the problem body of its errors) are present;
+ * in a servlet web application also the {@link IdempotencyRejectedExceptionHandler} that answers
+ * its errors as problems.
  */
 @AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
-@ConditionalOnClass({ Advice.class, ObjectMapper.class })
+@ConditionalOnClass({ Advice.class, ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
 @EnableAspectJAutoProxy(proxyTargetClass = true)
 public class IdempotencyAspectAutoConfiguration {
@@ -38,9 +45,23 @@ public class IdempotencyAspectAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentMethodAspect idempotentMethodAspect(IdempotencyEngine engine, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<IdempotencyScopeResolver> scopeResolver) {
+			ObjectProvider<IdempotencyScopeResolver> scopeResolver, IdempotencyProperties properties) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
-		return new IdempotentMethodAspect(engine, mapper, scopeSupplier(scopeResolver));
+		return new IdempotentMethodAspect(engine, mapper, scopeSupplier(scopeResolver),
+				properties.getWeb().getProblemTypeBase());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(ExceptionHandler.class)
+	static class WebMvcConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyRejectedExceptionHandler idempotencyRejectedExceptionHandler() {
+			return new IdempotencyRejectedExceptionHandler();
+		}
+
 	}
 
 	/** The scope of the current web request when there is one, else anonymous. */

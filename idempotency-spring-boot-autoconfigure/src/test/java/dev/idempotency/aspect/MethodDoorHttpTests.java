@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
+import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.testing.TestKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,6 +33,8 @@ class MethodDoorHttpTests {
 	private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 	private static final JsonMapper JSON = new JsonMapper();
+
+	private static final String PROBLEMS = "https://idempotency.dev/problems/";
 
 	@LocalServerPort
 	private int port;
@@ -63,6 +66,35 @@ class MethodDoorHttpTests {
 		assertThat(this.runs.of("create-b-2-book")).isEqualTo(1);
 		// One record, not one per door.
 		assertThat(outcome("executed", "OrderController.create") - executedBefore).isEqualTo(1);
+	}
+
+	@Test
+	void aKeyReusedWithOtherArgumentsIsA422ProblemWithoutAnErrorLog(CapturedOutput output) {
+		assertThat(post("/orders", null, "{\"requestId\":\"c-1\",\"item\":\"book\"}").statusCode()).isEqualTo(200);
+		HttpResponse<String> reused = post("/orders", null, "{\"requestId\":\"c-1\",\"item\":\"pen\"}");
+		assertThat(reused.statusCode()).isEqualTo(422);
+		assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		JsonNode problem = json(reused);
+		assertThat(problem.get("type").asString()).isEqualTo(PROBLEMS + "key-reused");
+		assertThat(problem.get("title").asString()).isEqualTo(IdempotencyErrorType.KEY_REUSED.title());
+		assertThat(problem.get("status").asInt()).isEqualTo(422);
+		assertThat(problem.get("detail").asString()).contains("different request");
+		assertThat(problem.get("instance").asString()).isEqualTo("/orders");
+		assertThat(this.runs.of("create-c-1-pen")).isZero();
+		assertThat(output.getAll()).doesNotContain("IdempotencyRejectedException");
+	}
+
+	@Test
+	void aServiceBehindAnUnprotectedHandlerAnswersItsRejectionAsAProblem(CapturedOutput output) {
+		assertThat(post("/charges", null, "{\"orderId\":\"c-2\",\"cents\":100}").statusCode()).isEqualTo(200);
+		HttpResponse<String> again = post("/charges", null, "{\"orderId\":\"c-2\",\"cents\":100}");
+		assertThat(again.statusCode()).isEqualTo(200);
+		assertThat(json(again).get("run").asInt()).isEqualTo(1);
+		HttpResponse<String> reused = post("/charges", null, "{\"orderId\":\"c-2\",\"cents\":999}");
+		assertThat(reused.statusCode()).isEqualTo(422);
+		assertThat(json(reused).get("type").asString()).isEqualTo(PROBLEMS + "key-reused");
+		assertThat(this.runs.of("pay-c-2")).isEqualTo(1);
+		assertThat(output.getAll()).doesNotContain("IdempotencyRejectedException");
 	}
 
 	private double outcome(String outcome, String operation) {
