@@ -12,6 +12,8 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyListener;
+import dev.idempotency.engine.IdempotencyOutcome;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
@@ -19,6 +21,8 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -45,6 +49,8 @@ import tools.jackson.databind.ObjectMapper;
 @Aspect
 public class IdempotentMethodAspect {
 
+	private static final Log logger = LogFactory.getLog(IdempotentMethodAspect.class);
+
 	/** Kept with a stored result whose declared return type does not say which class to read it as. */
 	static final String RESULT_TYPE_HEADER = "Result-Type";
 
@@ -58,6 +64,8 @@ public class IdempotentMethodAspect {
 
 	private final String problemTypeBase;
 
+	private final IdempotencyListener listener;
+
 	private final SpelExpressionParser parser = new SpelExpressionParser();
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
@@ -70,13 +78,16 @@ public class IdempotentMethodAspect {
 	 * @param scopeSupplier whom a key belongs to, for the current call
 	 * @param problemTypeBase the base of the problem {@code type} URIs of an
 	 * {@link IdempotencyRejectedException}
+	 * @param listener told of calls whose key expression yields {@code null} (the engine's own
+	 * listener, told of every other outcome)
 	 */
 	public IdempotentMethodAspect(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier,
-			String problemTypeBase) {
+			String problemTypeBase, IdempotencyListener listener) {
 		this.engine = engine;
 		this.objectMapper = objectMapper;
 		this.scopeSupplier = scopeSupplier;
 		this.problemTypeBase = problemTypeBase;
+		this.listener = listener;
 	}
 
 	@Around("@annotation(dev.idempotency.Idempotent)")
@@ -98,6 +109,13 @@ public class IdempotentMethodAspect {
 			.getValue(new MethodBasedEvaluationContext(joinPoint.getTarget(), method, args, this.parameterNames));
 		String operation = annotation.operation().isEmpty()
 				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
+		if (keyValue == null && !annotation.keyRequired()) {
+			// Most likely a bug in the caller or the expression: say so, and count it.
+			logger.warn("The key expression " + annotation.key() + " of " + operation
+					+ " yielded null: running it unprotected (keyRequired = true refuses such calls)");
+			this.listener.onOutcome(IdempotencyOutcome.NULL_KEY, operation);
+			return joinPoint.proceed();
+		}
 		Decision decision = this.engine.begin(new IdempotentCall(this.scopeSupplier.get(),
 				(keyValue != null) ? List.of(keyValue.toString()) : List.of(), IdempotentCall.KeyFormat.OPAQUE,
 				annotation.keyRequired(), operation, () -> fingerprint(method, args)));

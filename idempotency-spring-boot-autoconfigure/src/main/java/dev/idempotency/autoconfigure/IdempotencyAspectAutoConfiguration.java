@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
 import dev.idempotency.aspect.IdempotentMethodAspect;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.aspectj.weaver.Advice;
@@ -45,10 +46,11 @@ public class IdempotencyAspectAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentMethodAspect idempotentMethodAspect(IdempotencyEngine engine, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<IdempotencyScopeResolver> scopeResolver, IdempotencyProperties properties) {
+			ObjectProvider<IdempotencyScopeResolver> scopeResolver, IdempotencyProperties properties,
+			ObjectProvider<IdempotencyListener> listener) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
 		return new IdempotentMethodAspect(engine, mapper, scopeSupplier(scopeResolver),
-				properties.getWeb().getProblemTypeBase());
+				properties.getWeb().getProblemTypeBase(), listener.getIfUnique(() -> IdempotencyListener.NONE));
 	}
 
 	@Configuration(proxyBeanMethods = false)

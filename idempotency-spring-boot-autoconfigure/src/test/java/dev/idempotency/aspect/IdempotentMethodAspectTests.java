@@ -6,12 +6,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.engine.IdempotencyErrorType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -19,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotentMethodAspectTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -65,14 +73,24 @@ class IdempotentMethodAspectTests {
 	}
 
 	@Test
-	void aNullKeyRunsUnprotectedUnlessRequired() {
-		this.runner.run((context) -> {
+	void aNullKeyRunsUnprotectedWithAWarningAndACountUnlessRequired(CapturedOutput output) {
+		this.runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			Payments payments = context.getBean(Payments.class);
 			payments.pay(new Charge(null, 1));
 			payments.pay(new Charge(null, 1));
 			assertThat(payments.runs()).isEqualTo(2);
+			assertThat(output.getOut()).contains("WARN").contains("#charge.orderId").contains("Payments.pay")
+				.contains("null");
+			Counter nullKeys = context.getBean(MeterRegistry.class)
+				.find(MicrometerIdempotencyListener.METER_NAME)
+				.tag("outcome", "null_key")
+				.tag("operation", "Payments.pay")
+				.counter();
+			assertThat(nullKeys).isNotNull();
+			assertThat(nullKeys.count()).isEqualTo(2);
 			assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(null))
-				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REQUIRED));
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REQUIRED))
+				.satisfies((ex) -> assertThat(ex.getStatusCode().value()).isEqualTo(400));
 		});
 	}
 

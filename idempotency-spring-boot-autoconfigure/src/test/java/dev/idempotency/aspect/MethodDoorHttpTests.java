@@ -97,6 +97,22 @@ class MethodDoorHttpTests {
 		assertThat(output.getAll()).doesNotContain("IdempotencyRejectedException");
 	}
 
+	@Test
+	void aRequiredKeyExpressionThatYieldsNullIsA400Problem() {
+		HttpResponse<String> response = post("/orders/strict", null, "{\"item\":\"book\"}");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(json(response).get("type").asString()).isEqualTo(PROBLEMS + "key-required");
+		assertThat(this.runs.of("strict-null-book")).isZero();
+	}
+
+	@Test
+	void anOptionalKeyExpressionThatYieldsNullRunsUnprotectedWithAWarning(CapturedOutput output) {
+		assertThat(post("/orders", null, "{\"item\":\"d-1\"}").statusCode()).isEqualTo(200);
+		assertThat(post("/orders", null, "{\"item\":\"d-1\"}").statusCode()).isEqualTo(200);
+		assertThat(this.runs.of("create-null-d-1")).isEqualTo(2);
+		assertThat(output.getOut()).contains("WARN").contains("#command.requestId");
+	}
+
 	private double outcome(String outcome, String operation) {
 		Counter counter = this.meters.find(MicrometerIdempotencyListener.METER_NAME)
 			.tag("outcome", outcome)
