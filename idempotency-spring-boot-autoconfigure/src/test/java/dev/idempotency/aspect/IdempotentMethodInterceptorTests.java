@@ -16,6 +16,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -27,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 @ExtendWith(OutputCaptureExtension.class)
-class IdempotentMethodAspectTests {
+class IdempotentMethodInterceptorTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
@@ -137,7 +139,95 @@ class IdempotentMethodAspectTests {
 		});
 	}
 
-	record Charge(String orderId, int cents) {
+	@Test
+	void interfaceAndClassBasedBeansAreProxiedAsSpringAopProxyTargetClassSays() {
+		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").run((context) -> {
+			Ledger ledger = context.getBean(Ledger.class);
+			assertThat(AopUtils.isJdkDynamicProxy(ledger)).isTrue();
+			assertThat(ledger.record(new Charge("ledger-1", 5))).isEqualTo(ledger.record(new Charge("ledger-1", 5)));
+			assertThat(ledger.runs()).isEqualTo(1);
+			Payments payments = context.getBean(Payments.class);
+			assertThat(AopUtils.isCglibProxy(payments)).isTrue();
+			payments.pay(new Charge("jdk-1", 1));
+			payments.pay(new Charge("jdk-1", 1));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+		this.runner.run((context) -> {
+			Ledger ledger = context.getBean(Ledger.class);
+			assertThat(AopUtils.isCglibProxy(ledger)).isTrue();
+			ledger.record(new Charge("ledger-2", 5));
+			ledger.record(new Charge("ledger-2", 5));
+			assertThat(ledger.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void anAnnotationOnTheClassProtectsEachMethod() {
+		this.runner.run((context) -> {
+			Tickets tickets = context.getBean(Tickets.class);
+			assertThat(tickets.issue("t-1")).isEqualTo(tickets.issue("t-1"));
+			assertThat(tickets.issue("t-2")).isEqualTo(2);
+			assertThat(tickets.toString()).isEqualTo("tickets");
+		});
+	}
+
+	@Test
+	void aspectJIsNotNeeded() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
+					IdempotencyAspectAutoConfiguration.class))
+			.withBean(Payments.class)
+			.withClassLoader(new FilteredClassLoader("org.aspectj"))
+			.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge("no-aspectj-1", 1));
+			payments.pay(new Charge("no-aspectj-1", 1));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	public record Charge(String orderId, int cents) {
+	}
+
+	interface Ledger {
+
+		Receipt record(Charge charge);
+
+		int runs();
+
+	}
+
+	static class CountingLedger implements Ledger {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@Override
+		@Idempotent(key = "#charge.orderId")
+		public Receipt record(Charge charge) {
+			return new Receipt(charge.orderId(), charge.cents(), this.runs.incrementAndGet());
+		}
+
+		@Override
+		public int runs() {
+			return this.runs.get();
+		}
+
+	}
+
+	@Idempotent(key = "#p0")
+	static class Tickets {
+
+		private final AtomicInteger issued = new AtomicInteger();
+
+		public int issue(String id) {
+			return this.issued.incrementAndGet();
+		}
+
+		@Override
+		public String toString() {
+			return "tickets";
+		}
+
 	}
 
 	interface Shape {
@@ -162,10 +252,11 @@ class IdempotentMethodAspectTests {
 
 	}
 
-	record Receipt(String orderId, int cents, int run) {
+	public record Receipt(String orderId, int cents, int run) {
 	}
 
-	static class Payments {
+	/** Public: proxied by CGLIB also from the filtered class loader of {@link #aspectJIsNotNeeded()}. */
+	public static class Payments {
 
 		private final AtomicInteger runs = new AtomicInteger();
 
@@ -224,6 +315,16 @@ class IdempotentMethodAspectTests {
 		@Bean
 		Payments payments() {
 			return new Payments();
+		}
+
+		@Bean
+		Ledger ledger() {
+			return new CountingLedger();
+		}
+
+		@Bean
+		Tickets tickets() {
+			return new Tickets();
 		}
 
 	}

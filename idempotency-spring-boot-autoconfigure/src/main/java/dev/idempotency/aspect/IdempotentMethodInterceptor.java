@@ -5,6 +5,7 @@ import java.lang.reflect.Modifier;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -17,13 +18,12 @@ import dev.idempotency.engine.IdempotencyOutcome;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
-import org.aspectj.lang.ProceedingJoinPoint;
-import org.aspectj.lang.annotation.Around;
-import org.aspectj.lang.annotation.Aspect;
-import org.aspectj.lang.reflect.MethodSignature;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -31,6 +31,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import tools.jackson.databind.JavaType;
@@ -43,13 +44,15 @@ import tools.jackson.databind.ObjectMapper;
  * method's declared (generic) return type, or as the result's own class when the declared type is
  * {@code Object}, an interface or an abstract class. A result is stored only once it has been read
  * back as a value of the declared type; otherwise the key is released and the call fails with an
- * {@link IllegalStateException}, so a retry never finds an answer it cannot replay. Handler methods already protected by the HTTP door in
- * the same request are left to it.
+ * {@link IllegalStateException}, so a retry never finds an answer it cannot replay. Handler methods
+ * that the HTTP door protects (those without a key expression) are left to it.
+ * <p>
+ * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent} on a
+ * method or on the class (then to each of its methods).
  */
-@Aspect
-public class IdempotentMethodAspect {
+public class IdempotentMethodInterceptor implements MethodInterceptor {
 
-	private static final Log logger = LogFactory.getLog(IdempotentMethodAspect.class);
+	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
 
 	/** Kept with a stored result whose declared return type does not say which class to read it as. */
 	static final String RESULT_TYPE_HEADER = "Result-Type";
@@ -70,7 +73,9 @@ public class IdempotentMethodAspect {
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
-	private final Map<Method, Expression> keyExpressions = new ConcurrentHashMap<>();
+	private final Map<String, Expression> keyExpressions = new ConcurrentHashMap<>();
+
+	private final Map<MethodOnClass, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	/**
 	 * @param engine the protocol
@@ -81,7 +86,7 @@ public class IdempotentMethodAspect {
 	 * @param listener told of calls whose key expression yields {@code null} (the engine's own
 	 * listener, told of every other outcome)
 	 */
-	public IdempotentMethodAspect(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier,
+	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier,
 			String problemTypeBase, IdempotencyListener listener) {
 		this.engine = engine;
 		this.objectMapper = objectMapper;
@@ -90,23 +95,28 @@ public class IdempotentMethodAspect {
 		this.listener = listener;
 	}
 
-	@Around("@annotation(dev.idempotency.Idempotent)")
-	public Object around(ProceedingJoinPoint joinPoint) throws Throwable {
-		Method method = ((MethodSignature) joinPoint.getSignature()).getMethod();
-		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
+		Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
+		Idempotent annotation = findAnnotation(method, targetClass);
+		if (annotation == null || ReflectionUtils.isObjectMethod(method)) {
+			return invocation.proceed();
+		}
 		RequestAttributes web = RequestContextHolder.getRequestAttributes();
 		if (web != null && (annotation.key().isEmpty()
 				|| method.equals(web.getAttribute(REQUEST_HANDLED_METHOD, RequestAttributes.SCOPE_REQUEST)))) {
 			// A handler method: the HTTP door protects it with the request's header.
-			return joinPoint.proceed();
+			return invocation.proceed();
 		}
 		if (annotation.key().isEmpty()) {
 			throw new IllegalStateException("@Idempotent on " + method.toGenericString()
 					+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
 		}
-		Object[] args = joinPoint.getArgs();
-		Object keyValue = keyExpression(method, annotation.key())
-			.getValue(new MethodBasedEvaluationContext(joinPoint.getTarget(), method, args, this.parameterNames));
+		Object[] args = invocation.getArguments();
+		Object keyValue = keyExpression(annotation.key())
+			.getValue(new MethodBasedEvaluationContext(target, method, args, this.parameterNames));
 		String operation = annotation.operation().isEmpty()
 				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
 		if (keyValue == null && !annotation.keyRequired()) {
@@ -114,7 +124,7 @@ public class IdempotentMethodAspect {
 			logger.warn("The key expression " + annotation.key() + " of " + operation
 					+ " yielded null: running it unprotected (keyRequired = true refuses such calls)");
 			this.listener.onOutcome(IdempotencyOutcome.NULL_KEY, operation);
-			return joinPoint.proceed();
+			return invocation.proceed();
 		}
 		Decision decision = this.engine.begin(new IdempotentCall(this.scopeSupplier.get(),
 				(keyValue != null) ? List.of(keyValue.toString()) : List.of(), IdempotentCall.KeyFormat.OPAQUE,
@@ -127,11 +137,11 @@ public class IdempotentMethodAspect {
 		}
 		Reservation reservation = ((Decision.Proceed) decision).reservation();
 		if (reservation == null) {
-			return joinPoint.proceed();
+			return invocation.proceed();
 		}
 		Object result;
 		try {
-			result = joinPoint.proceed();
+			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
 			this.engine.failed(reservation, "the method threw " + ex.getClass().getName());
@@ -182,8 +192,20 @@ public class IdempotentMethodAspect {
 		return declared == Object.class || declared.isInterface() || Modifier.isAbstract(declared.getModifiers());
 	}
 
-	private Expression keyExpression(Method method, String expression) {
-		return this.keyExpressions.computeIfAbsent(method, (m) -> this.parser.parseExpression(expression));
+	/** The method's annotation, else its class's; looked up once per method. */
+	private @Nullable Idempotent findAnnotation(Method method, Class<?> targetClass) {
+		return this.annotations.computeIfAbsent(new MethodOnClass(method, targetClass), (key) -> {
+			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
+			return Optional.ofNullable((onMethod != null) ? onMethod
+					: AnnotatedElementUtils.findMergedAnnotation(key.targetClass(), Idempotent.class));
+		}).orElse(null);
+	}
+
+	private record MethodOnClass(Method method, Class<?> targetClass) {
+	}
+
+	private Expression keyExpression(String expression) {
+		return this.keyExpressions.computeIfAbsent(expression, this.parser::parseExpression);
 	}
 
 	private String fingerprint(Method method, Object[] args) {
