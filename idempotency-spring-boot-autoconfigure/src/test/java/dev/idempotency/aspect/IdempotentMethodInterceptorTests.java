@@ -16,7 +16,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Advisor;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.NameMatchMethodPointcut;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -169,6 +173,23 @@ class IdempotentMethodInterceptorTests {
 			assertThat(tickets.issue("t-2")).isEqualTo(2);
 			assertThat(tickets.toString()).isEqualTo("tickets");
 		});
+	}
+
+	@Test
+	void theMethodDoorRunsOutsideTheBeansOtherAdvice() {
+		AtomicInteger transactions = new AtomicInteger();
+		this.runner.withBean("transactionLikeAdvisor", Advisor.class, () -> new DefaultPointcutAdvisor(
+				new NameMatchMethodPointcut().addMethodName("pay"), (MethodInterceptor) (invocation) -> {
+					transactions.incrementAndGet();
+					return invocation.proceed();
+				})).run((context) -> {
+					Payments payments = context.getBean(Payments.class);
+					payments.pay(new Charge("outer-1", 1));
+					payments.pay(new Charge("outer-1", 1));
+					// The replay did not enter the other advice (a transaction would not be opened).
+					assertThat(transactions).hasValue(1);
+					assertThat(payments.runs()).isEqualTo(1);
+				});
 	}
 
 	@Test
