@@ -17,6 +17,9 @@ import java.lang.annotation.Target;
  * is that SpEL expression over the arguments (for example {@code "#command.requestId"}) and the
  * stored answer is the method's return value (the method front door); the header is then not
  * consulted, so one call is protected once, by one door.
+ * <p>
+ * On a class it applies to each of its methods. The method front door refuses a call by throwing
+ * an {@code IdempotencyRejectedException}, which Spring MVC answers like the HTTP door's errors.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -30,15 +33,19 @@ public @interface Idempotent {
 	String operation() default "";
 
 	/**
-	 * Whether a request without a key is rejected ({@code 400}) instead of running unprotected.
-	 * HTTP only.
+	 * Whether a call without a key is refused ({@code 400 key-required}) instead of running
+	 * unprotected. Both doors: over HTTP a request without the header; on the method door a call
+	 * whose {@link #key()} expression yields {@code null}, refused with an
+	 * {@code IdempotencyRejectedException}. Without it such a call runs unprotected (on the method
+	 * door with a WARN log and the {@code null_key} outcome counted).
 	 */
 	boolean keyRequired() default false;
 
 	/**
 	 * SpEL expression over the method's arguments ({@code #name} or {@code #p0}) that yields the
-	 * key, for the method front door. On a handler method it replaces the header: the HTTP front door
-	 * leaves the method to the method front door.
+	 * key, for the method front door. The key is the value's {@code toString()}: 1 to 64 visible
+	 * ASCII characters, any other is refused ({@code 400 invalid-key}). On a handler method it
+	 * replaces the header: the HTTP front door leaves the method to the method front door.
 	 */
 	String key() default "";
 

@@ -193,6 +193,20 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	@Test
+	void aKeyIsOneToSixtyFourVisibleAsciiCharacters() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			String longest = "~!#$%&'()*+,-./:;<=>?@[]^_`{|}" + "k".repeat(34);
+			assertThat(payments.strict(longest)).isEqualTo(payments.strict(longest));
+			for (String bad : new String[] { "", longest + "k", "with space", "caf\u00e9" }) {
+				assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(bad))
+					.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.INVALID_KEY))
+					.satisfies((ex) -> assertThat(ex.getStatusCode().value()).isEqualTo(400));
+			}
+		});
+	}
+
+	@Test
 	void aspectJIsNotNeeded() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
