@@ -75,7 +75,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private final Map<String, Expression> keyExpressions = new ConcurrentHashMap<>();
 
-	private final Map<MethodOnClass, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
+	private final Map<MethodOnClass, Optional<Found>> annotations = new ConcurrentHashMap<>();
 
 	/**
 	 * @param engine the protocol
@@ -98,21 +98,26 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Object target = invocation.getThis();
-		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
+				: invocation.getMethod().getDeclaringClass();
 		Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
-		Idempotent annotation = findAnnotation(method, targetClass);
-		if (annotation == null || ReflectionUtils.isObjectMethod(method)) {
+		Found found = findAnnotation(method, targetClass);
+		if (found == null || ReflectionUtils.isObjectMethod(method)) {
 			return invocation.proceed();
 		}
+		Idempotent annotation = found.annotation();
 		RequestAttributes web = RequestContextHolder.getRequestAttributes();
-		if (web != null && (annotation.key().isEmpty()
-				|| method.equals(web.getAttribute(REQUEST_HANDLED_METHOD, RequestAttributes.SCOPE_REQUEST)))) {
-			// A handler method: the HTTP door protects it with the request's header.
+		if (annotation.key().isEmpty()) {
+			// No key expression: a handler method, which the HTTP door protects with the header.
+			if (web == null && found.onMethod()) {
+				throw new IllegalStateException("@Idempotent on " + method.toGenericString()
+						+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
+			}
 			return invocation.proceed();
 		}
-		if (annotation.key().isEmpty()) {
-			throw new IllegalStateException("@Idempotent on " + method.toGenericString()
-					+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
+		if (web != null && method.equals(web.getAttribute(REQUEST_HANDLED_METHOD, RequestAttributes.SCOPE_REQUEST))) {
+			// Protected by the HTTP door in this request already.
+			return invocation.proceed();
 		}
 		Object[] args = invocation.getArguments();
 		Object keyValue = keyExpression(annotation.key())
@@ -130,7 +135,15 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 				(keyValue != null) ? List.of(keyValue.toString()) : List.of(), IdempotentCall.KeyFormat.OPAQUE,
 				annotation.keyRequired(), operation, () -> fingerprint(method, args)));
 		if (decision instanceof Decision.Replay replay) {
-			return readResult(method, replay.response());
+			try {
+				return readResult(method, replay.response());
+			}
+			catch (RuntimeException ex) {
+				// It was read back when stored: the method or the result's class changed since.
+				throw new IllegalStateException("The stored result of " + operation + " for key " + keyValue
+						+ " cannot be read back as " + method.getGenericReturnType().getTypeName()
+						+ "; did its class change since it was stored?", ex);
+			}
 		}
 		if (decision instanceof Decision.Reject reject) {
 			throw new IdempotencyRejectedException(reject.error(), this.problemTypeBase);
@@ -192,16 +205,22 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		return declared == Object.class || declared.isInterface() || Modifier.isAbstract(declared.getModifiers());
 	}
 
-	/** The method's annotation, else its class's; looked up once per method. */
-	private @Nullable Idempotent findAnnotation(Method method, Class<?> targetClass) {
+	/** The method's annotation, else its class's; looked up once per method and class. */
+	private @Nullable Found findAnnotation(Method method, Class<?> targetClass) {
 		return this.annotations.computeIfAbsent(new MethodOnClass(method, targetClass), (key) -> {
 			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
-			return Optional.ofNullable((onMethod != null) ? onMethod
-					: AnnotatedElementUtils.findMergedAnnotation(key.targetClass(), Idempotent.class));
+			if (onMethod != null) {
+				return Optional.of(new Found(onMethod, true));
+			}
+			Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(key.targetClass(), Idempotent.class);
+			return Optional.ofNullable((onClass != null) ? new Found(onClass, false) : null);
 		}).orElse(null);
 	}
 
 	private record MethodOnClass(Method method, Class<?> targetClass) {
+	}
+
+	private record Found(Idempotent annotation, boolean onMethod) {
 	}
 
 	private Expression keyExpression(String expression) {

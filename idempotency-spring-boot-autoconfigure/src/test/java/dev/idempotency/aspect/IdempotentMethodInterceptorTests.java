@@ -119,6 +119,16 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	@Test
+	void aNullResultDeclaredAsAnInterfaceIsReplayedAsNull() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThat(payments.noShape("shape-none")).isNull();
+			assertThat(payments.noShape("shape-none")).isNull();
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
 	void aResultDeclaredAsObjectIsReplayedAsItsConcreteType() {
 		this.runner.run((context) -> {
 			Payments payments = context.getBean(Payments.class);
@@ -172,6 +182,8 @@ class IdempotentMethodInterceptorTests {
 			assertThat(tickets.issue("t-1")).isEqualTo(tickets.issue("t-1"));
 			assertThat(tickets.issue("t-2")).isEqualTo(2);
 			assertThat(tickets.toString()).isEqualTo("tickets");
+			// Without a key expression a class annotation is the HTTP door's (a controller): left alone here.
+			assertThat(context.getBean(HeaderOnly.class).hello()).isEqualTo("hello");
 		});
 	}
 
@@ -249,6 +261,15 @@ class IdempotentMethodInterceptorTests {
 
 	}
 
+	@Idempotent
+	static class HeaderOnly {
+
+		public String hello() {
+			return "hello";
+		}
+
+	}
+
 	@Idempotent(key = "#p0")
 	static class Tickets {
 
@@ -316,6 +337,12 @@ class IdempotentMethodInterceptorTests {
 		}
 
 		@Idempotent(key = "#p0")
+		public Shape noShape(String key) {
+			this.runs.incrementAndGet();
+			return null;
+		}
+
+		@Idempotent(key = "#p0")
 		public Object anything(String key) {
 			return new Receipt(key, 1, this.runs.incrementAndGet());
 		}
@@ -360,6 +387,11 @@ class IdempotentMethodInterceptorTests {
 		@Bean
 		Tickets tickets() {
 			return new Tickets();
+		}
+
+		@Bean
+		HeaderOnly headerOnly() {
+			return new HeaderOnly();
 		}
 
 	}
