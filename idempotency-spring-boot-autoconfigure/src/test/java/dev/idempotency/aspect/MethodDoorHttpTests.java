@@ -52,6 +52,8 @@ class MethodDoorHttpTests {
 		assertThat(first.statusCode()).isEqualTo(200);
 		assertThat(again.statusCode()).isEqualTo(200);
 		assertThat(again.body()).isEqualTo(first.body()).contains("\"run\":1");
+		// The return value is replayed and rendered again, not the stored HTTP response.
+		assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(this.runs.of("create-b-1-book")).isEqualTo(1);
 	}
 
