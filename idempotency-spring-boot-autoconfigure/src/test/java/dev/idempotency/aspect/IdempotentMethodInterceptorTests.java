@@ -219,6 +219,16 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	@Test
+	void anAsynchronousMethodIsRefusedAtStartUp() {
+		this.runner.withBean(Later.class)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("Later.charge")
+				.hasMessageContaining("CompletableFuture"));
+	}
+
+	@Test
 	void aspectJIsNotNeeded() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
@@ -257,6 +267,15 @@ class IdempotentMethodInterceptorTests {
 		@Override
 		public int runs() {
 			return this.runs.get();
+		}
+
+	}
+
+	static class Later {
+
+		@Idempotent(key = "#p0")
+		public java.util.concurrent.CompletableFuture<String> charge(String key) {
+			return java.util.concurrent.CompletableFuture.completedFuture(key);
 		}
 
 	}
