@@ -86,8 +86,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	 * @param listener told of calls whose key expression yields {@code null} (the engine's own
 	 * listener, told of every other outcome)
 	 */
-	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper, Supplier<String> scopeSupplier,
-			String problemTypeBase, IdempotencyListener listener) {
+	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
+			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener) {
 		this.engine = engine;
 		this.objectMapper = objectMapper;
 		this.scopeSupplier = scopeSupplier;
@@ -240,7 +240,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		List<String> concrete = response.headers().get(RESULT_TYPE_HEADER);
 		JavaType type;
 		if (concrete != null) {
-			Class<?> resultClass = ClassUtils.resolveClassName(concrete.get(0), method.getDeclaringClass().getClassLoader());
+			Class<?> resultClass = ClassUtils.resolveClassName(concrete.get(0),
+					method.getDeclaringClass().getClassLoader());
 			if (!method.getReturnType().isAssignableFrom(resultClass)) {
 				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
 						+ resultClass.getName() + ", which the method does not return");

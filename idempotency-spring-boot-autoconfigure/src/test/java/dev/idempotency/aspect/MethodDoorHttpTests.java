@@ -26,7 +26,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The method door behind real HTTP: handler methods with a key expression, and services behind handlers. */
-@SpringBootTest(classes = MethodDoorWebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = MethodDoorWebTestApplication.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @ExtendWith(OutputCaptureExtension.class)
 class MethodDoorHttpTests {
 
