@@ -6,6 +6,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.engine.IdempotencyErrorType;
@@ -27,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The method door behind real HTTP: handler methods with a key expression, and services behind handlers. */
 @SpringBootTest(classes = MethodDoorWebTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "idempotency.in-flight.wait=100ms")
 @ExtendWith(OutputCaptureExtension.class)
 class MethodDoorHttpTests {
 
@@ -45,6 +47,9 @@ class MethodDoorHttpTests {
 
 	@Autowired
 	private MeterRegistry meters;
+
+	@Autowired
+	private MethodDoorWebTestApplication.Gate gate;
 
 	@Test
 	void aKeyExpressionOnAHandlerMethodProtectsItWithoutTheHeader() {
@@ -98,6 +103,24 @@ class MethodDoorHttpTests {
 		assertThat(json(reused).get("type").asString()).isEqualTo(PROBLEMS + "key-reused");
 		assertThat(this.runs.of("pay-c-2")).isEqualTo(1);
 		assertThat(output.getAll()).doesNotContain("IdempotencyRejectedException");
+	}
+
+	@Test
+	void aDuplicateWhileTheFirstCallRunsIsA409Problem() throws Exception {
+		String body = "{\"requestId\":\"c-3\",\"item\":\"book\"}";
+		CompletableFuture<HttpResponse<String>> first = CompletableFuture
+			.supplyAsync(() -> post("/orders/slow", null, body));
+		try {
+			assertThat(this.gate.entered.await(30, TimeUnit.SECONDS)).isTrue();
+			HttpResponse<String> duplicate = post("/orders/slow", null, body);
+			assertThat(duplicate.statusCode()).isEqualTo(409);
+			assertThat(json(duplicate).get("type").asString()).isEqualTo(PROBLEMS + "request-in-flight");
+		}
+		finally {
+			this.gate.open.countDown();
+		}
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		assertThat(this.runs.of("slow-c-3")).isEqualTo(1);
 	}
 
 	@Test

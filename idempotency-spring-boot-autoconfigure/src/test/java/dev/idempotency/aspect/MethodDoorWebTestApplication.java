@@ -2,6 +2,8 @@ package dev.idempotency.aspect;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
@@ -31,6 +33,11 @@ class MethodDoorWebTestApplication {
 	}
 
 	@Bean
+	Gate gate() {
+		return new Gate();
+	}
+
+	@Bean
 	Payments payments(Runs runs) {
 		return new Payments(runs);
 	}
@@ -47,6 +54,25 @@ class MethodDoorWebTestApplication {
 		int of(String name) {
 			AtomicInteger count = this.runs.get(name);
 			return (count != null) ? count.get() : 0;
+		}
+
+	}
+
+	/** Holds a slow handler until the test opens it. */
+	static class Gate {
+
+		final CountDownLatch entered = new CountDownLatch(1);
+
+		final CountDownLatch open = new CountDownLatch(1);
+
+		void pass() {
+			this.entered.countDown();
+			try {
+				this.open.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 		}
 
 	}
@@ -87,9 +113,19 @@ class MethodDoorWebTestApplication {
 
 		private final Payments payments;
 
-		OrderController(Runs runs, Payments payments) {
+		private final Gate gate;
+
+		OrderController(Runs runs, Payments payments, Gate gate) {
 			this.runs = runs;
 			this.payments = payments;
+			this.gate = gate;
+		}
+
+		@PostMapping("/orders/slow")
+		@Idempotent(key = "#command.requestId")
+		public Order createSlowly(@RequestBody NewOrder command) {
+			this.gate.pass();
+			return new Order(command.requestId(), command.item(), this.runs.increment("slow-" + command.requestId()));
 		}
 
 		@PostMapping("/orders")
