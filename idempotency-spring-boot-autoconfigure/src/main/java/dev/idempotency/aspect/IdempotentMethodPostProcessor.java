@@ -24,7 +24,8 @@ import org.springframework.util.ReflectionUtils;
  * application's proxy settings: class-based proxies when {@code spring.aop.proxy-target-class} is
  * {@code true} (Boot's default), else interface-based ones for beans with interfaces.
  * <p>
- * A method that returns a future or a publisher is refused when its bean is created.
+ * A method that returns a future, a publisher or a {@code ResponseEntity} is refused when its bean
+ * is created.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method committed.
@@ -35,6 +36,8 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 	/** Reactive and callback types, matched by name as they are optional. */
 	private static final List<String> ASYNCHRONOUS_TYPE_NAMES = List.of("org.reactivestreams.Publisher",
 			"java.util.concurrent.Callable", "org.springframework.web.context.request.async.DeferredResult");
+
+	private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
 	/**
 	 * @param interceptor the interceptor, looked up on the first call: so that creating this post
@@ -52,27 +55,36 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 	protected boolean isEligible(Class<?> targetClass) {
 		boolean eligible = super.isEligible(targetClass);
 		if (eligible) {
-			refuseAsynchronousMethods(targetClass);
+			refuseUnreplayableMethods(targetClass);
 		}
 		return eligible;
 	}
 
 	/**
-	 * A future or a publisher is not the operation's result: storing it would store nothing useful
-	 * and replaying it would answer a result that never comes, so such methods fail at start-up.
+	 * Refuses what the method door cannot replay. A future or a publisher is not the operation's
+	 * result: storing it would store nothing useful and replaying it would answer a result that
+	 * never comes. An {@code HttpEntity} ({@code ResponseEntity}) cannot be read back from JSON, so
+	 * every call would run and then fail.
 	 */
-	private static void refuseAsynchronousMethods(Class<?> targetClass) {
+	private static void refuseUnreplayableMethods(Class<?> targetClass) {
 		Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
 		ReflectionUtils.doWithMethods(targetClass, (method) -> {
 			Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
 			if (annotation == null) {
 				annotation = onClass;
 			}
-			if (annotation != null && !annotation.key().isEmpty() && isAsynchronous(method.getReturnType())) {
-				throw new IllegalStateException("@Idempotent(key = ...) cannot protect "
-						+ targetClass.getSimpleName() + "." + method.getName() + ": it returns "
-						+ method.getReturnType().getName()
-						+ ", whose result comes after the call; return the result itself");
+			if (annotation == null || annotation.key().isEmpty()) {
+				return;
+			}
+			String where = "@Idempotent(key = ...) cannot protect " + targetClass.getSimpleName() + "."
+					+ method.getName() + ": it returns " + method.getReturnType().getName();
+			if (isAsynchronous(method.getReturnType())) {
+				throw new IllegalStateException(
+						where + ", whose result comes after the call; return the result itself");
+			}
+			if (isAssignable(HTTP_ENTITY, method.getReturnType())) {
+				throw new IllegalStateException(where + ", which cannot be replayed from JSON; return the body"
+						+ " (without key = ..., the HTTP door replays whole responses)");
 			}
 		}, (method) -> !ReflectionUtils.isObjectMethod(method) && !method.isBridge() && !method.isSynthetic());
 	}

@@ -229,6 +229,17 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	@Test
+	void aResponseEntityIsRefusedAtStartUp() {
+		this.runner.withBean(Entities.class)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("Entities.create")
+				.hasMessageContaining("ResponseEntity")
+				.hasMessageContaining("return the body"));
+	}
+
+	@Test
 	void aspectJIsNotNeeded() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
@@ -276,6 +287,15 @@ class IdempotentMethodInterceptorTests {
 		@Idempotent(key = "#p0")
 		public java.util.concurrent.CompletableFuture<String> charge(String key) {
 			return java.util.concurrent.CompletableFuture.completedFuture(key);
+		}
+
+	}
+
+	static class Entities {
+
+		@Idempotent(key = "#p0")
+		public org.springframework.http.ResponseEntity<String> create(String key) {
+			return org.springframework.http.ResponseEntity.ok(key);
 		}
 
 	}
