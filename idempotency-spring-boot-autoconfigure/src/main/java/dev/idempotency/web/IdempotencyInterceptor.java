@@ -97,6 +97,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		HandlerMethod handlerMethod = (handler instanceof HandlerMethod method) ? method : null;
 		Idempotent annotation = (handlerMethod != null) ? findAnnotation(handlerMethod) : null;
+		if (annotation != null && !annotation.key().isEmpty()) {
+			// A key expression: the method door protects this handler with it, whatever the header says.
+			return true;
+		}
 		if (annotation != null) {
 			// Tells the method aspect that this door owns the handler method, whatever the HTTP method.
 			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());

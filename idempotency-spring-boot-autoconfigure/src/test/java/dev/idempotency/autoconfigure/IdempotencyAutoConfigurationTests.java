@@ -3,7 +3,9 @@ package dev.idempotency.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 
-import dev.idempotency.aspect.IdempotentMethodAspect;
+import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
+import dev.idempotency.aspect.IdempotentMethodInterceptor;
+import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
@@ -37,7 +39,9 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(InMemoryIdempotencyStore.class)
 				.hasSingleBean(IdempotencyInterceptor.class)
-				.hasSingleBean(IdempotentMethodAspect.class)
+				.hasSingleBean(IdempotentMethodPostProcessor.class)
+				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasSingleBean(IdempotencyRejectedExceptionHandler.class)
 				.hasSingleBean(ProblemDetailErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
@@ -99,7 +103,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyStore.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class)
-				.doesNotHaveBean(IdempotentMethodAspect.class)
+				.doesNotHaveBean(IdempotentMethodPostProcessor.class)
+				.doesNotHaveBean(IdempotentMethodInterceptor.class)
 				.doesNotHaveBean(FilterRegistrationBean.class);
 		});
 	}
@@ -120,7 +125,8 @@ class IdempotencyAutoConfigurationTests {
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
-				.hasSingleBean(IdempotentMethodAspect.class)
+				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.doesNotHaveBean(IdempotencyRejectedExceptionHandler.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 
