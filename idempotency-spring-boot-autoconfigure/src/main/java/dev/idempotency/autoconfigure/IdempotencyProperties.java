@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -147,6 +148,21 @@ public class IdempotencyProperties {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	/**
+	 * A size setting in bytes, checked: a negative size (or zero where nothing could pass) would
+	 * start an application that refuses every request.
+	 * @throws InvalidIdempotencySettingsException naming the property
+	 */
+	static long bytes(DataSize size, String property, boolean zeroAllowed) {
+		long bytes = size.toBytes();
+		if (bytes < 0 || (bytes == 0 && !zeroAllowed)) {
+			throw new InvalidIdempotencySettingsException(List.of(property),
+					property + " must be " + (zeroAllowed ? "zero or more" : "positive") + ", was " + size,
+					"Set " + property + " to a size such as 1MB, or remove it for the default.");
+		}
+		return bytes;
 	}
 
 	/** Builds the engine's settings from these properties. */

@@ -8,6 +8,7 @@ import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -84,6 +85,16 @@ class IdempotencyAutoConfigurationTests {
 				.rootCause()
 				.hasMessageContaining("heartbeat-interval")
 				.hasMessageContaining("at most half of idempotency.lease"));
+	}
+
+	@Test
+	void aNegativeRequestBodyLimitFailsAtStartupNamingTheProperty() {
+		this.web.withPropertyValues("idempotency.request.max-body-size=-1B")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageContaining("idempotency.request.max-body-size must be zero or more, was -1B"));
 	}
 
 	@Test
