@@ -119,7 +119,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			// Protected by the HTTP door in this request already.
 			return invocation.proceed();
 		}
-		Object[] args = invocation.getArguments();
+		@Nullable Object[] args = invocation.getArguments();
 		Object keyValue = keyExpression(annotation.key())
 			.getValue(new MethodBasedEvaluationContext(target, method, args, this.parameterNames));
 		String operation = annotation.operation().isEmpty()
@@ -227,7 +227,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		return this.keyExpressions.computeIfAbsent(expression, this.parser::parseExpression);
 	}
 
-	private String fingerprint(Method method, Object[] args) {
+	private String fingerprint(Method method, @Nullable Object[] args) {
 		String identity = method.getDeclaringClass().getName() + "#" + method.getName()
 				+ List.of(method.getParameterTypes()).stream().map(Class::getName).toList();
 		return Fingerprints.method(identity, this.objectMapper.writeValueAsBytes(args));

@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -302,7 +303,7 @@ public class IdempotencyProperties {
 		 * Past it, expired records are dropped first, then new keys and responses that do not fit
 		 * are refused; a refused response is not stored and its key is released.
 		 */
-		private DataSize maxBytes;
+		private @Nullable DataSize maxBytes;
 
 		public int getMaxEntries() {
 			return this.maxEntries;
@@ -312,11 +313,11 @@ public class IdempotencyProperties {
 			this.maxEntries = maxEntries;
 		}
 
-		public DataSize getMaxBytes() {
+		public @Nullable DataSize getMaxBytes() {
 			return this.maxBytes;
 		}
 
-		public void setMaxBytes(DataSize maxBytes) {
+		public void setMaxBytes(@Nullable DataSize maxBytes) {
 			this.maxBytes = maxBytes;
 		}
 

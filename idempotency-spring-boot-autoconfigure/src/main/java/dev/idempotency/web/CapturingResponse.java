@@ -182,7 +182,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
-	public void setHeader(String name, String value) {
+	public void setHeader(String name, @Nullable String value) {
 		if ("Content-Length".equalsIgnoreCase(name)) {
 			declare((value != null) ? parseLength(value) : -1);
 		}
