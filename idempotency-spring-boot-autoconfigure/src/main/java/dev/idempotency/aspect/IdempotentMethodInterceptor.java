@@ -2,6 +2,7 @@ package dev.idempotency.aspect;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -36,6 +38,7 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.type.TypeFactory;
 
 /**
  * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The key comes
@@ -136,7 +139,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 				annotation.keyRequired(), operation, () -> fingerprint(method, args)));
 		if (decision instanceof Decision.Replay replay) {
 			try {
-				return readResult(method, replay.response());
+				return readResult(method, targetClass, replay.response());
 			}
 			catch (RuntimeException ex) {
 				// It was read back when stored: the method or the result's class changed since.
@@ -162,7 +165,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		}
 		StoredResponse stored;
 		try {
-			stored = storable(method, result);
+			stored = storable(method, targetClass, result);
 		}
 		catch (RuntimeException ex) {
 			// Never store an answer that a retry could not read back: release the key instead.
@@ -180,14 +183,14 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	 * read it back ({@code Object}, an interface or an abstract class), after checking that it reads
 	 * back as a value of the declared return type.
 	 */
-	private StoredResponse storable(Method method, @Nullable Object result) {
+	private StoredResponse storable(Method method, Class<?> targetClass, @Nullable Object result) {
 		byte[] body = this.objectMapper.writeValueAsBytes(result);
 		Map<String, List<String>> headers = Map.of();
 		if (result != null && needsConcreteType(method.getReturnType())) {
 			headers = Map.of(RESULT_TYPE_HEADER, List.of(result.getClass().getName()));
 		}
 		StoredResponse stored = new StoredResponse(200, headers, body);
-		Object readBack = readResult(method, stored);
+		Object readBack = readResult(method, targetClass, stored);
 		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
 		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
 			throw new IllegalStateException("it reads back as " + readBack.getClass().getName() + ", not as "
@@ -233,7 +236,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		return Fingerprints.method(identity, this.objectMapper.writeValueAsBytes(args));
 	}
 
-	private @Nullable Object readResult(Method method, StoredResponse response) {
+	private @Nullable Object readResult(Method method, Class<?> targetClass, StoredResponse response) {
 		if (method.getReturnType() == void.class) {
 			return null;
 		}
@@ -249,9 +252,24 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			type = this.objectMapper.getTypeFactory().constructType(resultClass);
 		}
 		else {
-			type = this.objectMapper.getTypeFactory().constructType(method.getGenericReturnType());
+			// Type variables resolved against the bean's class: List<T> in Batches<T> is List<Receipt>
+			// in a ReceiptBatches extends Batches<Receipt>.
+			type = javaType(ResolvableType.forMethodReturnType(method, targetClass));
 		}
 		return this.objectMapper.readValue(response.body(), type);
+	}
+
+	private JavaType javaType(ResolvableType type) {
+		TypeFactory types = this.objectMapper.getTypeFactory();
+		if (type.isArray()) {
+			return types.constructArrayType(javaType(type.getComponentType()));
+		}
+		Class<?> raw = type.resolve(Object.class);
+		if (!type.hasGenerics()) {
+			return types.constructType(raw);
+		}
+		JavaType[] arguments = Arrays.stream(type.getGenerics()).map(this::javaType).toArray(JavaType[]::new);
+		return types.constructParametricType(raw, arguments);
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.idempotency.aspect;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -115,6 +116,17 @@ class IdempotentMethodInterceptorTests {
 			Shape again = payments.shape("shape-1");
 			assertThat(again).isInstanceOf(Circle.class).isEqualTo(first);
 			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aGenericResultIsReplayedWithTheTypeArgumentsOfTheBeansClass() {
+		this.runner.withBean(ReceiptBatches.class).run((context) -> {
+			ReceiptBatches batches = context.getBean(ReceiptBatches.class);
+			List<Receipt> first = batches.createAll("batch-1", List.of(new Receipt("o-1", 5, 0)));
+			List<Receipt> again = batches.createAll("batch-1", List.of(new Receipt("o-1", 5, 0)));
+			assertThat(again).isEqualTo(first).allSatisfy((receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
+			assertThat(batches.runs()).isEqualTo(1);
 		});
 	}
 
@@ -407,6 +419,27 @@ class IdempotentMethodInterceptorTests {
 		public String noKey() {
 			return "never";
 		}
+
+	}
+
+	/** A generic service whose subclass binds the type argument of the result. */
+	abstract static class Batches<T> {
+
+		private int runs;
+
+		@Idempotent(key = "#key")
+		public List<T> createAll(String key, List<T> items) {
+			this.runs++;
+			return new ArrayList<>(items);
+		}
+
+		public int runs() {
+			return this.runs;
+		}
+
+	}
+
+	static class ReceiptBatches extends Batches<Receipt> {
 
 	}
 
