@@ -14,11 +14,13 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.engine.IdempotencyOutcome;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.web.IdempotencyFilter;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
@@ -149,6 +151,12 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			}
 		}
 		if (decision instanceof Decision.Reject reject) {
+			if (web != null && reject.error().type() == IdempotencyErrorType.REQUEST_IN_FLIGHT) {
+				// Whatever the request answers now depends on a call still running: never store it
+				// under the request's own key, or its retries would replay "in flight" for good.
+				web.setAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE,
+						"a call it made (" + operation + ") was still in flight", RequestAttributes.SCOPE_REQUEST);
+			}
 			throw new IdempotencyRejectedException(reject.error(), this.problemTypeBase);
 		}
 		Reservation reservation = ((Decision.Proceed) decision).reservation();

@@ -31,6 +31,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	static final String RESERVATION_ATTRIBUTE = IdempotencyFilter.class.getName() + ".reservation";
 
+	/**
+	 * A request attribute that keeps the answer of this request from being stored (its value says
+	 * why): set when the answer reflects a passing state, such as a keyed call it made that was
+	 * still in flight. The key is released, so a retry runs again.
+	 */
+	public static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
+
 	/** Stored whatever the configuration says, when present. */
 	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
 			"Last-Modified");
@@ -101,10 +108,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			catch (IOException ex) {
 				logger.debug("Could not send the start of an asynchronous answer", ex);
 			}
-			request.getAsyncContext().addListener(new AsyncCompletion(reservation, response));
+			request.getAsyncContext().addListener(new AsyncCompletion(reservation, request, response));
 			return;
 		}
-		finishResponse(reservation, response);
+		finishResponse(reservation, request, response);
 		sendHeld(response);
 	}
 
@@ -118,7 +125,11 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 	}
 
-	private void finishResponse(Reservation reservation, CapturingResponse response) {
+	private void finishResponse(Reservation reservation, HttpServletRequest request, CapturingResponse response) {
+		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {
+			this.engine.failed(reservation, reason);
+			return;
+		}
 		if (response.errorSent()) {
 			// The error page is rendered after this filter returns: there is no body to store.
 			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
@@ -144,17 +155,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		private final Reservation reservation;
 
+		private final HttpServletRequest request;
+
 		private final CapturingResponse response;
 
-		AsyncCompletion(Reservation reservation, CapturingResponse response) {
+		AsyncCompletion(Reservation reservation, HttpServletRequest request, CapturingResponse response) {
 			this.reservation = reservation;
+			this.request = request;
 			this.response = response;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
 			// After a timeout or an error the reservation is already released: finishing is a no-op.
-			finishResponse(this.reservation, this.response);
+			finishResponse(this.reservation, this.request, this.response);
 		}
 
 		@Override

@@ -51,6 +51,9 @@ class MethodDoorHttpTests {
 	@Autowired
 	private MethodDoorWebTestApplication.Gate gate;
 
+	@Autowired
+	private MethodDoorWebTestApplication.Bookings bookings;
+
 	@Test
 	void aKeyExpressionOnAHandlerMethodProtectsItWithoutTheHeader() {
 		HttpResponse<String> first = post("/orders", null, "{\"requestId\":\"b-1\",\"item\":\"book\"}");
@@ -121,6 +124,29 @@ class MethodDoorHttpTests {
 		}
 		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 		assertThat(this.runs.of("slow-c-3")).isEqualTo(1);
+	}
+
+	@Test
+	void aServiceStillInFlightIsNotStoredAsTheAnswerOfTheHandlersOwnKey() throws Exception {
+		String body = "{\"id\":\"room-7\"}";
+		CompletableFuture<HttpResponse<String>> first = CompletableFuture
+			.supplyAsync(() -> post("/bookings", TestKeys.newKey(), body));
+		String key = TestKeys.newKey();
+		try {
+			assertThat(this.bookings.awaitEntered()).isTrue();
+			HttpResponse<String> refused = post("/bookings", key, body);
+			assertThat(refused.statusCode()).isEqualTo(409);
+		}
+		finally {
+			this.bookings.open();
+		}
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+
+		// The 409 said "still in flight, retry later": the retry with the same key runs again.
+		HttpResponse<String> retry = post("/bookings", key, body);
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.body()).contains("booked room-7 #1");
+		assertThat(this.runs.of("book-room-7")).isEqualTo(1);
 	}
 
 	@Test

@@ -42,6 +42,41 @@ class MethodDoorWebTestApplication {
 		return new Payments(runs);
 	}
 
+	@Bean
+	Bookings bookings(Runs runs) {
+		return new Bookings(runs);
+	}
+
+	/** A slow keyed service behind a handler that the HTTP door protects with the header. */
+	static class Bookings {
+
+		private final CountDownLatch entered = new CountDownLatch(1);
+
+		private final CountDownLatch open = new CountDownLatch(1);
+
+		private final Runs runs;
+
+		Bookings(Runs runs) {
+			this.runs = runs;
+		}
+
+		@Idempotent(key = "#id")
+		public String book(String id) throws InterruptedException {
+			this.entered.countDown();
+			this.open.await(30, TimeUnit.SECONDS);
+			return "booked " + id + " #" + this.runs.increment("book-" + id);
+		}
+
+		public boolean awaitEntered() throws InterruptedException {
+			return this.entered.await(30, TimeUnit.SECONDS);
+		}
+
+		public void open() {
+			this.open.countDown();
+		}
+
+	}
+
 	/** How often each operation ran, by key. */
 	static class Runs {
 
@@ -115,10 +150,13 @@ class MethodDoorWebTestApplication {
 
 		private final Gate gate;
 
-		OrderController(Runs runs, Payments payments, Gate gate) {
+		private final Bookings bookings;
+
+		OrderController(Runs runs, Payments payments, Gate gate, Bookings bookings) {
 			this.runs = runs;
 			this.payments = payments;
 			this.gate = gate;
+			this.bookings = bookings;
 		}
 
 		@PostMapping("/orders/slow")
@@ -145,6 +183,12 @@ class MethodDoorWebTestApplication {
 		@PostMapping("/charges")
 		public Receipt charge(@RequestBody Charge charge) {
 			return this.payments.pay(charge);
+		}
+
+		@PostMapping("/bookings")
+		@Idempotent
+		public Map<String, String> booking(@RequestBody Map<String, String> booking) throws InterruptedException {
+			return Map.of("result", this.bookings.book(booking.get("id")));
 		}
 
 	}
