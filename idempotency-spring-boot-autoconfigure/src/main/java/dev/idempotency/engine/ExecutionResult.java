@@ -19,6 +19,12 @@ public enum ExecutionResult {
 	OWNERSHIP_LOST,
 
 	/**
+	 * The operation's answer will not come (an asynchronous request timed out or failed) while the
+	 * operation may still run: not released; its lease runs out, then a retry takes over.
+	 */
+	ABANDONED,
+
+	/**
 	 * The store failed while storing or releasing the result: nothing stored; the key frees itself
 	 * when its lease runs out (or at once if the store released it).
 	 */

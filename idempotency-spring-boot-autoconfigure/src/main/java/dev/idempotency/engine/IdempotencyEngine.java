@@ -240,6 +240,20 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * The operation may still be running, but its answer will not come through this call (an
+	 * asynchronous request timed out or failed). Releasing the key would let a retry run it a
+	 * second time beside the first: the heartbeats stop and the record is left to its lease, so a
+	 * retry is told it is in flight and takes over once the lease has run out.
+	 */
+	public void abandoned(Reservation reservation, String reason) {
+		if (finish(reservation)) {
+			logger.info("Abandoned " + reservation + ": " + reason
+					+ "; its record is taken over by a retry once its lease runs out");
+			finished(ExecutionResult.ABANDONED, reservation);
+		}
+	}
+
 	/** Same as {@link #stop()}. */
 	@Override
 	public void close() {

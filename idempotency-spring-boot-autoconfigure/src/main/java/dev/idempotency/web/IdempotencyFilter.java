@@ -167,19 +167,27 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			// After a timeout or an error the reservation is already released: finishing is a no-op.
+			// After a timeout or an error the reservation is already finished: this is a no-op.
 			finishResponse(this.reservation, this.request, this.response);
 		}
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			IdempotencyFilter.this.engine.failed(this.reservation, "the asynchronous request timed out");
+			// The operation may still finish: a retry must not run it beside the first.
+			IdempotencyFilter.this.engine.abandoned(this.reservation, "the asynchronous request timed out");
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			IdempotencyFilter.this.engine.failed(this.reservation,
-					"the asynchronous request failed: " + event.getThrowable());
+			String reason = "the asynchronous request failed: " + event.getThrowable();
+			if (event.getThrowable() instanceof IOException) {
+				// The connection failed (the client went away): the operation may still be running.
+				IdempotencyFilter.this.engine.abandoned(this.reservation, reason);
+			}
+			else {
+				// The operation itself failed: a retry runs it again.
+				IdempotencyFilter.this.engine.failed(this.reservation, reason);
+			}
 		}
 
 		@Override
