@@ -39,7 +39,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 	private boolean overflow;
 
-	private boolean holding;
+	private volatile boolean holding;
 
 	private boolean closedWhileHolding;
 
@@ -71,7 +71,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * stored, or once it is known that it will not be.
 	 * @throws IOException if the client went away: the stored answer is what its retry gets
 	 */
-	void sendHeld() throws IOException {
+	synchronized void sendHeld() throws IOException {
 		if (!this.holding) {
 			return;
 		}
@@ -91,11 +91,17 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/** Stops holding (a handler that went asynchronous): what was held is sent, the rest streams. */
-	void stopHolding() throws IOException {
+	synchronized void stopHolding() throws IOException {
 		if (this.holding && this.copy != null && this.outputStream != null) {
 			byte[] held = this.copy.toByteArray();
 			this.holding = false;
-			((TeeOutputStream) this.outputStream).target.write(held);
+			try {
+				((TeeOutputStream) this.outputStream).target.write(held);
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 		}
 		this.holding = false;
 	}
@@ -129,7 +135,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.failure != null) {
 			return this.failure;
 		}
-		if (this.declaredLength >= 0 && this.declaredLength != this.produced) {
+		if (this.declaredLength != -1 && this.declaredLength != this.produced) {
 			return "the handler declared Content-Length " + this.declaredLength + " but wrote " + this.produced
 					+ " bytes";
 		}
@@ -149,9 +155,16 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		super.reset();
 	}
 
-	/** A reset of the response also drops what was held of the body. */
+	/**
+	 * A reset of the response also drops what was kept of the body: text still in the writer's
+	 * encoder is pushed through first (the container drops its part), and the copy starts again,
+	 * held or not, as long as nothing has reached the client.
+	 */
 	private void forgetHeld() {
-		if (this.holding && this.copy != null) {
+		if (this.writer != null) {
+			this.writer.flush();
+		}
+		if (this.copy != null && !this.overflow && (this.holding || !isCommitted())) {
 			this.copy.reset();
 			this.produced = 0;
 		}
@@ -190,8 +203,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
-	public void addHeader(String name, String value) {
-		if ("Content-Length".equalsIgnoreCase(name)) {
+	public void addHeader(String name, @Nullable String value) {
+		if ("Content-Length".equalsIgnoreCase(name) && value != null) {
 			declare(parseLength(value));
 		}
 		super.addHeader(name, value);
@@ -290,7 +303,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * Keeps the bytes while holding; returns {@code false} if they are to be sent now. Past the
 	 * limit holding stops: what was held goes out first, and nothing is stored.
 	 */
-	private boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length) throws IOException {
+	private synchronized boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length)
+			throws IOException {
 		if (!this.holding) {
 			return false;
 		}

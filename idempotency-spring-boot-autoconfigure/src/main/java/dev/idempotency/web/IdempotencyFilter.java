@@ -112,7 +112,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		finishResponse(reservation, request, response);
-		sendHeld(response);
+		if (!response.errorSent()) {
+			// After sendError the container renders the error page: nothing held goes out.
+			sendHeld(response);
+		}
 	}
 
 	/** Sends a held answer once it is stored (or known not to be): a client gone by now retries and gets it. */
