@@ -323,7 +323,12 @@ public class IdempotencyEngine implements AutoCloseable {
 								this.settings.inFlightRetryAfter()));
 			}
 			if (!sleep(min(remaining, this.settings.inFlightPollInterval()))) {
-				return storeFailed(operation, new InterruptedException("interrupted while waiting"));
+				// Interrupted while waiting: not a store failure, so never a reason to run unprotected.
+				IdempotencySettings.InFlightStatus status = this.settings.inFlightStatus();
+				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
+						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, status.status(),
+								"a request with this idempotency key is still in progress; retry later",
+								this.settings.inFlightRetryAfter()));
 			}
 		}
 	}

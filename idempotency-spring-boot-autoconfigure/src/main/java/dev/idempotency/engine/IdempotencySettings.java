@@ -30,6 +30,10 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		InFlightStatus inFlightStatus, Duration inFlightRetryAfter, FailureMode failureMode, Duration storeRetryAfter,
 		long maxBodyBytes) {
 
+	/** The largest stored answer: a held answer lives in one byte array until it is stored. */
+	public static final long MAX_STORED_BODY_BYTES = 1L << 30;
+
+
 	public IdempotencySettings {
 		requirePositive(lifetime, "lifetime");
 		requireNotNegative(grace, "grace");
@@ -60,10 +64,11 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		Objects.requireNonNull(keyAgePolicy, "keyAgePolicy");
 		Objects.requireNonNull(inFlightStatus, "inFlightStatus");
 		Objects.requireNonNull(failureMode, "failureMode");
-		if (maxBodyBytes < 0) {
+		if (maxBodyBytes < 0 || maxBodyBytes > MAX_STORED_BODY_BYTES) {
 			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
-					"idempotency.response.max-body-size must not be negative, was " + maxBodyBytes + " bytes",
-					"Set idempotency.response.max-body-size to 0 or more.");
+					"idempotency.response.max-body-size must be from 0 to " + MAX_STORED_BODY_BYTES
+							+ " bytes (an answer is held in memory until it is stored), was " + maxBodyBytes + " bytes",
+					"Set idempotency.response.max-body-size to at most 1GB; the default is 1MB.");
 		}
 	}
 

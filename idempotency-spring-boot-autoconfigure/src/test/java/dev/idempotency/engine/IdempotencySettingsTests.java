@@ -49,6 +49,9 @@ class IdempotencySettingsTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> IdempotencySettings.builder().inFlightPollInterval(Duration.ZERO).build())
 			.withMessageContaining("idempotency.in-flight.poll-interval");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> IdempotencySettings.builder().maxBodyBytes(2L << 30).build())
+			.withMessageContaining("idempotency.response.max-body-size must be from 0 to 1073741824 bytes");
 	}
 
 }
