@@ -79,8 +79,13 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 				? initializer.whyNotCreated() : "liquibase-core is not on the classpath, so the starter cannot create it");
 		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
 				: JdbcIdempotencyDialect.detect(target);
+		boolean reserveAsynchronousCommit = properties.getPostgresql().isReserveAsynchronousCommit();
+		if (reserveAsynchronousCommit && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true"
+					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
+		}
 		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),
-				properties.isTransactionalCompletion(), properties.getQueryTimeout());
+				properties.isTransactionalCompletion(), properties.getQueryTimeout(), reserveAsynchronousCommit);
 	}
 
 	@Bean

@@ -67,6 +67,8 @@ public class IdempotencyJdbcStoreProperties {
 
 	private final Purge purge = new Purge();
 
+	private final Postgresql postgresql = new Postgresql();
+
 	public String getTableName() {
 		return this.tableName;
 	}
@@ -133,6 +135,35 @@ public class IdempotencyJdbcStoreProperties {
 
 	public Purge getPurge() {
 		return this.purge;
+	}
+
+	public Postgresql getPostgresql() {
+		return this.postgresql;
+	}
+
+	/**
+	 * Settings that exist on PostgreSQL only.
+	 */
+	public static class Postgresql {
+
+		/**
+		 * Whether a reservation commits without waiting for its WAL flush (synchronous_commit
+		 * set to 'off' for the reservation's own transaction only; completion, release and
+		 * heartbeat stay durable). A crash of the PostgreSQL server (not of the application)
+		 * within about 3 x wal_writer_delay (600 ms by default) after a reservation can lose
+		 * it, so a retry may run the operation a second time. Start-up fails when it is set on
+		 * another database.
+		 */
+		private boolean reserveAsynchronousCommit;
+
+		public boolean isReserveAsynchronousCommit() {
+			return this.reserveAsynchronousCommit;
+		}
+
+		public void setReserveAsynchronousCommit(boolean reserveAsynchronousCommit) {
+			this.reserveAsynchronousCommit = reserveAsynchronousCommit;
+		}
+
 	}
 
 	/**

@@ -52,6 +52,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@code transactionalCompletion}: then
  * {@link #complete} joins a Spring-managed transaction that is active on the same
  * {@code DataSource}, so the completed record commits or rolls back with the business write.
+ * <p>
+ * On PostgreSQL a reservation can be made to commit without waiting for its WAL flush
+ * ({@code reserveAsynchronousCommit}): still one statement, which sets
+ * {@code synchronous_commit = off} for its own transaction only.
  */
 public class JdbcIdempotencyStore implements IdempotencyStore {
 
@@ -69,6 +73,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final TransactionTemplate ownTransaction;
 
 	private final boolean transactionalCompletion;
+
+	private final boolean reserveAsynchronousCommit;
 
 	private final List<String> reserveSql;
 
@@ -110,6 +116,32 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion, Duration queryTimeout) {
+		this(dataSource, dialect, tableName, transactionalCompletion, queryTimeout, false);
+	}
+
+	/**
+	 * Creates a store, optionally with reservations that commit without waiting for their WAL
+	 * flush (PostgreSQL only).
+	 * @param dataSource where the table lives
+	 * @param dialect the SQL dialect of that database
+	 * @param tableName the table, a plain SQL identifier
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
+	 * the same data source
+	 * @param queryTimeout the longest a statement may run before the driver cancels it, in whole
+	 * seconds rounded up (JDBC's unit); zero for none
+	 * @param reserveAsynchronousCommit whether a reservation that writes commits with
+	 * {@code synchronous_commit = off}, set for its own transaction only; completion, release
+	 * and heartbeat stay durable. A crash of the database server can then lose a reservation
+	 * made in the last moments before it.
+	 * @throws IllegalArgumentException if {@code reserveAsynchronousCommit} is asked for on
+	 * another database than PostgreSQL
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
+			boolean transactionalCompletion, Duration queryTimeout, boolean reserveAsynchronousCommit) {
+		if (reserveAsynchronousCommit && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+			throw new IllegalArgumentException("An asynchronous commit of the reservation (synchronous_commit = off)"
+					+ " exists on PostgreSQL only, not on " + dialect);
+		}
 		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
 		this.dialect = Objects.requireNonNull(dialect, "dialect");
 		String table = JdbcIdempotencyDialect.validateTableName(tableName);
@@ -120,7 +152,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
-		JdbcIdempotencyStatements statements = dialect.statements(table);
+		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
+		JdbcIdempotencyStatements statements = reserveAsynchronousCommit
+				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table) : dialect.statements(table);
 		this.reserveSql = statements.reserve();
 		this.completeSql = statements.complete();
 		this.releaseSql = statements.release();
@@ -263,6 +297,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	/** The dialect this store speaks. */
 	public JdbcIdempotencyDialect dialect() {
 		return this.dialect;
+	}
+
+	/** Whether a reservation commits without waiting for its WAL flush (PostgreSQL only). */
+	public boolean reserveAsynchronousCommit() {
+		return this.reserveAsynchronousCommit;
 	}
 
 	/**

@@ -54,6 +54,26 @@ final class PostgresqlStatements {
 			FROM seen WHERE NOT EXISTS (SELECT 1 FROM ins)
 			""";
 
+	private static final String INSERT_CONDITION = "WHERE NOT EXISTS (SELECT 1 FROM seen WHERE NOT seen.acquirable)";
+
+	private static String asynchronousCommit(String reserve) {
+		if (!reserve.contains(INSERT_CONDITION)) {
+			throw new IllegalStateException("The reserve statement has no insert condition to extend");
+		}
+		return reserve.replace(INSERT_CONDITION,
+				INSERT_CONDITION + " AND set_config('synchronous_commit', 'off', true) = 'off'");
+	}
+
+	/**
+	 * The reserve whose commit does not wait for its WAL flush. The {@code INSERT} is only tried
+	 * after {@code set_config('synchronous_commit', 'off', true)} (PostgreSQL's function form of
+	 * {@code SET LOCAL}) has run in the statement's own transaction, so the setting ends with
+	 * that transaction and never stays on the pooled connection; a reserve that writes nothing
+	 * (a replay, a key in flight) commits without a flush anyway. Still one statement, one round
+	 * trip, in auto-commit.
+	 */
+	static final String RESERVE_ASYNCHRONOUS_COMMIT = asynchronousCommit(RESERVE);
+
 	static final String COMPLETE = """
 			UPDATE %TABLE% SET state = 'COMPLETED', owner_token = NULL, lease_expires_at = NULL, response = :response
 			WHERE scope = :scope AND idem_key = :key AND owner_token = :owner AND state = 'IN_PROGRESS'
@@ -88,6 +108,10 @@ final class PostgresqlStatements {
 
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(List.of(RESERVE), COMPLETE,
 			RELEASE, HEARTBEAT, FIND, PURGE);
+
+	/** The same statements, but a reserve that writes commits asynchronously. */
+	static final JdbcIdempotencyStatements ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS = new JdbcIdempotencyStatements(
+			List.of(RESERVE_ASYNCHRONOUS_COMMIT), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE);
 
 	private PostgresqlStatements() {
 	}

@@ -224,6 +224,37 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		}));
 	}
 
+	@Test
+	void reserveAsynchronousCommitIsTakenOnPostgresql() throws Exception {
+		withPostgres((postgres) -> postgres
+			.withPropertyValues("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true")
+			.run((context) -> {
+				JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+				assertThat(store.reserveAsynchronousCommit()).isTrue();
+				assertThat(store.reserve(request())).isInstanceOf(ReserveResult.Acquired.class);
+			}));
+	}
+
+	/** An option that would silently do nothing elsewhere fails the start instead. */
+	@Test
+	void reserveAsynchronousCommitOnAnotherDatabaseFailsTheStartNamingTheProperty() {
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc",
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.hasMessageContaining("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true needs PostgreSQL")
+				.hasMessageContaining("H2"));
+	}
+
+	@Test
+	void reserveAsynchronousCommitIsOffByDefault() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).reserveAsynchronousCommit())
+				.isFalse());
+	}
+
 	/** Never a healthy-looking app that refuses every request: no table, no start. */
 	@Test
 	void withoutTheTableTheStartFailsNamingTableDatabaseAndProperty() throws Exception {
