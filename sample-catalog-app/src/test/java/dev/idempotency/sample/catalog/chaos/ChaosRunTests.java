@@ -3,6 +3,7 @@ package dev.idempotency.sample.catalog.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -18,6 +19,9 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -73,6 +77,8 @@ class ChaosRunTests {
 		AtomicInteger kills = new AtomicInteger();
 		AtomicInteger databaseCuts = new AtomicInteger();
 		long started = System.nanoTime();
+		long startedMillis = System.currentTimeMillis();
+		List<String> timeline = new CopyOnWriteArrayList<>();
 		try (ChaosStore.Records records = store.open(runName + ":", new Random(random.nextLong()));
 				FaultyTcpProxy databaseLink = new FaultyTcpProxy(5432, 0, 0, random.nextLong())) {
 			List<String> arguments = new ArrayList<>(List.of(
@@ -84,7 +90,8 @@ class ChaosRunTests {
 					"--spring.datasource.hikari.initialization-fail-timeout=20000",
 					"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
 					"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
-					"--logging.level.root=WARN"));
+					// INFO for the starter: a takeover after a lease ran out is logged at INFO.
+					"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
 			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
 				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
@@ -97,37 +104,53 @@ class ChaosRunTests {
 			List<Thread> threads = new ArrayList<>();
 			for (int i = 0; i < clientCount; i++) {
 				ChaosClient client = new ChaosClient("c" + i, operations / clientCount, random.nextLong(), entryPorts,
-						120_000);
+						120_000, startedMillis);
 				clients.add(client);
 				Thread thread = new Thread(client, "chaos-client-" + i);
 				threads.add(thread);
 				thread.start();
 			}
 			AtomicBoolean running = new AtomicBoolean(true);
-			ChaosStore.Pause pause = (millis) -> sleepWhile(running, millis);
+			ChaosStore.Run run = new ChaosStore.Run() {
+
+				@Override
+				public boolean sleep(long millis) throws InterruptedException {
+					return sleepWhile(running, millis);
+				}
+
+				@Override
+				public void event(String what) {
+					timeline.add("%.2f s %s".formatted((System.currentTimeMillis() - startedMillis) / 1000.0, what));
+				}
+
+			};
 			Random killerRandom = new Random(random.nextLong());
 			Random cutterRandom = new Random(random.nextLong());
 			List<Throwable> monkeyFailures = new CopyOnWriteArrayList<>();
 			List<Thread> monkeys = new ArrayList<>();
 			monkeys.add(monkey("chaos-killer", running, () -> {
-				if (!pause.sleep(2000 + killerRandom.nextInt(4000))) {
+				if (!run.sleep(2000 + killerRandom.nextInt(4000))) {
 					return;
 				}
 				CatalogNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
 				victim.kill();
 				kills.incrementAndGet();
+				run.event(victim.name() + " killed");
 				Thread.sleep(200 + killerRandom.nextInt(800));
 				restart(victim);
+				run.event(victim.name() + " answering again");
 			}, monkeyFailures));
 			monkeys.add(monkey("chaos-cutter", running, () -> {
-				if (!pause.sleep(2000 + cutterRandom.nextInt(4000))) {
+				if (!run.sleep(2000 + cutterRandom.nextInt(4000))) {
 					return;
 				}
-				databaseLink.cut(200 + cutterRandom.nextInt(1300));
+				int millis = 200 + cutterRandom.nextInt(1300);
+				databaseLink.cut(millis);
 				databaseCuts.incrementAndGet();
+				run.event("database cut for " + millis + " ms");
 			}, monkeyFailures));
 			if (records.hasOwnFaults()) {
-				monkeys.add(monkey("chaos-store", running, () -> records.injectFault(pause), monkeyFailures));
+				monkeys.add(monkey("chaos-store", running, () -> records.injectFault(run), monkeyFailures));
 			}
 			for (Thread thread : threads) {
 				thread.join();
@@ -165,12 +188,17 @@ class ChaosRunTests {
 								verdict.appliedButToldFailed))
 					+ "\n";
 			StringBuilder details = new StringBuilder(report);
-			wrong.forEach(line -> details.append("re-executed: ").append(line).append('\n'));
+			for (String line : wrong) {
+				details.append("re-executed: ").append(line).append('\n');
+				nodeLogLinesOf(line, nodes, runDirectory).forEach(log -> details.append("    ").append(log).append('\n'));
+			}
 			unanswered.forEach(line -> details.append("unanswered: ").append(line).append('\n'));
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
 			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
 			monkeyFailures.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
+			details.append("timeline of the faults other than lost and cut responses:\n");
+			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
 			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + seed + ".txt"), details);
 			System.out.println(details);
 
@@ -193,6 +221,21 @@ class ChaosRunTests {
 			}
 			execute("DROP DATABASE IF EXISTS " + runName + " WITH (FORCE)");
 		}
+	}
+
+	/** The nodes' log lines that name the key of a reported operation ({@code key=<key>:}). */
+	private static List<String> nodeLogLinesOf(String reported, List<CatalogNode> nodes, Path runDirectory)
+			throws IOException {
+		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
+		List<String> lines = new ArrayList<>();
+		if (key.find()) {
+			for (CatalogNode node : nodes) {
+				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"), StandardCharsets.ISO_8859_1)) {
+					log.filter(line -> line.contains(key.group(1))).forEach(line -> lines.add(node.name() + ": " + line));
+				}
+			}
+		}
+		return lines;
 	}
 
 	/** Sleeps in short steps while the run goes on; false once it has ended. */

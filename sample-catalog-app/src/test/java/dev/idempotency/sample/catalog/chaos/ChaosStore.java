@@ -66,12 +66,14 @@ enum ChaosStore {
 		};
 	}
 
-	/** A pause of a fault-injecting thread, cut short when the run ends. */
-	@FunctionalInterface
-	interface Pause {
+	/** What a fault-injecting thread needs of the run. */
+	interface Run {
 
-		/** Sleeps, and says whether the run is still going. */
+		/** Sleeps, cut short when the run ends, and says whether the run is still going. */
 		boolean sleep(long millis) throws InterruptedException;
+
+		/** Notes a fault in the run's timeline. */
+		void event(String what);
 
 	}
 
@@ -88,7 +90,7 @@ enum ChaosStore {
 		boolean hasOwnFaults();
 
 		/** One fault on the store, with its pause before; it leaves the store whole again. */
-		void injectFault(Pause pause) throws Exception;
+		void injectFault(Run run) throws Exception;
 
 		/** The faults injected, for the report; empty when none of its own. */
 		String faultFigures();
@@ -116,7 +118,7 @@ enum ChaosStore {
 		}
 
 		@Override
-		public void injectFault(Pause pause) {
+		public void injectFault(Run run) {
 		}
 
 		@Override
@@ -182,9 +184,9 @@ enum ChaosStore {
 		 * set, not a failover.
 		 */
 		@Override
-		public void injectFault(Pause pause) throws InterruptedException {
+		public void injectFault(Run run) throws InterruptedException {
 			this.cluster.awaitOk();
-			if (!pause.sleep(2000 + this.random.nextInt(3000))) {
+			if (!run.sleep(2000 + this.random.nextInt(3000))) {
 				return;
 			}
 			List<Integer> masters = this.cluster.masters();
@@ -192,19 +194,24 @@ enum ChaosStore {
 			if (this.random.nextBoolean()) {
 				this.cluster.kill(victim);
 				this.masterKills.incrementAndGet();
+				run.event("Redis primary " + victim + " killed");
 				awaitPromotion();
 				this.cluster.awaitOk();
+				run.event("Redis failed over");
 				Thread.sleep(500 + this.random.nextInt(1000));
 				this.cluster.restart(victim);
+				run.event("Redis " + victim + " restarted");
 			}
 			else {
 				this.cluster.pause(victim);
 				this.masterPauses.incrementAndGet();
+				run.event("Redis primary " + victim + " paused");
 				try {
 					Thread.sleep(600 + this.random.nextInt(800));
 				}
 				finally {
 					this.cluster.resume(victim);
+					run.event("Redis " + victim + " resumed");
 				}
 			}
 		}
