@@ -11,8 +11,11 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -171,6 +174,13 @@ class ChaosRunTests {
 			long lost = entries.stream().mapToLong(entry -> entry.lostResponses.get()).sum();
 			long cut = entries.stream().mapToLong(entry -> entry.cutResponses.get()).sum();
 			String storeFaults = records.faultFigures();
+			Map<String, List<String>> logLinesOfWrong = new LinkedHashMap<>();
+			Map<ReExecutionCause, Integer> causes = new EnumMap<>(ReExecutionCause.class);
+			for (String line : wrong) {
+				List<String> logLines = nodeLogLinesOf(line, nodes, runDirectory);
+				logLinesOfWrong.put(line, logLines);
+				causes.merge(ReExecutionCause.of(line, logLines), 1, Integer::sum);
+			}
 			String report = String.join("\n",
 					"chaos run (%s): seed %d, %d clients, %d operations in %d s (2 nodes; %s)".formatted(store, seed,
 							clientCount, done, seconds, records.description()),
@@ -180,18 +190,18 @@ class ChaosRunTests {
 								databaseLink.refusedConnections.get(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
 					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts, done,
 							attempts - done, replays),
-					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d"
-						.formatted(wrong.size()),
+					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d %s"
+						.formatted(wrong.size(), causes),
 					"unanswered: %d; bodies that are not JSON: %d".formatted(unanswered.size(), invalid.size()),
 					"catalog: %d tables, %d snapshots; acknowledged but missing: %d; applied twice or never asked for: %d; appends applied although told failed: %d"
 						.formatted(verdict.tables, verdict.snapshots, verdict.missing.size(), verdict.unexpected.size(),
 								verdict.appliedButToldFailed))
 					+ "\n";
 			StringBuilder details = new StringBuilder(report);
-			for (String line : wrong) {
-				details.append("re-executed: ").append(line).append('\n');
-				nodeLogLinesOf(line, nodes, runDirectory).forEach(log -> details.append("    ").append(log).append('\n'));
-			}
+			logLinesOfWrong.forEach((line, logLines) -> {
+				details.append("re-executed (").append(ReExecutionCause.of(line, logLines)).append("): ").append(line).append('\n');
+				logLines.forEach(log -> details.append("    ").append(log).append('\n'));
+			});
 			unanswered.forEach(line -> details.append("unanswered: ").append(line).append('\n'));
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
@@ -221,6 +231,52 @@ class ChaosRunTests {
 			}
 			execute("DROP DATABASE IF EXISTS " + runName + " WITH (FORCE)");
 		}
+	}
+
+	/**
+	 * Why an operation ran a second time, read from its attempt trail and the nodes' log lines of
+	 * its key. A guide for the report, not a proof: the trail and the timeline are printed with it.
+	 */
+	enum ReExecutionCause {
+
+		/** The owner could not write the record's completion: it stayed in progress, and was taken over after its lease. */
+		STORE_FAILED_AT_COMPLETION,
+
+		/** The owner went away before completing (its node killed, or its lease lost), and another request took the key over. */
+		OWNER_GONE_BEFORE_COMPLETION,
+
+		/**
+		 * A single attempt: inside one request, the catalog's JDBC client ran a statement again on a
+		 * new connection after the database cut the first one, whose commit had been applied.
+		 */
+		CATALOG_STATEMENT_RETRIED,
+
+		/**
+		 * The catalog answered 500 although its commit had been applied (the commit's acknowledgement
+		 * was lost, or a read after it failed): the 500 released the key, and a retry ran again.
+		 */
+		CATALOG_ERROR_AFTER_COMMIT,
+
+		/** None of the above: no takeover, no store error, no catalog error (a record lost?). */
+		UNEXPLAINED;
+
+		static ReExecutionCause of(String reported, List<String> logLines) {
+			if (logLines.stream().anyMatch(line -> line.contains("Could not store the response"))) {
+				return STORE_FAILED_AT_COMPLETION;
+			}
+			if (logLines.stream().anyMatch(line -> line.contains("Took over idempotency key"))) {
+				return OWNER_GONE_BEFORE_COMPLETION;
+			}
+			List<String> attempts = reported.lines().filter(line -> line.matches("\\s+[0-9.]+ s node-.*")).toList();
+			if (attempts.size() == 1) {
+				return CATALOG_STATEMENT_RETRIED;
+			}
+			if (attempts.stream().anyMatch(line -> line.contains(": 500 "))) {
+				return CATALOG_ERROR_AFTER_COMMIT;
+			}
+			return UNEXPLAINED;
+		}
+
 	}
 
 	/** The nodes' log lines that name the key of a reported operation ({@code key=<key>:}). */
