@@ -2,19 +2,26 @@ package dev.idempotency.autoconfigure;
 
 import java.util.function.Supplier;
 
-import dev.idempotency.aspect.IdempotentMethodAspect;
+import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
+import dev.idempotency.aspect.IdempotentMethodInterceptor;
+import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.PrincipalScopeResolver;
-import org.aspectj.weaver.Advice;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -22,14 +29,17 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The method front door: the {@link IdempotentMethodAspect} for {@code @Idempotent} on any bean
- * method, when AspectJ and Jackson are present.
+ * The method front door for {@code @Idempotent} on any bean method: the
+ * {@link IdempotentMethodPostProcessor} that proxies annotated beans (no AspectJ needed; the
+ * application's {@code spring.aop.proxy-target-class} decides the kind of proxy) and the
+ * {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for the problem body
+ * of its errors) are present; in a servlet web application also the
+ * {@link IdempotencyRejectedExceptionHandler} that answers its errors as problems.
  */
 @AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
-@ConditionalOnClass({ Advice.class, ObjectMapper.class })
+@ConditionalOnClass({ ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
-@EnableAspectJAutoProxy(proxyTargetClass = true)
 public class IdempotencyAspectAutoConfiguration {
 
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
@@ -37,10 +47,33 @@ public class IdempotencyAspectAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotentMethodAspect idempotentMethodAspect(IdempotencyEngine engine, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<IdempotencyScopeResolver> scopeResolver) {
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static IdempotentMethodPostProcessor idempotentMethodPostProcessor(
+			ObjectProvider<IdempotentMethodInterceptor> interceptor) {
+		return new IdempotentMethodPostProcessor(interceptor::getObject);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentMethodInterceptor idempotentMethodInterceptor(IdempotencyEngine engine,
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<IdempotencyScopeResolver> scopeResolver,
+			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
-		return new IdempotentMethodAspect(engine, mapper, scopeSupplier(scopeResolver));
+		return new IdempotentMethodInterceptor(engine, mapper, scopeSupplier(scopeResolver),
+				properties.getWeb().getProblemTypeBase(), listener.getIfUnique(() -> IdempotencyListener.NONE));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(ExceptionHandler.class)
+	static class WebMvcConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyRejectedExceptionHandler idempotencyRejectedExceptionHandler() {
+			return new IdempotencyRejectedExceptionHandler();
+		}
+
 	}
 
 	/** The scope of the current web request when there is one, else anonymous. */

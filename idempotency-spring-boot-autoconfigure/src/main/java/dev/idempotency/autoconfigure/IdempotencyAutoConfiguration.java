@@ -6,6 +6,7 @@ import java.util.List;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -46,8 +47,14 @@ public class IdempotencyAutoConfiguration {
 	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
 	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyProperties properties) {
 		IdempotencyProperties.Memory memory = properties.getStore().getMemory();
-		long maxBytes = (memory.getMaxBytes() != null) ? memory.getMaxBytes().toBytes()
+		long maxBytes = (memory.getMaxBytes() != null)
+				? IdempotencyProperties.bytes(memory.getMaxBytes(), "idempotency.store.memory.max-bytes", false)
 				: InMemoryIdempotencyStore.defaultMaxBytes();
+		if (memory.getMaxEntries() < 1) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.memory.max-entries"),
+					"idempotency.store.memory.max-entries must be positive, was " + memory.getMaxEntries(),
+					"Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
+		}
 		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes);
 	}
 

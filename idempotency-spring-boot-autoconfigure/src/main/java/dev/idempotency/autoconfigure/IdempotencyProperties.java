@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -149,6 +151,21 @@ public class IdempotencyProperties {
 		return this.web;
 	}
 
+	/**
+	 * A size setting in bytes, checked: a negative size (or zero where nothing could pass) would
+	 * start an application that refuses every request.
+	 * @throws InvalidIdempotencySettingsException naming the property
+	 */
+	static long bytes(DataSize size, String property, boolean zeroAllowed) {
+		long bytes = size.toBytes();
+		if (bytes < 0 || (bytes == 0 && !zeroAllowed)) {
+			throw new InvalidIdempotencySettingsException(List.of(property),
+					property + " must be " + (zeroAllowed ? "zero or more" : "positive") + ", was " + size,
+					"Set " + property + " to a size such as 1MB, or remove it for the default.");
+		}
+		return bytes;
+	}
+
 	/** Builds the engine's settings from these properties. */
 	public IdempotencySettings toSettings() {
 		return IdempotencySettings.builder()
@@ -286,7 +303,7 @@ public class IdempotencyProperties {
 		 * Past it, expired records are dropped first, then new keys and responses that do not fit
 		 * are refused; a refused response is not stored and its key is released.
 		 */
-		private DataSize maxBytes;
+		private @Nullable DataSize maxBytes;
 
 		public int getMaxEntries() {
 			return this.maxEntries;
@@ -296,11 +313,11 @@ public class IdempotencyProperties {
 			this.maxEntries = maxEntries;
 		}
 
-		public DataSize getMaxBytes() {
+		public @Nullable DataSize getMaxBytes() {
 			return this.maxBytes;
 		}
 
-		public void setMaxBytes(DataSize maxBytes) {
+		public void setMaxBytes(@Nullable DataSize maxBytes) {
 			this.maxBytes = maxBytes;
 		}
 

@@ -57,7 +57,8 @@ public class IdempotencyWebMvcAutoConfiguration {
 		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
 				properties.getHeaderName(),
 				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
-				properties.getRequest().getMaxBodySize().toBytes());
+				IdempotencyProperties.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size",
+						true));
 	}
 
 	@Bean

@@ -8,6 +8,8 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * SHA-256 fingerprints of requests, so that a key reused with another request is recognised.
  * Fields are length-prefixed, so no two different requests share an input.
@@ -22,7 +24,7 @@ public final class Fingerprints {
 	 * of different names does not matter, while the order of one name's values does) and the body
 	 * bytes.
 	 */
-	public static String http(String method, String path, String query, byte[] body) {
+	public static String http(String method, String path, @Nullable String query, byte[] body) {
 		MessageDigest digest = sha256();
 		update(digest, method.getBytes(StandardCharsets.UTF_8));
 		update(digest, path.getBytes(StandardCharsets.UTF_8));
@@ -44,7 +46,7 @@ public final class Fingerprints {
 		return HexFormat.of().formatHex(sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
 	}
 
-	static String sortedQuery(String query) {
+	static String sortedQuery(@Nullable String query) {
 		if (query == null || query.isEmpty()) {
 			return "";
 		}

@@ -21,6 +21,7 @@ import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key, reserves
@@ -47,7 +48,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	private final IdempotencyListener listener;
 
 	/** The heartbeat thread while the engine runs; null before {@link #start()} and after {@link #stop()}. */
-	private ScheduledExecutorService heartbeats;
+	private @Nullable ScheduledExecutorService heartbeats;
 
 	private boolean stopped;
 
@@ -343,7 +344,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
 	 * principal.
 	 */
-	private void report(IdempotencyOutcome outcome, String operation, RecordId id) {
+	private void report(IdempotencyOutcome outcome, String operation, @Nullable RecordId id) {
 		if (logger.isDebugEnabled()) {
 			logger.debug("outcome=" + outcome.name().toLowerCase(java.util.Locale.ROOT) + " operation=" + operation
 					+ ((id != null) ? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
@@ -352,7 +353,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		this.listener.onOutcome(outcome, operation);
 	}
 
-	private String checkWindow(IdempotencyKey key) {
+	private @Nullable String checkWindow(IdempotencyKey key) {
 		if (key.timestamp() == null) {
 			return null;
 		}

@@ -10,6 +10,12 @@ public enum IdempotencyOutcome {
 	/** No key and none required: ran unprotected. */
 	UNPROTECTED,
 
+	/**
+	 * The method front door's key expression yielded {@code null} and no key is required: ran
+	 * unprotected, logged at WARN.
+	 */
+	NULL_KEY,
+
 	/** First request with its key: the operation runs. */
 	EXECUTED,
 

@@ -3,6 +3,8 @@ package dev.idempotency.key;
 import java.time.Instant;
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A client's idempotency key in canonical form. The HTTP front door accepts only a UUIDv7
  * (RFC 9562: 36 characters, version 7, variant {@code 0b10}, hex digits in any case), bare or in
@@ -11,7 +13,7 @@ import java.util.Locale;
  * @param value the canonical key (lower-case for a UUID)
  * @param timestamp the UUIDv7's embedded creation time, or {@code null} for an opaque key
  */
-public record IdempotencyKey(String value, Instant timestamp) {
+public record IdempotencyKey(String value, @Nullable Instant timestamp) {
 
 	/** Longest opaque key accepted by the method front door. */
 	public static final int MAX_OPAQUE_LENGTH = 64;
@@ -22,7 +24,7 @@ public record IdempotencyKey(String value, Instant timestamp) {
 	 * Parses a header value as a UUIDv7.
 	 * @throws InvalidIdempotencyKeyException with the reason in words
 	 */
-	public static IdempotencyKey parseUuidV7(String raw) {
+	public static IdempotencyKey parseUuidV7(@Nullable String raw) {
 		if (raw == null) {
 			throw new InvalidIdempotencyKeyException("the key is missing");
 		}
@@ -59,7 +61,7 @@ public record IdempotencyKey(String value, Instant timestamp) {
 	 * Accepts an opaque key: 1 to {@value #MAX_OPAQUE_LENGTH} visible ASCII characters.
 	 * @throws InvalidIdempotencyKeyException with the reason in words
 	 */
-	public static IdempotencyKey opaque(String raw) {
+	public static IdempotencyKey opaque(@Nullable String raw) {
 		if (raw == null || raw.isEmpty()) {
 			throw new InvalidIdempotencyKeyException("the key is empty");
 		}

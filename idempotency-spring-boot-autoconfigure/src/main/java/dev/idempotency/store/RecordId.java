@@ -7,7 +7,8 @@ import java.util.Objects;
  * under another scope (another principal, another catalog prefix) is another record.
  *
  * @param scope who the key belongs to, at most {@value #MAX_SCOPE_LENGTH} characters
- * @param key the client's key in canonical form (lower-case UUID, 36 characters)
+ * @param key the client's key in canonical form: from the HTTP door a lower-case UUID of 36
+ * characters; from the method door 1 to {@value #MAX_KEY_LENGTH} visible ASCII characters
  */
 public record RecordId(String scope, String key) {
 

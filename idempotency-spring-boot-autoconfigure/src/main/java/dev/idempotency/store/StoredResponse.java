@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The final answer of an operation as it is kept for replay: status, the allowlisted headers and
  * the whole body. For the method front door the status is {@code 200} and the body is the
@@ -26,7 +28,7 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 	}
 
 	@Override
-	public boolean equals(Object other) {
+	public boolean equals(@Nullable Object other) {
 		return other instanceof StoredResponse that && this.status == that.status
 				&& this.headers.equals(that.headers) && Arrays.equals(this.body, that.body);
 	}

@@ -14,12 +14,18 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Passes everything through to the client untouched until {@link #startCapture} is called for a
- * protected request; from then on it keeps a copy of the body the handler produces, up to a limit.
- * The copy is taken before the bytes go to the client, so it is the handler's body, not the part
- * that happened to reach the socket; a write that fails (the client went away) is remembered, and
- * so is a declared {@code Content-Length} the body does not match: such a response is released,
- * never stored. Past the limit it stops copying and remembers the overflow. A response that went
- * through {@code sendError} is marked too: its body is rendered later, outside the request.
+ * protected request. From then on it keeps the body the handler produces, up to a limit.
+ * <p>
+ * A synchronous handler's answer is <em>held</em>: kept in memory and sent only after it was
+ * stored ({@link #sendHeld}), so a client that goes away mid-answer leaves a whole stored answer
+ * that its retry gets, and the handler never sees the client's failure. An answer that outgrows
+ * the limit stops being held: what was held is sent, the rest streams through, and nothing is
+ * stored. An asynchronous handler's answer is written by another thread after the request thread
+ * returned: it streams through as it is written, with a copy taken before the bytes go to the
+ * client; a write that fails (the client went away) is remembered, and so is a declared
+ * {@code Content-Length} the body does not match: such a response is released, never stored. A
+ * response that went through {@code sendError} is marked too: its body is rendered later, outside
+ * the request.
  */
 final class CapturingResponse extends HttpServletResponseWrapper {
 
@@ -33,6 +39,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 	private boolean overflow;
 
+	private boolean holding;
+
+	private boolean closedWhileHolding;
+
 	private boolean errorSent;
 
 	private @Nullable String failure;
@@ -45,9 +55,49 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		super(response);
 	}
 
-	void startCapture(long maxBytes) {
+	/**
+	 * Starts keeping the body.
+	 * @param maxBytes the most that is kept
+	 * @param hold whether the body is held back until {@link #sendHeld} (a synchronous handler)
+	 */
+	void startCapture(long maxBytes, boolean hold) {
 		this.copy = new ByteArrayOutputStream((int) Math.min(maxBytes, 8192));
 		this.limit = maxBytes;
+		this.holding = hold;
+	}
+
+	/**
+	 * Sends the held body to the client (nothing if it was not held). Called once the answer is
+	 * stored, or once it is known that it will not be.
+	 * @throws IOException if the client went away: the stored answer is what its retry gets
+	 */
+	void sendHeld() throws IOException {
+		if (!this.holding) {
+			return;
+		}
+		this.holding = false;
+		byte[] held = (this.copy != null) ? this.copy.toByteArray() : new byte[0];
+		if (this.outputStream == null) {
+			return;
+		}
+		if (this.declaredLength < 0 && !isCommitted()) {
+			super.setContentLengthLong(held.length);
+		}
+		ServletOutputStream target = ((TeeOutputStream) this.outputStream).target;
+		target.write(held);
+		if (this.closedWhileHolding) {
+			target.close();
+		}
+	}
+
+	/** Stops holding (a handler that went asynchronous): what was held is sent, the rest streams. */
+	void stopHolding() throws IOException {
+		if (this.holding && this.copy != null && this.outputStream != null) {
+			byte[] held = this.copy.toByteArray();
+			this.holding = false;
+			((TeeOutputStream) this.outputStream).target.write(held);
+		}
+		this.holding = false;
 	}
 
 	boolean capturing() {
@@ -87,6 +137,27 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
+	public void resetBuffer() {
+		forgetHeld();
+		super.resetBuffer();
+	}
+
+	@Override
+	public void reset() {
+		forgetHeld();
+		this.declaredLength = -1;
+		super.reset();
+	}
+
+	/** A reset of the response also drops what was held of the body. */
+	private void forgetHeld() {
+		if (this.holding && this.copy != null) {
+			this.copy.reset();
+			this.produced = 0;
+		}
+	}
+
+	@Override
 	public void sendError(int sc, String msg) throws IOException {
 		this.errorSent = true;
 		super.sendError(sc, msg);
@@ -111,7 +182,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
-	public void setHeader(String name, String value) {
+	public void setHeader(String name, @Nullable String value) {
 		if ("Content-Length".equalsIgnoreCase(name)) {
 			declare((value != null) ? parseLength(value) : -1);
 		}
@@ -195,6 +266,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.writer != null) {
 			this.writer.flush();
 		}
+		if (this.holding) {
+			// Nothing goes to the client before the answer is stored.
+			return;
+		}
 		try {
 			super.flushBuffer();
 		}
@@ -209,6 +284,33 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.writer != null) {
 			this.writer.flush();
 		}
+	}
+
+	/**
+	 * Keeps the bytes while holding; returns {@code false} if they are to be sent now. Past the
+	 * limit holding stops: what was held goes out first, and nothing is stored.
+	 */
+	private boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length) throws IOException {
+		if (!this.holding) {
+			return false;
+		}
+		if (this.copy.size() + (long) length <= this.limit) {
+			this.produced += length;
+			this.copy.write(bytes, offset, length);
+			return true;
+		}
+		byte[] held = this.copy.toByteArray();
+		this.holding = false;
+		this.overflow = true;
+		this.copy = new ByteArrayOutputStream(0);
+		try {
+			target.write(held);
+		}
+		catch (IOException ex) {
+			failed(ex);
+			throw ex;
+		}
+		return false;
 	}
 
 	private void record(byte[] bytes, int offset, int length) {
@@ -240,18 +342,14 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void write(int b) throws IOException {
-			record(new byte[] { (byte) b }, 0, 1);
-			try {
-				this.target.write(b);
-			}
-			catch (IOException ex) {
-				failed(ex);
-				throw ex;
-			}
+			write(new byte[] { (byte) b }, 0, 1);
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
+			if (hold(this.target, b, off, len)) {
+				return;
+			}
 			record(b, off, len);
 			try {
 				this.target.write(b, off, len);
@@ -264,6 +362,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void flush() throws IOException {
+			if (CapturingResponse.this.holding) {
+				return;
+			}
 			try {
 				this.target.flush();
 			}
@@ -275,6 +376,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void close() throws IOException {
+			if (CapturingResponse.this.holding) {
+				CapturingResponse.this.closedWhileHolding = true;
+				return;
+			}
 			try {
 				this.target.close();
 			}

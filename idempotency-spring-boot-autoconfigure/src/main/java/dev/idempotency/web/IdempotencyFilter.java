@@ -95,10 +95,27 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		if (request.isAsyncStarted()) {
 			// The handler answers later, on another thread: the key stays reserved (and its lease
 			// beaten) until the container completes the response, then it is stored or released.
+			try {
+				response.stopHolding();
+			}
+			catch (IOException ex) {
+				logger.debug("Could not send the start of an asynchronous answer", ex);
+			}
 			request.getAsyncContext().addListener(new AsyncCompletion(reservation, response));
 			return;
 		}
 		finishResponse(reservation, response);
+		sendHeld(response);
+	}
+
+	/** Sends a held answer once it is stored (or known not to be): a client gone by now retries and gets it. */
+	private void sendHeld(CapturingResponse response) {
+		try {
+			response.sendHeld();
+		}
+		catch (IOException ex) {
+			logger.debug("The client went away before the answer was sent; a retry with its key gets it", ex);
+		}
 	}
 
 	private void finishResponse(Reservation reservation, CapturingResponse response) {

@@ -28,8 +28,11 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpEntity;
 import org.springframework.http.server.PathContainer;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.util.ServletRequestPathUtils;
@@ -97,6 +100,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		HandlerMethod handlerMethod = (handler instanceof HandlerMethod method) ? method : null;
 		Idempotent annotation = (handlerMethod != null) ? findAnnotation(handlerMethod) : null;
+		if (annotation != null && !annotation.key().isEmpty()) {
+			// A key expression: the method door protects this handler with it, whatever the header says.
+			return true;
+		}
 		if (annotation != null) {
 			// Tells the method aspect that this door owns the handler method, whatever the HTTP method.
 			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
@@ -134,7 +141,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
 				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				capturing.startCapture(this.engine.settings().maxBodyBytes());
+				capturing.startCapture(this.engine.settings().maxBodyBytes(), !answersLater(handlerMethod));
 			}
 			return true;
 		}
@@ -143,6 +150,42 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return false;
 		}
 		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
+	}
+
+	/** Return types Spring MVC answers on another thread, after the request thread returned. */
+	private static final List<String> ANSWERED_LATER = List.of("java.util.concurrent.Callable",
+			"java.util.concurrent.Future", "java.util.concurrent.CompletionStage",
+			"org.springframework.web.context.request.async.DeferredResult",
+			"org.springframework.web.context.request.async.WebAsyncTask",
+			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
+			"org.reactivestreams.Publisher");
+
+	/**
+	 * Whether the handler answers asynchronously (its answer then streams to the client as it is
+	 * written, and is stored afterwards); a synchronous answer is held until it is stored.
+	 */
+	static boolean answersLater(@Nullable HandlerMethod handlerMethod) {
+		if (handlerMethod == null) {
+			return false;
+		}
+		ResolvableType type = ResolvableType.forMethodParameter(handlerMethod.getReturnType());
+		if (HttpEntity.class.isAssignableFrom(type.toClass())) {
+			type = type.as(HttpEntity.class).getGeneric(0);
+		}
+		Class<?> returned = type.toClass();
+		for (Class<?> candidate = returned; candidate != null; candidate = candidate.getSuperclass()) {
+			if (isAnsweredLater(candidate)) {
+				return true;
+			}
+		}
+		return ClassUtils.getAllInterfacesForClassAsSet(returned)
+			.stream()
+			.anyMatch(IdempotencyInterceptor::isAnsweredLater);
+	}
+
+	private static boolean isAnsweredLater(Class<?> type) {
+		return ANSWERED_LATER.contains(type.getName());
 	}
 
 	/** The method's or else its class's annotation, looked up once per handler method. */

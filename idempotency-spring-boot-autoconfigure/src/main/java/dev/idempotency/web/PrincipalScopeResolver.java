@@ -3,6 +3,7 @@ package dev.idempotency.web;
 import java.security.Principal;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -33,7 +34,7 @@ public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 	/** Kept apart so the class loads only with Spring Security on the classpath. */
 	private static final class SpringSecurityPrincipal {
 
-		static String currentName() {
+		static @Nullable String currentName() {
 			org.springframework.security.core.Authentication authentication = org.springframework.security.core.context.SecurityContextHolder
 				.getContext()
 				.getAuthentication();

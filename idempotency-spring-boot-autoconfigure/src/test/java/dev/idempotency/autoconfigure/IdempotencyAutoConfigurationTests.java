@@ -3,9 +3,12 @@ package dev.idempotency.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 
-import dev.idempotency.aspect.IdempotentMethodAspect;
+import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
+import dev.idempotency.aspect.IdempotentMethodInterceptor;
+import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -37,7 +40,9 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(InMemoryIdempotencyStore.class)
 				.hasSingleBean(IdempotencyInterceptor.class)
-				.hasSingleBean(IdempotentMethodAspect.class)
+				.hasSingleBean(IdempotentMethodPostProcessor.class)
+				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasSingleBean(IdempotencyRejectedExceptionHandler.class)
 				.hasSingleBean(ProblemDetailErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
@@ -83,6 +88,16 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
+	void aNegativeRequestBodyLimitFailsAtStartupNamingTheProperty() {
+		this.web.withPropertyValues("idempotency.request.max-body-size=-1B")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageContaining("idempotency.request.max-body-size must be zero or more, was -1B"));
+	}
+
+	@Test
 	void everythingBacksOffToTheUsersBeans() {
 		this.web.withUserConfiguration(UserBeans.class).run((context) -> {
 			assertThat(context).getBeans(IdempotencyStore.class).containsOnlyKeys("myStore");
@@ -99,7 +114,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyStore.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class)
-				.doesNotHaveBean(IdempotentMethodAspect.class)
+				.doesNotHaveBean(IdempotentMethodPostProcessor.class)
+				.doesNotHaveBean(IdempotentMethodInterceptor.class)
 				.doesNotHaveBean(FilterRegistrationBean.class);
 		});
 	}
@@ -120,7 +136,8 @@ class IdempotencyAutoConfigurationTests {
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
-				.hasSingleBean(IdempotentMethodAspect.class)
+				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.doesNotHaveBean(IdempotencyRejectedExceptionHandler.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 

@@ -48,6 +48,21 @@ class IdempotencyFailureAnalyzersTests {
 			.contains("Action:\n\nAdd spring-boot-starter-jdbc and a DataSource");
 	}
 
+	@Test
+	void aStoreBoundThatNothingFitsIsReportedNamingTheProperty(CapturedOutput output) {
+		run(Map.of("idempotency.store.memory.max-bytes", "-1B"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.store.memory.max-bytes must be positive, was -1B")
+			.contains("Set idempotency.store.memory.max-bytes to a size such as 1MB");
+	}
+
+	@Test
+	void aStoreWithoutRoomForOneRecordIsReported(CapturedOutput output) {
+		run(Map.of("idempotency.store.memory.max-entries", "0"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.store.memory.max-entries must be positive, was 0");
+	}
+
 	private static void run(Map<String, Object> properties) {
 		SpringApplication application = new SpringApplication(App.class);
 		application.setWebApplicationType(WebApplicationType.NONE);

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 import dev.idempotency.testing.TestKeys;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,9 +24,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A client that resets its connection while a large answer is being written (a raw socket with
- * {@code SO_LINGER 0}, against embedded Tomcat): the retry must run again or replay the whole
- * answer, never a truncated one. One subclass per store.
+ * A client that resets its connection (a raw socket with {@code SO_LINGER 0}, against embedded
+ * Tomcat) while its large answer is produced or sent: the answer is stored before it is sent, so
+ * the retry gets the whole answer, replayed, and the handler ran once; never a truncated one. One
+ * subclass per store.
  */
 @SpringBootTest(classes = HttpDoorTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "idempotency.in-flight.wait=10s", "idempotency.response.max-body-size=2MB" })
@@ -57,27 +59,46 @@ abstract class ClientGoneMidResponseTests {
 					+ "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
 				.getBytes(StandardCharsets.US_ASCII));
 			out.flush();
-			if (path.endsWith("stream")) {
-				// The answer has started: read a few bytes of it.
-				InputStream in = socket.getInputStream();
-				assertThat(in.readNBytes(12)).asString(StandardCharsets.US_ASCII).startsWith("HTTP/1.1 200");
-			}
-			else {
-				awaitRuns(key, 1);
-			}
+			awaitRuns(key, 1);
 			socket.setSoLinger(true, 0);
 		}
 		this.controller.open(key);
 		awaitFinished(key, 1);
 
+		// The answer was stored before it was sent: the retry gets all of it, and the handler ran once.
 		HttpResponse<byte[]> retry = post(path, key, key);
 		assertThat(retry.statusCode()).isEqualTo(200);
-		assertThat(retry.body()).as("the retry's body (replayed: %s)", retry.headers().firstValue("Idempotent-Replayed"))
-			.hasSize(baseline.body().length)
-			.isEqualTo(baseline.body());
-		if (retry.headers().firstValue("Idempotent-Replayed").isEmpty()) {
-			assertThat(this.controller.runs(key)).isEqualTo(2);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).hasSize(baseline.body().length).isEqualTo(baseline.body());
+		assertThat(this.controller.runs(key)).isEqualTo(1);
+	}
+
+	@Test
+	void aClientThatReadsPartOfTheAnswerThenResetsGetsTheWholeAnswerOnItsRetry() throws Exception {
+		String baselineGate = "baseline-" + TestKeys.newKey();
+		this.controller.open(baselineGate);
+		HttpResponse<byte[]> baseline = post("/gated/json", baselineGate, null);
+
+		String key = TestKeys.newKey();
+		this.controller.open(key);
+		try (Socket socket = new Socket()) {
+			socket.setReceiveBufferSize(4096);
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port));
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST /gated/json HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: " + key + "\r\nX-Gate: " + key
+					+ "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+				.getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			InputStream in = socket.getInputStream();
+			assertThat(in.readNBytes(200)).asString(StandardCharsets.US_ASCII).startsWith("HTTP/1.1 200");
+			socket.setSoLinger(true, 0);
 		}
+		awaitFinished(key, 1);
+
+		HttpResponse<byte[]> retry = post("/gated/json", key, key);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(baseline.body());
+		assertThat(this.controller.runs(key)).isEqualTo(1);
 	}
 
 	private HttpResponse<byte[]> post(String path, String gate, String key) throws IOException, InterruptedException {

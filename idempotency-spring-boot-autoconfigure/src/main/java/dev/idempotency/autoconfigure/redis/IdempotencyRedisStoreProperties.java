@@ -2,6 +2,8 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -27,7 +29,7 @@ public class IdempotencyRedisStoreProperties {
 	 * application's connection factory's settings with this timeout. When not set: 2 seconds, or
 	 * the application's own Redis command timeout if that is shorter.
 	 */
-	private Duration commandTimeout;
+	private @Nullable Duration commandTimeout;
 
 	/**
 	 * Replicas that must acknowledge a reservation the store acquired and a completion (Redis
@@ -68,11 +70,11 @@ public class IdempotencyRedisStoreProperties {
 		this.keyPrefix = keyPrefix;
 	}
 
-	public Duration getCommandTimeout() {
+	public @Nullable Duration getCommandTimeout() {
 		return this.commandTimeout;
 	}
 
-	public void setCommandTimeout(Duration commandTimeout) {
+	public void setCommandTimeout(@Nullable Duration commandTimeout) {
 		this.commandTimeout = commandTimeout;
 	}
 

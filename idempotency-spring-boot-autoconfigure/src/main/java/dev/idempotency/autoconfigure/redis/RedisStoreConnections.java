@@ -2,6 +2,8 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -30,11 +32,11 @@ final class RedisStoreConnections implements DisposableBean {
 
 	private final RedisConnectionFactory factory;
 
-	private final LettuceConnectionFactory own;
+	private final @Nullable LettuceConnectionFactory own;
 
-	private final Duration commandTimeout;
+	private final @Nullable Duration commandTimeout;
 
-	RedisStoreConnections(RedisConnectionFactory applicationFactory, Duration configuredTimeout) {
+	RedisStoreConnections(RedisConnectionFactory applicationFactory, @Nullable Duration configuredTimeout) {
 		if (LETTUCE_PRESENT && applicationFactory instanceof LettuceConnectionFactory lettuce) {
 			this.commandTimeout = commandTimeout(lettuce.getClientConfiguration(), configuredTimeout);
 			this.own = new LettuceConnectionFactory(serverConfiguration(lettuce),
@@ -57,7 +59,7 @@ final class RedisStoreConnections implements DisposableBean {
 	}
 
 	/** The store's command timeout, or {@code null} when the application's factory is used as it is. */
-	Duration commandTimeout() {
+	@Nullable Duration commandTimeout() {
 		return this.commandTimeout;
 	}
 
@@ -68,7 +70,7 @@ final class RedisStoreConnections implements DisposableBean {
 		}
 	}
 
-	private static Duration commandTimeout(LettuceClientConfiguration application, Duration configured) {
+	private static Duration commandTimeout(LettuceClientConfiguration application, @Nullable Duration configured) {
 		if (configured != null) {
 			return configured;
 		}

@@ -70,7 +70,7 @@ public enum JdbcIdempotencyDialect {
 	 * @return the table name
 	 * @throws IllegalArgumentException if it is not a plain identifier
 	 */
-	public static String validateTableName(String tableName) {
+	public static String validateTableName(@Nullable String tableName) {
 		if (tableName == null || !IDENTIFIER.matcher(tableName).matches()) {
 			throw new IllegalArgumentException("Idempotency table name '" + tableName
 					+ "' is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*, at most 50 characters)");

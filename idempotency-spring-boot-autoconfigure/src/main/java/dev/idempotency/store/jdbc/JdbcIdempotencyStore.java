@@ -142,7 +142,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
 		for (int attempt = 1;; attempt++) {
-			ReserveResult result;
+			@Nullable ReserveResult result;
 			try {
 				result = (this.reserveSql.size() == 1) ? oneStatement("reserve", () -> reserveOnce(request))
 						: inOwnTransaction("reserve", () -> reserveOnce(request));
@@ -269,7 +269,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that cannot
 	 * join a caller's transaction, else in a transaction of its own.
 	 */
-	private <T> T oneStatement(String action, Supplier<T> statement) {
+	private <T extends @Nullable Object> T oneStatement(String action, Supplier<T> statement) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()
 				|| TransactionSynchronizationManager.hasResource(this.dataSource) || !autoCommitPool()) {
 			// A transaction (or a connection bound to this thread) would be joined: suspend it instead.
@@ -297,7 +297,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return autoCommit;
 	}
 
-	private <T> T inOwnTransaction(String action, Supplier<T> work) {
+	private <T extends @Nullable Object> T inOwnTransaction(String action, Supplier<T> work) {
 		try {
 			return this.ownTransaction.execute((status) -> work.get());
 		}

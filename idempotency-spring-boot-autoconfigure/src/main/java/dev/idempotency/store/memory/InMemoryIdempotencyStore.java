@@ -20,6 +20,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store in this JVM's memory, for a single node and for development. Thread-safe: every
@@ -247,7 +248,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * the counts unchanged, which leaves the map unchanged too. Compare-and-set, not add-then-undo,
 	 * so that no reader ever sees a count past its bound.
 	 */
-	private void account(RecordId id, Entry current, Entry next) {
+	private void account(RecordId id, @Nullable Entry current, @Nullable Entry next) {
 		int entriesDelta = ((next != null) ? 1 : 0) - ((current != null) ? 1 : 0);
 		long bytesDelta = ((next != null) ? next.weight(id) : 0) - ((current != null) ? current.weight(id) : 0);
 		if (entriesDelta > 0) {
@@ -286,8 +287,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	}
 
-	private record Entry(String fingerprint, String operation, String ownerToken, Instant leaseExpiresAt,
-			Instant expiresAt, byte[] encodedResponse) {
+	private record Entry(String fingerprint, String operation, @Nullable String ownerToken,
+			@Nullable Instant leaseExpiresAt, Instant expiresAt, byte @Nullable [] encodedResponse) {
 
 		boolean isExpired(Instant now) {
 			return !now.isBefore(this.expiresAt);

@@ -30,6 +30,7 @@ import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnection;
@@ -219,9 +220,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		byte[][] keysAndArgs = new byte[args.length + 1][];
 		keysAndArgs[0] = key;
 		System.arraycopy(args, 0, keysAndArgs, 1, args.length);
-		T result;
+		@Nullable T result;
 		try {
-			result = this.redis.execute((RedisCallback<T>) (connection) -> {
+			result = this.redis.execute((RedisCallback<@Nullable T>) (connection) -> {
 				T value = eval(connection, script, keysAndArgs);
 				if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
 					awaitReplicas(connection, key, transition);
@@ -239,7 +240,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static <T> T eval(RedisConnection connection, RedisScript<T> script, byte[][] keysAndArgs) {
+	private static <T> @Nullable T eval(RedisConnection connection, RedisScript<T> script, byte[][] keysAndArgs) {
 		ReturnType returnType = ReturnType.fromJavaType(script.getResultType());
 		try {
 			return (T) connection.scriptingCommands().evalSha(script.getSha1(), returnType, 1, keysAndArgs);

@@ -1,22 +1,17 @@
 package dev.idempotency.store.redis;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -255,7 +250,7 @@ public final class RedisCluster implements AutoCloseable {
 			if (ok) {
 				return;
 			}
-			sleep(100);
+			RedisProcesses.sleep(100);
 		}
 		throw new IllegalStateException("the cluster is not ok after " + READY_TIMEOUT + ":\n" + last);
 	}
@@ -272,23 +267,7 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private void stopAll() {
-		for (Node node : this.nodes) {
-			node.process.destroyForcibly();
-		}
-		for (Node node : this.nodes) {
-			try {
-				node.process.waitFor(10, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-		try (Stream<Path> files = Files.walk(this.directory)) {
-			files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-		}
-		catch (IOException ex) {
-			// a temporary directory left behind
-		}
+		RedisProcesses.stopAll(this.nodes.stream().map(Node::process).toList(), this.directory);
 	}
 
 	private Node node(int port) {
@@ -316,7 +295,7 @@ public final class RedisCluster implements AutoCloseable {
 	private Node startNode() {
 		for (int attempt = 0; attempt < 20; attempt++) {
 			int port = ThreadLocalRandom.current().nextInt(20000, 30000);
-			if (!free(port) || !free(port + 10000)) {
+			if (!RedisProcesses.free(port) || !RedisProcesses.free(port + 10000)) {
 				continue;
 			}
 			Path dir = this.directory.resolve(Integer.toString(port));
@@ -332,44 +311,17 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private static Node startNode(int port, Path dir) {
-		try {
-			Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-					"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-					"--dir", dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
-					"--daemonize", "no", "--logfile",
-					dir.resolve("redis.log").toString())
-				.redirectErrorStream(true)
-				.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("stdout.log").toFile()))
-				.start();
-			return new Node(port, process, dir);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("cannot start redis-server (is it on the PATH?)", ex);
-		}
+		return new Node(port,
+				RedisProcesses.start(dir, List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+						"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+						"2000", "--dir", dir.toString(), "--save", "", "--appendonly", "no",
+						"--repl-diskless-sync-delay", "0", "--daemonize", "no", "--logfile",
+						dir.resolve("redis.log").toString())),
+				dir);
 	}
 
 	private void awaitPing(Node node) {
-		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (!node.process.isAlive()) {
-				throw new IllegalStateException("redis-server on " + node.port + " exited; see " + node.dir);
-			}
-			if (cli(node.port, "PING").strip().equals("PONG")) {
-				return;
-			}
-			sleep(50);
-		}
-		throw new IllegalStateException("redis-server on " + node.port + " does not answer");
-	}
-
-	private static boolean free(int port) {
-		try (ServerSocket socket = new ServerSocket()) {
-			socket.bind(new InetSocketAddress(LOOPBACK, port));
-			return true;
-		}
-		catch (IOException ex) {
-			return false;
-		}
+		RedisProcesses.awaitPong(node.port, node.process, node.dir);
 	}
 
 	private static String run(List<String> command) {
@@ -381,16 +333,6 @@ public final class RedisCluster implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("cannot run " + command, ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -65,7 +65,7 @@ class RedisClusterFailoverTests {
 			try {
 				String prefix = "idem-loss-" + UUID.randomUUID() + ":";
 				RedisIdempotencyStore plain = new RedisIdempotencyStore(factory, prefix);
-				RedisIdempotencyStore acking = new RedisIdempotencyStore(factory, prefix, 1, Duration.ofMillis(300));
+				RedisIdempotencyStore acking = new RedisIdempotencyStore(factory, prefix, 1, Duration.ofSeconds(2));
 				int primary = cluster.masters().get(0);
 				BitSet slots = cluster.slotsOf(primary);
 				int replica = cluster.replicaOf(primary);

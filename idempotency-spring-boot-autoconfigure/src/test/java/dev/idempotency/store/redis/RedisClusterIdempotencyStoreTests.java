@@ -116,7 +116,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Test
 	void withReplicasToAckAReservationOrCompletionWaitsForTheReplicaOfItsSlot() {
 		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory,
-				"idem-cluster-ack-" + UUID.randomUUID() + ":", 1, Duration.ofMillis(300));
+				"idem-cluster-ack-" + UUID.randomUUID() + ":", 1, Duration.ofSeconds(2));
 		RecordId id = newId();
 		String owner = token();
 		assertThat(acking.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));

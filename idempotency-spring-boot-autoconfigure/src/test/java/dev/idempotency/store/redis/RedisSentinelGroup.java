@@ -1,20 +1,14 @@
 package dev.idempotency.store.redis;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -31,7 +25,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	/** The name the Sentinels monitor the primary under. */
 	public static final String MASTER_NAME = "idem";
 
-	private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+	private static final Duration READY_TIMEOUT = RedisProcesses.READY_TIMEOUT;
 
 	private final Path directory;
 
@@ -58,14 +52,14 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		try {
 			Server primary = group.startServer(freePort(), null);
 			group.servers.add(primary);
-			group.awaitPing(primary.port);
+			group.awaitPing(primary);
 			Server replica = group.startServer(freePort(), primary.port);
 			group.servers.add(replica);
-			group.awaitPing(replica.port);
+			group.awaitPing(replica);
 			for (int i = 0; i < 3; i++) {
 				Server sentinel = group.startSentinel(freePort(), primary.port);
 				group.sentinels.add(sentinel);
-				group.awaitPing(sentinel.port);
+				group.awaitPing(sentinel);
 			}
 			group.awaitReady(primary.port);
 			return group;
@@ -108,7 +102,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		Server old = server(port);
 		Server restarted = startServer(port, primary());
 		this.servers.set(this.servers.indexOf(old), restarted);
-		awaitPing(port);
+		awaitPing(restarted);
 	}
 
 	/** A Lettuce connection factory that finds the primary through the three Sentinels. */
@@ -134,23 +128,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	}
 
 	private void stopAll() {
-		List<Server> all = new ArrayList<>(this.sentinels);
-		all.addAll(this.servers);
-		all.forEach((server) -> server.process.destroyForcibly());
-		for (Server server : all) {
-			try {
-				server.process.waitFor(10, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-		try (Stream<Path> files = Files.walk(this.directory)) {
-			files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-		}
-		catch (IOException ex) {
-			// a temporary directory left behind
-		}
+		List<Process> all = new ArrayList<>();
+		this.sentinels.forEach((sentinel) -> all.add(sentinel.process));
+		this.servers.forEach((server) -> all.add(server.process));
+		RedisProcesses.stopAll(all, this.directory);
 	}
 
 	private Server server(int port) {
@@ -192,16 +173,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	}
 
 	private static Server start(int port, Path dir, List<String> command) {
-		try {
-			Files.createDirectories(dir);
-			Process process = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("stdout.log").toFile()))
-				.start();
-			return new Server(port, process);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("cannot start redis-server (is it on the PATH?)", ex);
-		}
+		return new Server(port, RedisProcesses.start(dir, command));
 	}
 
 	private void awaitReady(int primaryPort) {
@@ -217,44 +189,23 @@ public final class RedisSentinelGroup implements AutoCloseable {
 			if (ready) {
 				return;
 			}
-			sleep(100);
+			RedisProcesses.sleep(100);
 		}
 		throw new IllegalStateException("the Sentinels do not see the primary, its replica and each other");
 	}
 
-	private void awaitPing(int port) {
-		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (RedisCluster.cli(port, "PING").strip().equals("PONG")) {
-				return;
-			}
-			sleep(50);
-		}
-		throw new IllegalStateException("nothing answers on " + port + "; see " + this.directory);
+	private void awaitPing(Server server) {
+		RedisProcesses.awaitPong(server.port, server.process, this.directory);
 	}
 
 	private static int freePort() {
 		for (int attempt = 0; attempt < 20; attempt++) {
 			int port = ThreadLocalRandom.current().nextInt(30000, 40000);
-			try (ServerSocket socket = new ServerSocket()) {
-				socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+			if (RedisProcesses.free(port)) {
 				return port;
-			}
-			catch (IOException ex) {
-				// taken: try another
 			}
 		}
 		throw new IllegalStateException("no free port");
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
 	}
 
 	private record Server(int port, Process process) {

@@ -1,0 +1,257 @@
+package dev.idempotency.aspect;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.engine.Decision;
+import dev.idempotency.engine.Fingerprints;
+import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyListener;
+import dev.idempotency.engine.IdempotencyOutcome;
+import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.engine.Reservation;
+import dev.idempotency.store.StoredResponse;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The key comes
+ * from the annotation's SpEL expression over the arguments; the fingerprint covers the method and
+ * its arguments serialized as JSON; the return value is stored as JSON and replayed as the
+ * method's declared (generic) return type, or as the result's own class when the declared type is
+ * {@code Object}, an interface or an abstract class. A result is stored only once it has been read
+ * back as a value of the declared type; otherwise the key is released and the call fails with an
+ * {@link IllegalStateException}, so a retry never finds an answer it cannot replay. Handler methods
+ * that the HTTP door protects (those without a key expression) are left to it.
+ * <p>
+ * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent} on a
+ * method or on the class (then to each of its methods).
+ */
+public class IdempotentMethodInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
+
+	/** Kept with a stored result whose declared return type does not say which class to read it as. */
+	static final String RESULT_TYPE_HEADER = "Result-Type";
+
+	private static final String REQUEST_HANDLED_METHOD = "dev.idempotency.web.IdempotencyInterceptor.method";
+
+	private final IdempotencyEngine engine;
+
+	private final ObjectMapper objectMapper;
+
+	private final Supplier<String> scopeSupplier;
+
+	private final String problemTypeBase;
+
+	private final IdempotencyListener listener;
+
+	private final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final Map<String, Expression> keyExpressions = new ConcurrentHashMap<>();
+
+	private final Map<MethodOnClass, Optional<Found>> annotations = new ConcurrentHashMap<>();
+
+	/**
+	 * @param engine the protocol
+	 * @param objectMapper writes arguments (for the fingerprint) and results, reads results back
+	 * @param scopeSupplier whom a key belongs to, for the current call
+	 * @param problemTypeBase the base of the problem {@code type} URIs of an
+	 * {@link IdempotencyRejectedException}
+	 * @param listener told of calls whose key expression yields {@code null} (the engine's own
+	 * listener, told of every other outcome)
+	 */
+	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
+			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener) {
+		this.engine = engine;
+		this.objectMapper = objectMapper;
+		this.scopeSupplier = scopeSupplier;
+		this.problemTypeBase = problemTypeBase;
+		this.listener = listener;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
+				: invocation.getMethod().getDeclaringClass();
+		Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
+		Found found = findAnnotation(method, targetClass);
+		if (found == null || ReflectionUtils.isObjectMethod(method)) {
+			return invocation.proceed();
+		}
+		Idempotent annotation = found.annotation();
+		RequestAttributes web = RequestContextHolder.getRequestAttributes();
+		if (annotation.key().isEmpty()) {
+			// No key expression: a handler method, which the HTTP door protects with the header.
+			if (web == null && found.onMethod()) {
+				throw new IllegalStateException("@Idempotent on " + method.toGenericString()
+						+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
+			}
+			return invocation.proceed();
+		}
+		if (web != null && method.equals(web.getAttribute(REQUEST_HANDLED_METHOD, RequestAttributes.SCOPE_REQUEST))) {
+			// Protected by the HTTP door in this request already.
+			return invocation.proceed();
+		}
+		@Nullable Object[] args = invocation.getArguments();
+		Object keyValue = keyExpression(annotation.key())
+			.getValue(new MethodBasedEvaluationContext(target, method, args, this.parameterNames));
+		String operation = annotation.operation().isEmpty()
+				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
+		if (keyValue == null && !annotation.keyRequired()) {
+			// Most likely a bug in the caller or the expression: say so, and count it.
+			logger.warn("The key expression " + annotation.key() + " of " + operation
+					+ " yielded null: running it unprotected (keyRequired = true refuses such calls)");
+			this.listener.onOutcome(IdempotencyOutcome.NULL_KEY, operation);
+			return invocation.proceed();
+		}
+		Decision decision = this.engine.begin(new IdempotentCall(this.scopeSupplier.get(),
+				(keyValue != null) ? List.of(keyValue.toString()) : List.of(), IdempotentCall.KeyFormat.OPAQUE,
+				annotation.keyRequired(), operation, () -> fingerprint(method, args)));
+		if (decision instanceof Decision.Replay replay) {
+			try {
+				return readResult(method, replay.response());
+			}
+			catch (RuntimeException ex) {
+				// It was read back when stored: the method or the result's class changed since.
+				throw new IllegalStateException("The stored result of " + operation + " for key " + keyValue
+						+ " cannot be read back as " + method.getGenericReturnType().getTypeName()
+						+ "; did its class change since it was stored?", ex);
+			}
+		}
+		if (decision instanceof Decision.Reject reject) {
+			throw new IdempotencyRejectedException(reject.error(), this.problemTypeBase);
+		}
+		Reservation reservation = ((Decision.Proceed) decision).reservation();
+		if (reservation == null) {
+			return invocation.proceed();
+		}
+		Object result;
+		try {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			this.engine.failed(reservation, "the method threw " + ex.getClass().getName());
+			throw ex;
+		}
+		StoredResponse stored;
+		try {
+			stored = storable(method, result);
+		}
+		catch (RuntimeException ex) {
+			// Never store an answer that a retry could not read back: release the key instead.
+			this.engine.failed(reservation, "the result cannot be replayed: " + ex.getMessage());
+			throw new IllegalStateException("The result of " + method.toGenericString()
+					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
+					ex);
+		}
+		this.engine.succeeded(reservation, stored);
+		return result;
+	}
+
+	/**
+	 * The result as JSON, with its concrete class when the declared return type does not say how to
+	 * read it back ({@code Object}, an interface or an abstract class), after checking that it reads
+	 * back as a value of the declared return type.
+	 */
+	private StoredResponse storable(Method method, @Nullable Object result) {
+		byte[] body = this.objectMapper.writeValueAsBytes(result);
+		Map<String, List<String>> headers = Map.of();
+		if (result != null && needsConcreteType(method.getReturnType())) {
+			headers = Map.of(RESULT_TYPE_HEADER, List.of(result.getClass().getName()));
+		}
+		StoredResponse stored = new StoredResponse(200, headers, body);
+		Object readBack = readResult(method, stored);
+		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
+		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
+			throw new IllegalStateException("it reads back as " + readBack.getClass().getName() + ", not as "
+					+ declared.getName());
+		}
+		return stored;
+	}
+
+	private static boolean needsConcreteType(Class<?> declared) {
+		if (declared.isPrimitive() || declared.isArray() || Collection.class.isAssignableFrom(declared)
+				|| Map.class.isAssignableFrom(declared)) {
+			// Jackson reads these as their declared (generic) type.
+			return false;
+		}
+		return declared == Object.class || declared.isInterface() || Modifier.isAbstract(declared.getModifiers());
+	}
+
+	/** The method's annotation, else its class's; looked up once per method and class. */
+	private @Nullable Found findAnnotation(Method method, Class<?> targetClass) {
+		return this.annotations.computeIfAbsent(new MethodOnClass(method, targetClass), (key) -> {
+			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
+			if (onMethod != null) {
+				return Optional.of(new Found(onMethod, true));
+			}
+			Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(key.targetClass(), Idempotent.class);
+			return Optional.ofNullable((onClass != null) ? new Found(onClass, false) : null);
+		}).orElse(null);
+	}
+
+	private record MethodOnClass(Method method, Class<?> targetClass) {
+	}
+
+	private record Found(Idempotent annotation, boolean onMethod) {
+	}
+
+	private Expression keyExpression(String expression) {
+		return this.keyExpressions.computeIfAbsent(expression, this.parser::parseExpression);
+	}
+
+	private String fingerprint(Method method, @Nullable Object[] args) {
+		String identity = method.getDeclaringClass().getName() + "#" + method.getName()
+				+ List.of(method.getParameterTypes()).stream().map(Class::getName).toList();
+		return Fingerprints.method(identity, this.objectMapper.writeValueAsBytes(args));
+	}
+
+	private @Nullable Object readResult(Method method, StoredResponse response) {
+		if (method.getReturnType() == void.class) {
+			return null;
+		}
+		List<String> concrete = response.headers().get(RESULT_TYPE_HEADER);
+		JavaType type;
+		if (concrete != null) {
+			Class<?> resultClass = ClassUtils.resolveClassName(concrete.get(0),
+					method.getDeclaringClass().getClassLoader());
+			if (!method.getReturnType().isAssignableFrom(resultClass)) {
+				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
+						+ resultClass.getName() + ", which the method does not return");
+			}
+			type = this.objectMapper.getTypeFactory().constructType(resultClass);
+		}
+		else {
+			type = this.objectMapper.getTypeFactory().constructType(method.getGenericReturnType());
+		}
+		return this.objectMapper.readValue(response.body(), type);
+	}
+
+}

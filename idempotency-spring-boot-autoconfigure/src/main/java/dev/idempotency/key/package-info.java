@@ -1,0 +1,7 @@
+/**
+ * The client's idempotency key: parsing and validation of UUIDv7 and opaque keys.
+ */
+@NullMarked
+package dev.idempotency.key;
+
+import org.jspecify.annotations.NullMarked;

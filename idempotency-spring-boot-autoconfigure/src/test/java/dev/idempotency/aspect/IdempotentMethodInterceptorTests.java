@@ -1,0 +1,438 @@
+package dev.idempotency.aspect;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
+import dev.idempotency.engine.IdempotencyErrorType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.NameMatchMethodPointcut;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+@ExtendWith(OutputCaptureExtension.class)
+class IdempotentMethodInterceptorTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
+				IdempotencyAspectAutoConfiguration.class))
+		.withUserConfiguration(Beans.class);
+
+	@Test
+	void aRepeatedCallReplaysTheStoredResultAsTheDeclaredType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Receipt first = payments.pay(new Charge("order-1", 250));
+			Receipt again = payments.pay(new Charge("order-1", 250));
+			assertThat(again).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+			List<Receipt> history = payments.history("order-1", 2);
+			assertThat(payments.history("order-1", 2)).isEqualTo(history).allSatisfy(
+					(receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void theSameKeyWithOtherArgumentsIsRejected() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge("order-2", 100));
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> payments.pay(new Charge("order-2", 999)))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED))
+				.satisfies((ex) -> assertThat(ex.error().status()).isEqualTo(422));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aFailedCallIsReleasedSoItRunsAgain() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThatIllegalStateException().isThrownBy(() -> payments.failing("k-1"));
+			assertThatIllegalStateException().isThrownBy(() -> payments.failing("k-1"));
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aNullKeyRunsUnprotectedWithAWarningAndACountUnlessRequired(CapturedOutput output) {
+		this.runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge(null, 1));
+			payments.pay(new Charge(null, 1));
+			assertThat(payments.runs()).isEqualTo(2);
+			assertThat(output.getOut()).contains("WARN").contains("#charge.orderId").contains("Payments.pay")
+				.contains("null");
+			Counter nullKeys = context.getBean(MeterRegistry.class)
+				.find(MicrometerIdempotencyListener.METER_NAME)
+				.tag("outcome", "null_key")
+				.tag("operation", "Payments.pay")
+				.counter();
+			assertThat(nullKeys).isNotNull();
+			assertThat(nullKeys.count()).isEqualTo(2);
+			assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(null))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REQUIRED))
+				.satisfies((ex) -> assertThat(ex.getStatusCode().value()).isEqualTo(400));
+		});
+	}
+
+	@Test
+	void aMethodWithoutAKeyExpressionOutsideARequestIsAMisconfiguration() {
+		this.runner.run((context) -> assertThatIllegalStateException()
+			.isThrownBy(() -> context.getBean(Payments.class).noKey())
+			.withMessageContaining("key = "));
+	}
+
+	@Test
+	void aResultDeclaredAsAnInterfaceIsReplayedAsItsConcreteType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Shape first = payments.shape("shape-1");
+			Shape again = payments.shape("shape-1");
+			assertThat(again).isInstanceOf(Circle.class).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aNullResultDeclaredAsAnInterfaceIsReplayedAsNull() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThat(payments.noShape("shape-none")).isNull();
+			assertThat(payments.noShape("shape-none")).isNull();
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aResultDeclaredAsObjectIsReplayedAsItsConcreteType() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Object first = payments.anything("any-1");
+			Object again = payments.anything("any-1");
+			assertThat(again).isInstanceOf(Receipt.class).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aResultThatCannotBeReadBackIsNotStoredAndItsKeyIsReleased() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
+				.withMessageContaining("cannot be replayed")
+				.withMessageContaining("Drawing");
+			// Not stuck: the retry runs again instead of failing on a stored answer it cannot read.
+			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
+				.withMessageContaining("cannot be replayed");
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void interfaceAndClassBasedBeansAreProxiedAsSpringAopProxyTargetClassSays() {
+		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").run((context) -> {
+			Ledger ledger = context.getBean(Ledger.class);
+			assertThat(AopUtils.isJdkDynamicProxy(ledger)).isTrue();
+			assertThat(ledger.record(new Charge("ledger-1", 5))).isEqualTo(ledger.record(new Charge("ledger-1", 5)));
+			assertThat(ledger.runs()).isEqualTo(1);
+			Payments payments = context.getBean(Payments.class);
+			assertThat(AopUtils.isCglibProxy(payments)).isTrue();
+			payments.pay(new Charge("jdk-1", 1));
+			payments.pay(new Charge("jdk-1", 1));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+		this.runner.run((context) -> {
+			Ledger ledger = context.getBean(Ledger.class);
+			assertThat(AopUtils.isCglibProxy(ledger)).isTrue();
+			ledger.record(new Charge("ledger-2", 5));
+			ledger.record(new Charge("ledger-2", 5));
+			assertThat(ledger.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void anAnnotationOnTheClassProtectsEachMethod() {
+		this.runner.run((context) -> {
+			Tickets tickets = context.getBean(Tickets.class);
+			assertThat(tickets.issue("t-1")).isEqualTo(tickets.issue("t-1"));
+			assertThat(tickets.issue("t-2")).isEqualTo(2);
+			assertThat(tickets.toString()).isEqualTo("tickets");
+			// Without a key expression a class annotation is the HTTP door's (a controller): left alone here.
+			assertThat(context.getBean(HeaderOnly.class).hello()).isEqualTo("hello");
+		});
+	}
+
+	@Test
+	void theMethodDoorRunsOutsideTheBeansOtherAdvice() {
+		AtomicInteger transactions = new AtomicInteger();
+		this.runner.withBean("transactionLikeAdvisor", Advisor.class, () -> new DefaultPointcutAdvisor(
+				new NameMatchMethodPointcut().addMethodName("pay"), (MethodInterceptor) (invocation) -> {
+					transactions.incrementAndGet();
+					return invocation.proceed();
+				})).run((context) -> {
+					Payments payments = context.getBean(Payments.class);
+					payments.pay(new Charge("outer-1", 1));
+					payments.pay(new Charge("outer-1", 1));
+					// The replay did not enter the other advice (a transaction would not be opened).
+					assertThat(transactions).hasValue(1);
+					assertThat(payments.runs()).isEqualTo(1);
+				});
+	}
+
+	@Test
+	void aKeyIsOneToSixtyFourVisibleAsciiCharacters() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			String longest = "~!#$%&'()*+,-./:;<=>?@[]^_`{|}" + "k".repeat(34);
+			assertThat(payments.strict(longest)).isEqualTo(payments.strict(longest));
+			for (String bad : new String[] { "", longest + "k", "with space", "caf\u00e9" }) {
+				assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(bad))
+					.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.INVALID_KEY))
+					.satisfies((ex) -> assertThat(ex.getStatusCode().value()).isEqualTo(400));
+			}
+		});
+	}
+
+	@Test
+	void anAsynchronousMethodIsRefusedAtStartUp() {
+		this.runner.withBean(Later.class)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("Later.charge")
+				.hasMessageContaining("CompletableFuture"));
+	}
+
+	@Test
+	void aResponseEntityIsRefusedAtStartUp() {
+		this.runner.withBean(Entities.class)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("Entities.create")
+				.hasMessageContaining("ResponseEntity")
+				.hasMessageContaining("return the body"));
+	}
+
+	@Test
+	void aspectJIsNotNeeded() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
+					IdempotencyAspectAutoConfiguration.class))
+			.withBean(Payments.class)
+			.withClassLoader(new FilteredClassLoader("org.aspectj"))
+			.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge("no-aspectj-1", 1));
+			payments.pay(new Charge("no-aspectj-1", 1));
+			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	public record Charge(String orderId, int cents) {
+	}
+
+	interface Ledger {
+
+		Receipt record(Charge charge);
+
+		int runs();
+
+	}
+
+	static class CountingLedger implements Ledger {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@Override
+		@Idempotent(key = "#charge.orderId")
+		public Receipt record(Charge charge) {
+			return new Receipt(charge.orderId(), charge.cents(), this.runs.incrementAndGet());
+		}
+
+		@Override
+		public int runs() {
+			return this.runs.get();
+		}
+
+	}
+
+	static class Later {
+
+		@Idempotent(key = "#p0")
+		public java.util.concurrent.CompletableFuture<String> charge(String key) {
+			return java.util.concurrent.CompletableFuture.completedFuture(key);
+		}
+
+	}
+
+	static class Entities {
+
+		@Idempotent(key = "#p0")
+		public org.springframework.http.ResponseEntity<String> create(String key) {
+			return org.springframework.http.ResponseEntity.ok(key);
+		}
+
+	}
+
+	@Idempotent
+	static class HeaderOnly {
+
+		public String hello() {
+			return "hello";
+		}
+
+	}
+
+	@Idempotent(key = "#p0")
+	static class Tickets {
+
+		private final AtomicInteger issued = new AtomicInteger();
+
+		public int issue(String id) {
+			return this.issued.incrementAndGet();
+		}
+
+		@Override
+		public String toString() {
+			return "tickets";
+		}
+
+	}
+
+	interface Shape {
+
+		double area();
+
+	}
+
+	record Circle(double radius) implements Shape {
+
+		@Override
+		public double area() {
+			return Math.PI * this.radius * this.radius;
+		}
+
+	}
+
+	/** Serializable as JSON but not readable back: its field is an interface without type information. */
+	public static class Drawing {
+
+		public Shape shape = new Circle(1);
+
+	}
+
+	public record Receipt(String orderId, int cents, int run) {
+	}
+
+	/** Public: proxied by CGLIB also from the filtered class loader of {@link #aspectJIsNotNeeded()}. */
+	public static class Payments {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		public int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#charge.orderId")
+		public Receipt pay(Charge charge) {
+			return new Receipt(charge.orderId(), charge.cents(), this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "'history-' + #orderId")
+		public List<Receipt> history(String orderId, int count) {
+			int run = this.runs.incrementAndGet();
+			return java.util.stream.IntStream.range(0, count).mapToObj((i) -> new Receipt(orderId, i, run)).toList();
+		}
+
+		@Idempotent(key = "#p0")
+		public Shape shape(String key) {
+			return new Circle(this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "#p0")
+		public Shape noShape(String key) {
+			this.runs.incrementAndGet();
+			return null;
+		}
+
+		@Idempotent(key = "#p0")
+		public Object anything(String key) {
+			return new Receipt(key, 1, this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "#p0")
+		public Drawing unreadable(String key) {
+			this.runs.incrementAndGet();
+			return new Drawing();
+		}
+
+		@Idempotent(key = "#p0")
+		public void failing(String key) {
+			this.runs.incrementAndGet();
+			throw new IllegalStateException("declined");
+		}
+
+		@Idempotent(key = "#key", keyRequired = true)
+		public String strict(String key) {
+			return key;
+		}
+
+		@Idempotent
+		public String noKey() {
+			return "never";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Beans {
+
+		@Bean
+		Payments payments() {
+			return new Payments();
+		}
+
+		@Bean
+		Ledger ledger() {
+			return new CountingLedger();
+		}
+
+		@Bean
+		Tickets tickets() {
+			return new Tickets();
+		}
+
+		@Bean
+		HeaderOnly headerOnly() {
+			return new HeaderOnly();
+		}
+
+	}
+
+}

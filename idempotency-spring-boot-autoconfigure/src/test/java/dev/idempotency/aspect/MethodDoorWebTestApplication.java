@@ -1,0 +1,152 @@
+package dev.idempotency.aspect;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.Idempotent;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/** A small web app whose handlers and services, protected by the method door, count their runs. */
+@SpringBootConfiguration
+@EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
+class MethodDoorWebTestApplication {
+
+	@Bean
+	MeterRegistry meterRegistry() {
+		return new SimpleMeterRegistry();
+	}
+
+	@Bean
+	Runs runs() {
+		return new Runs();
+	}
+
+	@Bean
+	Gate gate() {
+		return new Gate();
+	}
+
+	@Bean
+	Payments payments(Runs runs) {
+		return new Payments(runs);
+	}
+
+	/** How often each operation ran, by key. */
+	static class Runs {
+
+		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+		int increment(String name) {
+			return this.runs.computeIfAbsent(name, (n) -> new AtomicInteger()).incrementAndGet();
+		}
+
+		int of(String name) {
+			AtomicInteger count = this.runs.get(name);
+			return (count != null) ? count.get() : 0;
+		}
+
+	}
+
+	/** Holds a slow handler until the test opens it. */
+	static class Gate {
+
+		final CountDownLatch entered = new CountDownLatch(1);
+
+		final CountDownLatch open = new CountDownLatch(1);
+
+		void pass() {
+			this.entered.countDown();
+			try {
+				this.open.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+	}
+
+	record NewOrder(String requestId, String item) {
+	}
+
+	record Order(String requestId, String item, int run) {
+	}
+
+	record Charge(String orderId, int cents) {
+	}
+
+	record Receipt(String orderId, int cents, int run) {
+	}
+
+	/** A service method behind a handler that the HTTP door does not protect. */
+	static class Payments {
+
+		private final Runs runs;
+
+		Payments(Runs runs) {
+			this.runs = runs;
+		}
+
+		@Idempotent(key = "#charge.orderId")
+		public Receipt pay(Charge charge) {
+			return new Receipt(charge.orderId(), charge.cents(), this.runs.increment("pay-" + charge.orderId()));
+		}
+
+	}
+
+	/** Registered as a member class of this configuration. */
+	@RestController
+	static class OrderController {
+
+		private final Runs runs;
+
+		private final Payments payments;
+
+		private final Gate gate;
+
+		OrderController(Runs runs, Payments payments, Gate gate) {
+			this.runs = runs;
+			this.payments = payments;
+			this.gate = gate;
+		}
+
+		@PostMapping("/orders/slow")
+		@Idempotent(key = "#command.requestId")
+		public Order createSlowly(@RequestBody NewOrder command) {
+			this.gate.pass();
+			return new Order(command.requestId(), command.item(), this.runs.increment("slow-" + command.requestId()));
+		}
+
+		@PostMapping("/orders")
+		@Idempotent(key = "#command.requestId")
+		public Order create(@RequestBody NewOrder command) {
+			return new Order(command.requestId(), command.item(),
+					this.runs.increment("create-" + command.requestId() + "-" + command.item()));
+		}
+
+		@PostMapping("/orders/strict")
+		@Idempotent(key = "#command.requestId", keyRequired = true)
+		public Order createStrictly(@RequestBody NewOrder command) {
+			return new Order(command.requestId(), command.item(),
+					this.runs.increment("strict-" + command.requestId() + "-" + command.item()));
+		}
+
+		@PostMapping("/charges")
+		public Receipt charge(@RequestBody Charge charge) {
+			return this.payments.pay(charge);
+		}
+
+	}
+
+}
