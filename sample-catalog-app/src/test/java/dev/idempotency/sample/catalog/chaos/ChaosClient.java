@@ -46,6 +46,9 @@ final class ChaosClient implements Runnable {
 
 	final List<String> invalidBodies = new ArrayList<>();
 
+	/** Every call, in order: when it started, what, its key, and its final answer. */
+	final List<String> history = new ArrayList<>();
+
 	int attempts;
 
 	int replays;
@@ -197,6 +200,9 @@ final class ChaosClient implements Runnable {
 		String key = "GET".equals(method) ? null : uuid7();
 		long deadline = System.currentTimeMillis() + this.answerDeadlineMillis;
 		StringBuilder trail = new StringBuilder();
+		int entryIndex = this.history.size();
+		this.history.add("%.2f s %s key=%s".formatted((System.currentTimeMillis() - this.originMillis) / 1000.0,
+				operation, key));
 		while (System.currentTimeMillis() < deadline) {
 			int entry = this.random.nextInt(this.entryPorts.size());
 			int port = this.entryPorts.get(entry);
@@ -225,6 +231,9 @@ final class ChaosClient implements Runnable {
 			if (answer.replayed()) {
 				this.replays++;
 			}
+			this.history.set(entryIndex, this.history.get(entryIndex) + " -> " + answer.status()
+					+ (answer.replayed() ? " replayed" : "") + " after " + (trail.toString().split("\n").length - 1)
+					+ " attempts");
 			if (answer.status() == expected) {
 				if (answer.body().isEmpty()) {
 					return JSON.createObjectNode();

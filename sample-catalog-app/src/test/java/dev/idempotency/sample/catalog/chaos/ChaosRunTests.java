@@ -49,7 +49,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}), {@code chaos.operations},
  * {@code chaos.clients}, {@code chaos.seed}, {@code chaos.lose-rate}, {@code chaos.cut-rate},
  * {@code chaos.replicas-to-ack}; the figures go to standard output and to
- * {@code target/chaos/report-<store>-<seed>.txt}.
+ * {@code target/chaos/report-<store>-<seed>.txt}; each client's calls and their answers to
+ * {@code target/chaos/<run>/history-<client>.txt}.
  */
 class ChaosRunTests {
 
@@ -210,6 +211,9 @@ class ChaosRunTests {
 			details.append("timeline of the faults other than lost and cut responses:\n");
 			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
 			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + seed + ".txt"), details);
+			for (ChaosClient client : clients) {
+				Files.write(runDirectory.resolve("history-" + client.namespace() + ".txt"), client.history);
+			}
 			System.out.println(details);
 
 			assertThat(monkeyFailures).as("faults that could not be injected or undone").isEmpty();
