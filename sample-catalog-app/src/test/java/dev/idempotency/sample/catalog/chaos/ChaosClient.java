@@ -34,6 +34,9 @@ final class ChaosClient implements Runnable {
 
 	private final long answerDeadlineMillis;
 
+	/** When the run started: the attempt trails of wrong answers give times since then. */
+	private final long originMillis;
+
 	/** Tables this client was told exist, by name, with the appends it was told were committed. */
 	final Map<String, TableState> tables = new LinkedHashMap<>();
 
@@ -43,6 +46,9 @@ final class ChaosClient implements Runnable {
 
 	final List<String> invalidBodies = new ArrayList<>();
 
+	/** Every call, in order: when it started, what, its key, and its final answer. */
+	final List<String> history = new ArrayList<>();
+
 	int attempts;
 
 	int replays;
@@ -51,12 +57,14 @@ final class ChaosClient implements Runnable {
 
 	private int nextTable;
 
-	ChaosClient(String namespace, int operations, long seed, List<Integer> entryPorts, long answerDeadlineMillis) {
+	ChaosClient(String namespace, int operations, long seed, List<Integer> entryPorts, long answerDeadlineMillis,
+			long originMillis) {
 		this.namespace = namespace;
 		this.operations = operations;
 		this.random = new Random(seed);
 		this.entryPorts = entryPorts;
 		this.answerDeadlineMillis = answerDeadlineMillis;
+		this.originMillis = originMillis;
 	}
 
 	String namespace() {
@@ -183,22 +191,36 @@ final class ChaosClient implements Runnable {
 
 	/**
 	 * Sends the request until a final answer: the parsed body of the expected status (an empty
-	 * object for 204), or {@code null} after a wrong final answer or none within the deadline.
+	 * object for 204), or {@code null} after a wrong final answer or none within the deadline. A
+	 * wrong answer is reported with the trail of its attempts: when, through which node's entry,
+	 * and what came back.
 	 */
 	private JsonNode call(String operation, String method, String path, String body, int expected,
 			int... alsoFinal) {
 		String key = "GET".equals(method) ? null : uuid7();
 		long deadline = System.currentTimeMillis() + this.answerDeadlineMillis;
+		StringBuilder trail = new StringBuilder();
+		int entryIndex = this.history.size();
+		this.history.add("%.2f s %s key=%s".formatted((System.currentTimeMillis() - this.originMillis) / 1000.0,
+				operation, key));
 		while (System.currentTimeMillis() < deadline) {
-			int port = this.entryPorts.get(this.random.nextInt(this.entryPorts.size()));
+			int entry = this.random.nextInt(this.entryPorts.size());
+			int port = this.entryPorts.get(entry);
 			this.attempts++;
+			trail.append("%n    %.2f s node-%c: ".formatted((System.currentTimeMillis() - this.originMillis) / 1000.0,
+					'a' + entry));
 			RawHttp.Answer answer;
 			try {
 				answer = RawHttp.exchange(port, method, path, key, body);
 			}
 			catch (IOException ex) {
+				trail.append(ex.getClass().getSimpleName()).append(' ').append(ex.getMessage());
 				pause(50 + this.random.nextInt(200));
 				continue;
+			}
+			trail.append(answer.status()).append(answer.replayed() ? " replayed" : "");
+			if (answer.status() >= 500) {
+				trail.append(' ').append(answer.body(), 0, Math.min(answer.body().length(), 120));
 			}
 			if (answer.status() >= 500) {
 				String retryAfter = answer.headers().get("retry-after");
@@ -209,6 +231,9 @@ final class ChaosClient implements Runnable {
 			if (answer.replayed()) {
 				this.replays++;
 			}
+			this.history.set(entryIndex, this.history.get(entryIndex) + " -> " + answer.status()
+					+ (answer.replayed() ? " replayed" : "") + " after " + (trail.toString().split("\n").length - 1)
+					+ " attempts");
 			if (answer.status() == expected) {
 				if (answer.body().isEmpty()) {
 					return JSON.createObjectNode();
@@ -229,10 +254,10 @@ final class ChaosClient implements Runnable {
 				}
 			}
 			this.wrongAnswers.add(operation + " key=" + key + ": expected " + expected + ", told " + answer.status()
-					+ (answer.replayed() ? " (replayed)" : "") + " " + abbreviate(answer.body()));
+					+ (answer.replayed() ? " (replayed)" : "") + " " + abbreviate(answer.body()) + trail);
 			return null;
 		}
-		this.unanswered.add(operation + " key=" + key);
+		this.unanswered.add(operation + " key=" + key + trail);
 		return null;
 	}
 

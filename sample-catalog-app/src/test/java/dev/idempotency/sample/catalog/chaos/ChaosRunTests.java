@@ -3,6 +3,7 @@ package dev.idempotency.sample.catalog.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -10,34 +11,46 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Everything going wrong at once, then a check that every effect happened exactly once.
  * <p>
- * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the run, dropped after it) for the catalog and the
- * idempotency records, through a proxy that cuts the database off now and then. Each node sits
- * behind a proxy that loses random responses and cuts others off mid-way. A monkey SIGKILLs a
- * random node (and starts it again) and cuts the database. Clients issue keyed operations on
- * their own namespaces (create table, append a snapshot with Iceberg's optimistic requirement,
- * rename, drop), each retried with its key on I/O errors and 5xx on either node until it is
- * answered. Afterwards the catalog must hold exactly what the clients were told.
+ * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the run,
+ * dropped after it) for the catalog, through a proxy that cuts the database off now and then.
+ * The idempotency records are in that database too, or in a Redis Cluster of the run's own whose
+ * primaries are killed and paused ({@link ChaosStore}). Each node sits behind a proxy that loses
+ * random responses and cuts others off mid-way. A monkey SIGKILLs a random node (and starts it
+ * again). Clients issue keyed operations on their own namespaces (create table, append a snapshot
+ * with Iceberg's optimistic requirement, rename, drop), each retried with its key on I/O errors
+ * and 5xx on either node until it is answered. Afterwards the catalog must hold exactly what the
+ * clients were told.
  * <p>
- * Short by default (part of the test suite); the long run:
- * {@code ./mvnw -B -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.operations=10000}.
- * Settings: {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
- * {@code chaos.lose-rate}, {@code chaos.cut-rate}; the figures go to standard output and to
- * {@code target/chaos/report-<seed>.txt}.
+ * Short by default (part of the test suite, once per store); a long run of one store:
+ * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=redis-cluster -Dchaos.operations=3000}.
+ * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}), {@code chaos.operations},
+ * {@code chaos.clients}, {@code chaos.seed}, {@code chaos.lose-rate}, {@code chaos.cut-rate},
+ * {@code chaos.replicas-to-ack}; the figures go to standard output and to
+ * {@code target/chaos/report-<store>-<seed>.txt}; each client's calls and their answers to
+ * {@code target/chaos/<run>/history-<client>.txt}.
  */
 class ChaosRunTests {
 
@@ -45,39 +58,49 @@ class ChaosRunTests {
 
 	private static final ObjectMapper JSON = new ObjectMapper();
 
-	@Test
-	void everyAcknowledgedOperationTakesEffectExactlyOnce() throws Exception {
-		int operations = Integer.getInteger("chaos.operations", 600);
+	static List<ChaosStore> stores() {
+		return ChaosStore.selected();
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("stores")
+	void everyAcknowledgedOperationTakesEffectExactlyOnce(ChaosStore store) throws Exception {
+		int operations = Integer.getInteger("chaos.operations", 400);
 		int clientCount = Integer.getInteger("chaos.clients", 4);
 		long seed = Long.getLong("chaos.seed", System.nanoTime());
 		double loseRate = Double.parseDouble(System.getProperty("chaos.lose-rate", "0.05"));
 		double cutRate = Double.parseDouble(System.getProperty("chaos.cut-rate", "0.03"));
 		Random random = new Random(seed);
-		String database = "chaos_" + Long.toHexString(seed & 0xFFFFFFFFFFL);
-		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", database));
+		String runName = "chaos_" + ((store == ChaosStore.POSTGRESQL) ? "pg" : "rc") + "_"
+				+ Long.toHexString(seed & 0xFFFFFFFFFFL);
+		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
 		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in every schema.
-		execute("CREATE DATABASE " + database);
+		execute("CREATE DATABASE " + runName);
 		List<CatalogNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
 		AtomicInteger kills = new AtomicInteger();
-		AtomicInteger storeCuts = new AtomicInteger();
+		AtomicInteger databaseCuts = new AtomicInteger();
 		long started = System.nanoTime();
-		try (FaultyTcpProxy databaseLink = new FaultyTcpProxy(5432, 0, 0, random.nextLong())) {
-			List<String> arguments = List.of(
-					"--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + database,
+		long startedMillis = System.currentTimeMillis();
+		List<String> timeline = new CopyOnWriteArrayList<>();
+		try (ChaosStore.Records records = store.open(runName + ":", new Random(random.nextLong()));
+				FaultyTcpProxy databaseLink = new FaultyTcpProxy(5432, 0, 0, random.nextLong())) {
+			List<String> arguments = new ArrayList<>(List.of(
+					"--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + runName,
 					"--spring.datasource.username=postgres", "--spring.datasource.password=",
 					"--spring.datasource.hikari.maximum-pool-size=6",
 					"--spring.datasource.hikari.connection-timeout=3000",
-					// A node started during a store cut waits for the database instead of exiting.
+					// A node started during a database cut waits for the database instead of exiting.
 					"--spring.datasource.hikari.initialization-fail-timeout=20000",
 					"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
-					"--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always",
 					"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
-					"--logging.level.root=WARN");
+					// INFO for the starter: a takeover after a lease ran out is logged at INFO.
+					"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
+			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
 				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
-				node.start();
 				nodes.add(node);
+				node.start();
 				entries.add(new FaultyTcpProxy(node.port(), loseRate, cutRate, random.nextLong()));
 			}
 			List<Integer> entryPorts = entries.stream().map(FaultyTcpProxy::port).toList();
@@ -85,35 +108,61 @@ class ChaosRunTests {
 			List<Thread> threads = new ArrayList<>();
 			for (int i = 0; i < clientCount; i++) {
 				ChaosClient client = new ChaosClient("c" + i, operations / clientCount, random.nextLong(), entryPorts,
-						120_000);
+						120_000, startedMillis);
 				clients.add(client);
 				Thread thread = new Thread(client, "chaos-client-" + i);
 				threads.add(thread);
 				thread.start();
 			}
 			AtomicBoolean running = new AtomicBoolean(true);
+			ChaosStore.Run run = new ChaosStore.Run() {
+
+				@Override
+				public boolean sleep(long millis) throws InterruptedException {
+					return sleepWhile(running, millis);
+				}
+
+				@Override
+				public void event(String what) {
+					timeline.add("%.2f s %s".formatted((System.currentTimeMillis() - startedMillis) / 1000.0, what));
+				}
+
+			};
 			Random killerRandom = new Random(random.nextLong());
 			Random cutterRandom = new Random(random.nextLong());
-			List<Throwable> monkeyFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
-			Thread killer = monkey("chaos-killer", running, () -> {
-				Thread.sleep(2000 + killerRandom.nextInt(4000));
+			List<Throwable> monkeyFailures = new CopyOnWriteArrayList<>();
+			List<Thread> monkeys = new ArrayList<>();
+			monkeys.add(monkey("chaos-killer", running, () -> {
+				if (!run.sleep(2000 + killerRandom.nextInt(4000))) {
+					return;
+				}
 				CatalogNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
 				victim.kill();
 				kills.incrementAndGet();
+				run.event(victim.name() + " killed");
 				Thread.sleep(200 + killerRandom.nextInt(800));
 				restart(victim);
-			}, monkeyFailures);
-			Thread cutter = monkey("chaos-cutter", running, () -> {
-				Thread.sleep(2000 + cutterRandom.nextInt(4000));
-				databaseLink.cut(200 + cutterRandom.nextInt(1300));
-				storeCuts.incrementAndGet();
-			}, monkeyFailures);
+				run.event(victim.name() + " answering again");
+			}, monkeyFailures));
+			monkeys.add(monkey("chaos-cutter", running, () -> {
+				if (!run.sleep(2000 + cutterRandom.nextInt(4000))) {
+					return;
+				}
+				int millis = 200 + cutterRandom.nextInt(1300);
+				databaseLink.cut(millis);
+				databaseCuts.incrementAndGet();
+				run.event("database cut for " + millis + " ms");
+			}, monkeyFailures));
+			if (records.hasOwnFaults()) {
+				monkeys.add(monkey("chaos-store", running, () -> records.injectFault(run), monkeyFailures));
+			}
 			for (Thread thread : threads) {
 				thread.join();
 			}
 			running.set(false);
-			killer.join();
-			cutter.join();
+			for (Thread monkey : monkeys) {
+				monkey.join();
+			}
 			long seconds = (System.nanoTime() - started) / 1_000_000_000;
 
 			Verdict verdict = verify(nodes.get(0).port(), clients);
@@ -125,27 +174,46 @@ class ChaosRunTests {
 			List<String> invalid = clients.stream().flatMap(client -> client.invalidBodies.stream()).toList();
 			long lost = entries.stream().mapToLong(entry -> entry.lostResponses.get()).sum();
 			long cut = entries.stream().mapToLong(entry -> entry.cutResponses.get()).sum();
+			String storeFaults = records.faultFigures();
+			Map<String, List<String>> logLinesOfWrong = new LinkedHashMap<>();
+			Map<ReExecutionCause, Integer> causes = new EnumMap<>(ReExecutionCause.class);
+			for (String line : wrong) {
+				List<String> logLines = nodeLogLinesOf(line, nodes, runDirectory);
+				logLinesOfWrong.put(line, logLines);
+				causes.merge(ReExecutionCause.of(line, logLines), 1, Integer::sum);
+			}
 			String report = String.join("\n",
-					"chaos run: seed %d, %d clients, %d operations in %d s (store: PostgreSQL, 2 nodes)".formatted(seed,
-							clientCount, done, seconds),
-					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d store cuts (%d connections refused)"
-						.formatted(lost, cut, kills.get(), storeCuts.get(), databaseLink.refusedConnections.get()),
+					"chaos run (%s): seed %d, %d clients, %d operations in %d s (2 nodes; %s)".formatted(store, seed,
+							clientCount, done, seconds, records.description()),
+					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d database cuts (%s; %d connections refused)%s"
+						.formatted(lost, cut, kills.get(), databaseCuts.get(),
+								records.hasOwnFaults() ? "the catalog" : "the catalog and the records",
+								databaseLink.refusedConnections.get(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
 					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts, done,
 							attempts - done, replays),
-					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d"
-						.formatted(wrong.size()),
+					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d %s"
+						.formatted(wrong.size(), causes),
 					"unanswered: %d; bodies that are not JSON: %d".formatted(unanswered.size(), invalid.size()),
 					"catalog: %d tables, %d snapshots; acknowledged but missing: %d; applied twice or never asked for: %d; appends applied although told failed: %d"
 						.formatted(verdict.tables, verdict.snapshots, verdict.missing.size(), verdict.unexpected.size(),
 								verdict.appliedButToldFailed))
 					+ "\n";
 			StringBuilder details = new StringBuilder(report);
-			wrong.forEach(line -> details.append("re-executed: ").append(line).append('\n'));
+			logLinesOfWrong.forEach((line, logLines) -> {
+				details.append("re-executed (").append(ReExecutionCause.of(line, logLines)).append("): ").append(line).append('\n');
+				logLines.forEach(log -> details.append("    ").append(log).append('\n'));
+			});
 			unanswered.forEach(line -> details.append("unanswered: ").append(line).append('\n'));
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
 			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
-			Files.writeString(Path.of("target", "chaos", "report-" + seed + ".txt"), details);
+			monkeyFailures.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
+			details.append("timeline of the faults other than lost and cut responses:\n");
+			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
+			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + seed + ".txt"), details);
+			for (ChaosClient client : clients) {
+				Files.write(runDirectory.resolve("history-" + client.namespace() + ".txt"), client.history);
+			}
 			System.out.println(details);
 
 			assertThat(monkeyFailures).as("faults that could not be injected or undone").isEmpty();
@@ -165,8 +233,78 @@ class ChaosRunTests {
 			for (FaultyTcpProxy entry : entries) {
 				entry.close();
 			}
-			execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+			execute("DROP DATABASE IF EXISTS " + runName + " WITH (FORCE)");
 		}
+	}
+
+	/**
+	 * Why an operation ran a second time, read from its attempt trail and the nodes' log lines of
+	 * its key. A guide for the report, not a proof: the trail and the timeline are printed with it.
+	 */
+	enum ReExecutionCause {
+
+		/** The owner could not write the record's completion: it stayed in progress, and was taken over after its lease. */
+		STORE_FAILED_AT_COMPLETION,
+
+		/** The owner went away before completing (its node killed, or its lease lost), and another request took the key over. */
+		OWNER_GONE_BEFORE_COMPLETION,
+
+		/**
+		 * A single attempt: inside one request, the catalog's JDBC client ran a statement again on a
+		 * new connection after the database cut the first one, whose commit had been applied.
+		 */
+		CATALOG_STATEMENT_RETRIED,
+
+		/**
+		 * The catalog answered 500 although its commit had been applied (the commit's acknowledgement
+		 * was lost, or a read after it failed): the 500 released the key, and a retry ran again.
+		 */
+		CATALOG_ERROR_AFTER_COMMIT,
+
+		/** None of the above: no takeover, no store error, no catalog error (a record lost?). */
+		UNEXPLAINED;
+
+		static ReExecutionCause of(String reported, List<String> logLines) {
+			if (logLines.stream().anyMatch(line -> line.contains("Could not store the response"))) {
+				return STORE_FAILED_AT_COMPLETION;
+			}
+			if (logLines.stream().anyMatch(line -> line.contains("Took over idempotency key"))) {
+				return OWNER_GONE_BEFORE_COMPLETION;
+			}
+			List<String> attempts = reported.lines().filter(line -> line.matches("\\s+[0-9.]+ s node-.*")).toList();
+			if (attempts.size() == 1) {
+				return CATALOG_STATEMENT_RETRIED;
+			}
+			if (attempts.stream().anyMatch(line -> line.contains(": 500 "))) {
+				return CATALOG_ERROR_AFTER_COMMIT;
+			}
+			return UNEXPLAINED;
+		}
+
+	}
+
+	/** The nodes' log lines that name the key of a reported operation ({@code key=<key>:}). */
+	private static List<String> nodeLogLinesOf(String reported, List<CatalogNode> nodes, Path runDirectory)
+			throws IOException {
+		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
+		List<String> lines = new ArrayList<>();
+		if (key.find()) {
+			for (CatalogNode node : nodes) {
+				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"), StandardCharsets.ISO_8859_1)) {
+					log.filter(line -> line.contains(key.group(1))).forEach(line -> lines.add(node.name() + ": " + line));
+				}
+			}
+		}
+		return lines;
+	}
+
+	/** Sleeps in short steps while the run goes on; false once it has ended. */
+	private static boolean sleepWhile(AtomicBoolean running, long millis) throws InterruptedException {
+		long deadline = System.nanoTime() + millis * 1_000_000;
+		while (running.get() && System.nanoTime() - deadline < 0) {
+			Thread.sleep(Math.min(100, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+		}
+		return running.get();
 	}
 
 	/**
@@ -210,7 +348,7 @@ class ChaosRunTests {
 		return thread;
 	}
 
-	/** One injected fault, with its pause before. */
+	/** One injected fault, with its pause before (cut short when the run ends). */
 	@FunctionalInterface
 	private interface Fault {
 

@@ -1,0 +1,243 @@
+package dev.idempotency.sample.catalog.chaos;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+import dev.idempotency.store.redis.RedisCluster;
+
+/**
+ * Where a chaos run keeps its idempotency records, and the faults it puts on them besides the
+ * database cuts every run has. The catalog is always on the run's own PostgreSQL database.
+ * {@code -Dchaos.store=postgresql} or {@code redis-cluster} picks one; both run by default.
+ */
+enum ChaosStore {
+
+	/** The records beside the catalog, in the same database: the database cuts are the store's faults. */
+	POSTGRESQL("postgresql"),
+
+	/**
+	 * The records in a Redis Cluster of the run's own (three primaries, three replicas): primaries
+	 * are killed (a replica takes over; the killed one is started again and rejoins as a replica)
+	 * and paused (SIGSTOP for about a second, less than the cluster's node timeout).
+	 */
+	REDIS_CLUSTER("redis-cluster");
+
+	private final String id;
+
+	ChaosStore(String id) {
+		this.id = id;
+	}
+
+	String id() {
+		return this.id;
+	}
+
+	@Override
+	public String toString() {
+		return this.id;
+	}
+
+	/** The stores {@code chaos.store} names (a comma-separated list), or all of them. */
+	static List<ChaosStore> selected() {
+		String names = System.getProperty("chaos.store", "");
+		if (names.isBlank()) {
+			return List.of(values());
+		}
+		return Arrays.stream(names.split(","))
+			.map((name) -> name.strip().toLowerCase(Locale.ROOT))
+			.map((name) -> Arrays.stream(values())
+				.filter((store) -> store.id.equals(name))
+				.findFirst()
+				.orElseThrow(() -> new IllegalArgumentException(
+						"chaos.store=" + name + ": expected one of " + Arrays.toString(values()))))
+			.toList();
+	}
+
+	/** Starts what the store needs for one run; {@code keyPrefix} is the run's own. */
+	Records open(String keyPrefix, Random random) {
+		return switch (this) {
+			case POSTGRESQL -> new DatabaseRecords();
+			case REDIS_CLUSTER -> new RedisClusterRecords(keyPrefix, random);
+		};
+	}
+
+	/** What a fault-injecting thread needs of the run. */
+	interface Run {
+
+		/** Sleeps, cut short when the run ends, and says whether the run is still going. */
+		boolean sleep(long millis) throws InterruptedException;
+
+		/** Notes a fault in the run's timeline. */
+		void event(String what);
+
+	}
+
+	/** The idempotency records of one run. */
+	interface Records extends AutoCloseable {
+
+		/** What the report says of where the records are. */
+		String description();
+
+		/** The node's settings for the store. */
+		List<String> nodeArguments();
+
+		/** Whether {@link #injectFault} does anything: the database cuts may be the store's faults. */
+		boolean hasOwnFaults();
+
+		/** One fault on the store, with its pause before; it leaves the store whole again. */
+		void injectFault(Run run) throws Exception;
+
+		/** The faults injected, for the report; empty when none of its own. */
+		String faultFigures();
+
+		@Override
+		void close();
+
+	}
+
+	private static final class DatabaseRecords implements Records {
+
+		@Override
+		public String description() {
+			return "records in the catalog's PostgreSQL database";
+		}
+
+		@Override
+		public List<String> nodeArguments() {
+			return List.of("--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always");
+		}
+
+		@Override
+		public boolean hasOwnFaults() {
+			return false;
+		}
+
+		@Override
+		public void injectFault(Run run) {
+		}
+
+		@Override
+		public String faultFigures() {
+			return "";
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+	private static final class RedisClusterRecords implements Records {
+
+		private static final int MASTERS = 3;
+
+		private final RedisCluster cluster = RedisCluster.start(MASTERS);
+
+		private final String keyPrefix;
+
+		private final Random random;
+
+		private final int replicasToAck = Integer.getInteger("chaos.replicas-to-ack", 0);
+
+		private final AtomicInteger masterKills = new AtomicInteger();
+
+		private final AtomicInteger masterPauses = new AtomicInteger();
+
+		RedisClusterRecords(String keyPrefix, Random random) {
+			this.keyPrefix = keyPrefix;
+			this.random = random;
+		}
+
+		@Override
+		public String description() {
+			return "records in a Redis Cluster (%d primaries, %d replicas, replicas-to-ack=%d), catalog in PostgreSQL"
+				.formatted(MASTERS, MASTERS, this.replicasToAck);
+		}
+
+		@Override
+		public List<String> nodeArguments() {
+			String nodes = this.cluster.ports()
+				.stream()
+				.map((port) -> "127.0.0.1:" + port)
+				.collect(Collectors.joining(","));
+			return List.of("--idempotency.store.type=redis", "--spring.data.redis.cluster.nodes=" + nodes,
+					// The client follows a failover (docs/redis-store.md).
+					"--spring.data.redis.lettuce.cluster.refresh.adaptive=true",
+					"--spring.data.redis.lettuce.cluster.refresh.period=1s",
+					"--idempotency.store.redis.key-prefix=" + this.keyPrefix,
+					"--idempotency.store.redis.replicas-to-ack=" + this.replicasToAck);
+		}
+
+		@Override
+		public boolean hasOwnFaults() {
+			return true;
+		}
+
+		/**
+		 * Kills a primary or pauses it. Before each fault every primary has a replica in sync: a
+		 * primary killed without one would come back empty (no persistence), which is a lost data
+		 * set, not a failover.
+		 */
+		@Override
+		public void injectFault(Run run) throws InterruptedException {
+			this.cluster.awaitOk();
+			if (!run.sleep(2000 + this.random.nextInt(3000))) {
+				return;
+			}
+			List<Integer> masters = this.cluster.masters();
+			int victim = masters.get(this.random.nextInt(masters.size()));
+			if (this.random.nextBoolean()) {
+				this.cluster.kill(victim);
+				this.masterKills.incrementAndGet();
+				run.event("Redis primary " + victim + " killed");
+				awaitPromotion();
+				this.cluster.awaitOk();
+				run.event("Redis failed over");
+				Thread.sleep(500 + this.random.nextInt(1000));
+				this.cluster.restart(victim);
+				run.event("Redis " + victim + " restarted");
+			}
+			else {
+				this.cluster.pause(victim);
+				this.masterPauses.incrementAndGet();
+				run.event("Redis primary " + victim + " paused");
+				try {
+					Thread.sleep(600 + this.random.nextInt(800));
+				}
+				finally {
+					this.cluster.resume(victim);
+					run.event("Redis " + victim + " resumed");
+				}
+			}
+		}
+
+		/** Waits until a replica has taken over the killed primary's slots. */
+		private void awaitPromotion() throws InterruptedException {
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (this.cluster.masters().size() < MASTERS) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("no replica promoted within 60 s");
+				}
+				Thread.sleep(100);
+			}
+		}
+
+		@Override
+		public String faultFigures() {
+			return "%d Redis primary kills (SIGKILL, failed over, restarted as a replica), %d Redis primary pauses (SIGSTOP, about 1 s)"
+				.formatted(this.masterKills.get(), this.masterPauses.get());
+		}
+
+		@Override
+		public void close() {
+			this.cluster.close();
+		}
+
+	}
+
+}
