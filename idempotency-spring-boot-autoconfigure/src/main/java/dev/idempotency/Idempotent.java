@@ -7,19 +7,21 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Makes an operation safe to retry with an idempotency key: the first request with a key runs it,
- * retries with the same key get the stored answer, and the same key with another request is
- * rejected.
+ * Makes an operation safe to retry with an idempotency key: the first request with a key
+ * runs it, retries with the same key get the stored answer, and the same key with another
+ * request is rejected.
  * <p>
- * On a Spring MVC handler method (or its controller class) without {@link #key()}, the key is the
- * request's {@code Idempotency-Key} header and the stored answer is the HTTP response (the HTTP
- * front door). With {@link #key()}, on any Spring bean method including a handler method, the key
- * is that SpEL expression over the arguments (for example {@code "#command.requestId"}) and the
- * stored answer is the method's return value (the method front door); the header is then not
- * consulted, so one call is protected once, by one door.
+ * On a Spring MVC handler method (or its controller class) without {@link #key()}, the
+ * key is the request's {@code Idempotency-Key} header and the stored answer is the HTTP
+ * response (the HTTP front door). With {@link #key()}, on any Spring bean method
+ * including a handler method, the key is that SpEL expression over the arguments (for
+ * example {@code "#command.requestId"}) and the stored answer is the method's return
+ * value (the method front door); the header is then not consulted, so one call is
+ * protected once, by one door.
  * <p>
- * On a class it applies to each of its methods. The method front door refuses a call by throwing
- * an {@code IdempotencyRejectedException}, which Spring MVC answers like the HTTP door's errors.
+ * On a class it applies to each of its methods. The method front door refuses a call by
+ * throwing an {@code IdempotencyRejectedException}, which Spring MVC answers like the
+ * HTTP door's errors.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -27,25 +29,27 @@ import java.lang.annotation.Target;
 public @interface Idempotent {
 
 	/**
-	 * Name of the operation, kept with the record for diagnostics and metrics. Defaults to
-	 * {@code SimpleClassName.methodName}.
+	 * Name of the operation, kept with the record for diagnostics and metrics. Defaults
+	 * to {@code SimpleClassName.methodName}.
 	 */
 	String operation() default "";
 
 	/**
-	 * Whether a call without a key is refused ({@code 400 key-required}) instead of running
-	 * unprotected. Both doors: over HTTP a request without the header; on the method door a call
-	 * whose {@link #key()} expression yields {@code null}, refused with an
-	 * {@code IdempotencyRejectedException}. Without it such a call runs unprotected (on the method
-	 * door with a WARN log and the {@code null_key} outcome counted).
+	 * Whether a call without a key is refused ({@code 400 key-required}) instead of
+	 * running unprotected. Both doors: over HTTP a request without the header; on the
+	 * method door a call whose {@link #key()} expression yields {@code null}, refused
+	 * with an {@code IdempotencyRejectedException}. Without it such a call runs
+	 * unprotected (on the method door with a WARN log and the {@code null_key} outcome
+	 * counted).
 	 */
 	boolean keyRequired() default false;
 
 	/**
-	 * SpEL expression over the method's arguments ({@code #name} or {@code #p0}) that yields the
-	 * key, for the method front door. The key is the value's {@code toString()}: 1 to 64 visible
-	 * ASCII characters, any other is refused ({@code 400 invalid-key}). On a handler method it
-	 * replaces the header: the HTTP front door leaves the method to the method front door.
+	 * SpEL expression over the method's arguments ({@code #name} or {@code #p0}) that
+	 * yields the key, for the method front door. The key is the value's
+	 * {@code toString()}: 1 to 64 visible ASCII characters, any other is refused
+	 * ({@code 400 invalid-key}). On a handler method it replaces the header: the HTTP
+	 * front door leaves the method to the method front door.
 	 */
 	String key() default "";
 

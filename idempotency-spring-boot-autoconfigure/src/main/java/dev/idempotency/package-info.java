@@ -1,5 +1,6 @@
 /**
- * The {@link dev.idempotency.Idempotent @Idempotent} annotation that marks an operation as safe to retry with an idempotency key.
+ * The {@link dev.idempotency.Idempotent @Idempotent} annotation that marks an operation
+ * as safe to retry with an idempotency key.
  */
 @NullMarked
 package dev.idempotency;

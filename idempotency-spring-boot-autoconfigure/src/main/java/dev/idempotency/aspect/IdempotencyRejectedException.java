@@ -6,11 +6,12 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.web.ErrorResponseException;
 
 /**
- * Thrown by an {@link dev.idempotency.Idempotent @Idempotent} bean method instead of running it:
- * the key is invalid or missing, was reused with other arguments, is still in flight, or the store
- * is unavailable. {@link #error()} says which. As an {@link org.springframework.web.ErrorResponse}
- * it carries the status an HTTP caller is answered with ({@code 400}, {@code 422}, {@code 409} or
- * {@code 503} with {@code Retry-After}) and the same RFC 9457 problem body as the HTTP front door's
+ * Thrown by an {@link dev.idempotency.Idempotent @Idempotent} bean method instead of
+ * running it: the key is invalid or missing, was reused with other arguments, is still in
+ * flight, or the store is unavailable. {@link #error()} says which. As an
+ * {@link org.springframework.web.ErrorResponse} it carries the status an HTTP caller is
+ * answered with ({@code 400}, {@code 422}, {@code 409} or {@code 503} with
+ * {@code Retry-After}) and the same RFC 9457 problem body as the HTTP front door's
  * errors, so Spring MVC renders it as such instead of a {@code 500}.
  */
 public class IdempotencyRejectedException extends ErrorResponseException {

@@ -8,10 +8,11 @@ import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 
 /**
- * Answers an {@link IdempotencyRejectedException} that reaches Spring MVC with its status, headers
- * and problem body ({@code application/problem+json}, {@code instance} the request path), as the
- * HTTP front door answers its own errors: an expected refusal, not a server error, so nothing is
- * logged. Last in order, so an application's own handler for it wins.
+ * Answers an {@link IdempotencyRejectedException} that reaches Spring MVC with its
+ * status, headers and problem body ({@code application/problem+json}, {@code instance}
+ * the request path), as the HTTP front door answers its own errors: an expected refusal,
+ * not a server error, so nothing is logged. Last in order, so an application's own
+ * handler for it wins.
  */
 @ControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE)

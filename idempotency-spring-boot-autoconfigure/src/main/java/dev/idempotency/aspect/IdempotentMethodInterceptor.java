@@ -43,23 +43,27 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.type.TypeFactory;
 
 /**
- * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The key comes
- * from the annotation's SpEL expression over the arguments; the fingerprint covers the method and
- * its arguments serialized as JSON; the return value is stored as JSON and replayed as the
- * method's declared (generic) return type, or as the result's own class when the declared type is
- * {@code Object}, an interface or an abstract class. A result is stored only once it has been read
- * back as a value of the declared type; otherwise the key is released and the call fails with an
- * {@link IllegalStateException}, so a retry never finds an answer it cannot replay. Handler methods
- * that the HTTP door protects (those without a key expression) are left to it.
+ * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The
+ * key comes from the annotation's SpEL expression over the arguments; the fingerprint
+ * covers the method and its arguments serialized as JSON; the return value is stored as
+ * JSON and replayed as the method's declared (generic) return type, or as the result's
+ * own class when the declared type is {@code Object}, an interface or an abstract class.
+ * A result is stored only once it has been read back as a value of the declared type;
+ * otherwise the key is released and the call fails with an {@link IllegalStateException},
+ * so a retry never finds an answer it cannot replay. Handler methods that the HTTP door
+ * protects (those without a key expression) are left to it.
  * <p>
- * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent} on a
- * method or on the class (then to each of its methods).
+ * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent}
+ * on a method or on the class (then to each of its methods).
  */
 public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
 
-	/** Kept with a stored result whose declared return type does not say which class to read it as. */
+	/**
+	 * Kept with a stored result whose declared return type does not say which class to
+	 * read it as.
+	 */
 	static final String RESULT_TYPE_HEADER = "Result-Type";
 
 	private static final String REQUEST_HANDLED_METHOD = "dev.idempotency.web.IdempotencyInterceptor.method";
@@ -84,12 +88,13 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	/**
 	 * @param engine the protocol
-	 * @param objectMapper writes arguments (for the fingerprint) and results, reads results back
+	 * @param objectMapper writes arguments (for the fingerprint) and results, reads
+	 * results back
 	 * @param scopeSupplier whom a key belongs to, for the current call
 	 * @param problemTypeBase the base of the problem {@code type} URIs of an
 	 * {@link IdempotencyRejectedException}
-	 * @param listener told of calls whose key expression yields {@code null} (the engine's own
-	 * listener, told of every other outcome)
+	 * @param listener told of calls whose key expression yields {@code null} (the
+	 * engine's own listener, told of every other outcome)
 	 */
 	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener) {
@@ -113,7 +118,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		Idempotent annotation = found.annotation();
 		RequestAttributes web = RequestContextHolder.getRequestAttributes();
 		if (annotation.key().isEmpty()) {
-			// No key expression: a handler method, which the HTTP door protects with the header.
+			// No key expression: a handler method, which the HTTP door protects with the
+			// header.
 			if (web == null && found.onMethod()) {
 				throw new IllegalStateException("@Idempotent on " + method.toGenericString()
 						+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
@@ -144,7 +150,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 				return readResult(method, targetClass, replay.response());
 			}
 			catch (RuntimeException ex) {
-				// It was read back when stored: the method or the result's class changed since.
+				// It was read back when stored: the method or the result's class changed
+				// since.
 				throw new IllegalStateException("The stored result of " + operation + " for key " + keyValue
 						+ " cannot be read back as " + method.getGenericReturnType().getTypeName()
 						+ "; did its class change since it was stored?", ex);
@@ -152,8 +159,10 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		}
 		if (decision instanceof Decision.Reject reject) {
 			if (web != null && reject.error().type() == IdempotencyErrorType.REQUEST_IN_FLIGHT) {
-				// Whatever the request answers now depends on a call still running: never store it
-				// under the request's own key, or its retries would replay "in flight" for good.
+				// Whatever the request answers now depends on a call still running: never
+				// store it
+				// under the request's own key, or its retries would replay "in flight"
+				// for good.
 				web.setAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE,
 						"a call it made (" + operation + ") was still in flight", RequestAttributes.SCOPE_REQUEST);
 			}
@@ -176,7 +185,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			stored = storable(method, targetClass, result);
 		}
 		catch (RuntimeException ex) {
-			// Never store an answer that a retry could not read back: release the key instead.
+			// Never store an answer that a retry could not read back: release the key
+			// instead.
 			this.engine.failed(reservation, "the result cannot be replayed: " + ex.getMessage());
 			throw new IllegalStateException("The result of " + method.toGenericString()
 					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
@@ -187,9 +197,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * The result as JSON, with its concrete class when the declared return type does not say how to
-	 * read it back ({@code Object}, an interface or an abstract class), after checking that it reads
-	 * back as a value of the declared return type.
+	 * The result as JSON, with its concrete class when the declared return type does not
+	 * say how to read it back ({@code Object}, an interface or an abstract class), after
+	 * checking that it reads back as a value of the declared return type.
 	 */
 	private StoredResponse storable(Method method, Class<?> targetClass, @Nullable Object result) {
 		byte[] body = this.objectMapper.writeValueAsBytes(result);
@@ -201,8 +211,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		Object readBack = readResult(method, targetClass, stored);
 		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
 		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
-			throw new IllegalStateException("it reads back as " + readBack.getClass().getName() + ", not as "
-					+ declared.getName());
+			throw new IllegalStateException(
+					"it reads back as " + readBack.getClass().getName() + ", not as " + declared.getName());
 		}
 		return stored;
 	}
@@ -260,7 +270,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			type = this.objectMapper.getTypeFactory().constructType(resultClass);
 		}
 		else {
-			// Type variables resolved against the bean's class: List<T> in Batches<T> is List<Receipt>
+			// Type variables resolved against the bean's class: List<T> in Batches<T> is
+			// List<Receipt>
 			// in a ReceiptBatches extends Batches<Receipt>.
 			type = javaType(ResolvableType.forMethodReturnType(method, targetClass));
 		}

@@ -17,18 +17,20 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class, and applies
- * the {@link IdempotentMethodInterceptor} to those methods (to every method for an annotated
- * class). Like Spring's own {@code @Async} and {@code @Retryable} support it needs no AspectJ and
- * no auto-proxy creator, adds itself to a bean that is already a proxy, and follows the
- * application's proxy settings: class-based proxies when {@code spring.aop.proxy-target-class} is
- * {@code true} (Boot's default), else interface-based ones for beans with interfaces.
+ * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class, and
+ * applies the {@link IdempotentMethodInterceptor} to those methods (to every method for
+ * an annotated class). Like Spring's own {@code @Async} and {@code @Retryable} support it
+ * needs no AspectJ and no auto-proxy creator, adds itself to a bean that is already a
+ * proxy, and follows the application's proxy settings: class-based proxies when
+ * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
+ * interface-based ones for beans with interfaces.
  * <p>
- * A method that returns a future, a publisher or a {@code ResponseEntity} is refused when its bean
- * is created.
+ * A method that returns a future, a publisher or a {@code ResponseEntity} is refused when
+ * its bean is created.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
- * transaction and a result is stored only after the transaction around the method committed.
+ * transaction and a result is stored only after the transaction around the method
+ * committed.
  */
 @SuppressWarnings("serial")
 public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
@@ -40,8 +42,9 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 	private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
 	/**
-	 * @param interceptor the interceptor, looked up on the first call: so that creating this post
-	 * processor early does not create the engine, its store and their dependencies early
+	 * @param interceptor the interceptor, looked up on the first call: so that creating
+	 * this post processor early does not create the engine, its store and their
+	 * dependencies early
 	 */
 	public IdempotentMethodPostProcessor(Supplier<IdempotentMethodInterceptor> interceptor) {
 		Pointcut onClass = new AnnotationMatchingPointcut(Idempotent.class, true);
@@ -61,10 +64,10 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 	}
 
 	/**
-	 * Refuses what the method door cannot replay. A future or a publisher is not the operation's
-	 * result: storing it would store nothing useful and replaying it would answer a result that
-	 * never comes. An {@code HttpEntity} ({@code ResponseEntity}) cannot be read back from JSON, so
-	 * every call would run and then fail.
+	 * Refuses what the method door cannot replay. A future or a publisher is not the
+	 * operation's result: storing it would store nothing useful and replaying it would
+	 * answer a result that never comes. An {@code HttpEntity} ({@code ResponseEntity})
+	 * cannot be read back from JSON, so every call would run and then fail.
 	 */
 	private static void refuseUnreplayableMethods(Class<?> targetClass) {
 		Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);

@@ -30,10 +30,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The method front door for {@code @Idempotent} on any bean method: the
- * {@link IdempotentMethodPostProcessor} that proxies annotated beans (no AspectJ needed; the
- * application's {@code spring.aop.proxy-target-class} decides the kind of proxy) and the
- * {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for the problem body
- * of its errors) are present; in a servlet web application also the
+ * {@link IdempotentMethodPostProcessor} that proxies annotated beans (no AspectJ needed;
+ * the application's {@code spring.aop.proxy-target-class} decides the kind of proxy) and
+ * the {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for
+ * the problem body of its errors) are present; in a servlet web application also the
  * {@link IdempotencyRejectedExceptionHandler} that answers its errors as problems.
  */
 @AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },

@@ -25,13 +25,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The engine, its settings, the lifecycle of its heartbeat thread, and the in-memory store when no
- * other store is configured; the store's health indicator and the Micrometer binding when Actuator
- * and Micrometer are present. Store auto-configurations (JDBC, Redis) run before this one and
- * contribute the {@link IdempotencyStore} bean for their {@code idempotency.store.type}. Invalid
- * settings and a missing store fail the start-up with a failure analysis.
+ * The engine, its settings, the lifecycle of its heartbeat thread, and the in-memory
+ * store when no other store is configured; the store's health indicator and the
+ * Micrometer binding when Actuator and Micrometer are present. Store auto-configurations
+ * (JDBC, Redis) run before this one and contribute the {@link IdempotencyStore} bean for
+ * their {@code idempotency.store.type}. Invalid settings and a missing store fail the
+ * start-up with a failure analysis.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(
+		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 public class IdempotencyAutoConfiguration {

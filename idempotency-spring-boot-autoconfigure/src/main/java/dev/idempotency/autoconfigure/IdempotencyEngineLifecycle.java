@@ -5,10 +5,10 @@ import dev.idempotency.engine.IdempotencyEngine;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Runs the engine's heartbeat thread with the application context. Its phase is below the web
- * server's (whose graceful shutdown is at {@code DEFAULT_PHASE - 2048}), so on close the server
- * first lets running requests finish, with their leases still extended, and the heartbeats stop
- * after them.
+ * Runs the engine's heartbeat thread with the application context. Its phase is below the
+ * web server's (whose graceful shutdown is at {@code DEFAULT_PHASE - 2048}), so on close
+ * the server first lets running requests finish, with their leases still extended, and
+ * the heartbeats stop after them.
  */
 public class IdempotencyEngineLifecycle implements SmartLifecycle {
 

@@ -23,37 +23,41 @@ public class IdempotencyProperties {
 	private String headerName = "Idempotency-Key";
 
 	/**
-	 * How long clients may reuse a key: records are kept at least this long (lifetime + grace from
-	 * the key's UUIDv7 time or from the first request, whichever is later). Advertise it to clients
-	 * (Iceberg: idempotency-key-lifetime in GET /v1/config).
+	 * How long clients may reuse a key: records are kept at least this long (lifetime +
+	 * grace from the key's UUIDv7 time or from the first request, whichever is later).
+	 * Advertise it to clients (Iceberg: idempotency-key-lifetime in GET /v1/config).
 	 */
 	private Duration lifetime = Duration.ofMinutes(30);
 
-	/** Extra time a record is kept beyond the lifetime, to absorb clock differences and late retries. */
+	/**
+	 * Extra time a record is kept beyond the lifetime, to absorb clock differences and
+	 * late retries.
+	 */
 	private Duration grace = Duration.ofMinutes(5);
 
 	/**
-	 * How long the owner of an in-progress record is presumed alive without a heartbeat. After it,
-	 * a retry takes the record over and runs the operation: keep it short so a crashed node does not
-	 * block a key for long.
+	 * How long the owner of an in-progress record is presumed alive without a heartbeat.
+	 * After it, a retry takes the record over and runs the operation: keep it short so a
+	 * crashed node does not block a key for long.
 	 */
 	private Duration lease = Duration.ofSeconds(30);
 
 	/**
-	 * Longest time between two lease extensions of a running operation. At most half the lease:
-	 * the rest of the lease is the margin for the store round trip and a late heartbeat thread.
+	 * Longest time between two lease extensions of a running operation. At most half the
+	 * lease: the rest of the lease is the margin for the store round trip and a late
+	 * heartbeat thread.
 	 */
 	private Duration heartbeatInterval = Duration.ofSeconds(10);
 
 	/**
-	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock skew. The
-	 * record of a key stamped ahead is kept that much longer.
+	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock
+	 * skew. The record of a key stamped ahead is kept that much longer.
 	 */
 	private Duration clockSkew = Duration.ofMinutes(1);
 
 	/**
-	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace, now +
-	 * clock-skew]: reject (answer 400) or warn (log a warning and go on).
+	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace,
+	 * now + clock-skew]: reject (answer 400) or warn (log a warning and go on).
 	 */
 	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
 
@@ -152,8 +156,8 @@ public class IdempotencyProperties {
 	}
 
 	/**
-	 * A size setting in bytes, checked: a negative size (or zero where nothing could pass) would
-	 * start an application that refuses every request.
+	 * A size setting in bytes, checked: a negative size (or zero where nothing could
+	 * pass) would start an application that refuses every request.
 	 * @throws InvalidIdempotencySettingsException naming the property
 	 */
 	static long bytes(DataSize size, String property, boolean zeroAllowed) {
@@ -185,19 +189,24 @@ public class IdempotencyProperties {
 			.build();
 	}
 
-	/** Handling of a retry that arrives while the first request with its key still runs. */
+	/**
+	 * Handling of a retry that arrives while the first request with its key still runs.
+	 */
 	public static class InFlight {
 
-		/** How long a duplicate waits for the first request to finish before it is answered. */
+		/**
+		 * How long a duplicate waits for the first request to finish before it is
+		 * answered.
+		 */
 		private Duration wait = Duration.ofSeconds(2);
 
 		/** How often a waiting duplicate checks the store. */
 		private Duration pollInterval = Duration.ofMillis(50);
 
 		/**
-		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF draft's
-		 * choice) or service-unavailable (503 with Retry-After: Iceberg clients read 409 as a real
-		 * conflict but retry a 503).
+		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF
+		 * draft's choice) or service-unavailable (503 with Retry-After: Iceberg clients
+		 * read 409 as a real conflict but retry a 503).
 		 */
 		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
 
@@ -242,14 +251,15 @@ public class IdempotencyProperties {
 	public static class Store {
 
 		/**
-		 * Which store keeps the records: memory (this JVM only), jdbc (the application's or a
-		 * dedicated DataSource) or redis (Spring Data Redis).
+		 * Which store keeps the records: memory (this JVM only), jdbc (the application's
+		 * or a dedicated DataSource) or redis (Spring Data Redis).
 		 */
 		private StoreType type = StoreType.MEMORY;
 
 		/**
-		 * What to do when the store cannot be reached: fail-closed answers 503 with Retry-After and
-		 * runs nothing; fail-open runs the request unprotected (logged and counted).
+		 * What to do when the store cannot be reached: fail-closed answers 503 with
+		 * Retry-After and runs nothing; fail-open runs the request unprotected (logged
+		 * and counted).
 		 */
 		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
 
@@ -292,16 +302,18 @@ public class IdempotencyProperties {
 	public static class Memory {
 
 		/**
-		 * Most records kept. Past it (or past max-bytes), expired records are dropped first, then
-		 * new keys are refused (503 when fail-closed); live records are never evicted.
+		 * Most records kept. Past it (or past max-bytes), expired records are dropped
+		 * first, then new keys are refused (503 when fail-closed); live records are never
+		 * evicted.
 		 */
 		private int maxEntries = 100_000;
 
 		/**
-		 * Most bytes the records may retain (estimated: stored response, record strings and 256
-		 * bytes per record). When unset, 1/16 of the JVM's maximum heap (Runtime.maxMemory()).
-		 * Past it, expired records are dropped first, then new keys and responses that do not fit
-		 * are refused; a refused response is not stored and its key is released.
+		 * Most bytes the records may retain (estimated: stored response, record strings
+		 * and 256 bytes per record). When unset, 1/16 of the JVM's maximum heap
+		 * (Runtime.maxMemory()). Past it, expired records are dropped first, then new
+		 * keys and responses that do not fit are refused; a refused response is not
+		 * stored and its key is released.
 		 */
 		private @Nullable DataSize maxBytes;
 
@@ -327,8 +339,9 @@ public class IdempotencyProperties {
 	public static class Request {
 
 		/**
-		 * Largest request body read to fingerprint a keyed request. A larger one is answered 413
-		 * (request-too-large) without reading past the limit, and nothing runs.
+		 * Largest request body read to fingerprint a keyed request. A larger one is
+		 * answered 413 (request-too-large) without reading past the limit, and nothing
+		 * runs.
 		 */
 		private DataSize maxBodySize = DataSize.ofMegabytes(1);
 
@@ -346,15 +359,15 @@ public class IdempotencyProperties {
 	public static class Response {
 
 		/**
-		 * Response headers stored and replayed besides Content-Type, Location, Content-Location,
-		 * ETag and Last-Modified. Set-Cookie, Authorization, WWW-Authenticate and hop-by-hop
-		 * headers are never stored.
+		 * Response headers stored and replayed besides Content-Type, Location,
+		 * Content-Location, ETag and Last-Modified. Set-Cookie, Authorization,
+		 * WWW-Authenticate and hop-by-hop headers are never stored.
 		 */
 		private List<String> storedHeaders = new ArrayList<>();
 
 		/**
-		 * Largest response body stored. A larger response is sent to the client but not stored:
-		 * the key is released (never truncated) and a retry runs again.
+		 * Largest response body stored. A larger response is sent to the client but not
+		 * stored: the key is released (never truncated) and a retry runs again.
 		 */
 		private DataSize maxBodySize = DataSize.ofMegabytes(1);
 
@@ -380,8 +393,8 @@ public class IdempotencyProperties {
 	public static class Web {
 
 		/**
-		 * Extra path patterns (Spring PathPattern syntax) protected for POST, PUT, PATCH and DELETE
-		 * without an @Idempotent annotation.
+		 * Extra path patterns (Spring PathPattern syntax) protected for POST, PUT, PATCH
+		 * and DELETE without an @Idempotent annotation.
 		 */
 		private List<String> pathPatterns = new ArrayList<>();
 

@@ -6,9 +6,9 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * Reports whether the idempotency store answers: one read of a record that never exists, up with
- * the store's name as detail. Down (the read threw) means keyed requests are now refused with 503
- * (fail-closed) or run unprotected (fail-open).
+ * Reports whether the idempotency store answers: one read of a record that never exists,
+ * up with the store's name as detail. Down (the read threw) means keyed requests are now
+ * refused with 503 (fail-closed) or run unprotected (fail-open).
  */
 public class IdempotencyStoreHealthIndicator extends AbstractHealthIndicator {
 

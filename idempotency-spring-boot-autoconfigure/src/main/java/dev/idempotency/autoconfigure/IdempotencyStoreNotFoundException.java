@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The engine needs exactly one IdempotencyStore bean and the context has none, or several.
- * {@link IdempotencyStoreNotFoundFailureAnalyzer} turns it into a start-up report.
+ * The engine needs exactly one IdempotencyStore bean and the context has none, or
+ * several. {@link IdempotencyStoreNotFoundFailureAnalyzer} turns it into a start-up
+ * report.
  */
 public class IdempotencyStoreNotFoundException extends IllegalStateException {
 

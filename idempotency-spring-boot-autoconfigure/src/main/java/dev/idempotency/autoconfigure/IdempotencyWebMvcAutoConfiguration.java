@@ -35,7 +35,10 @@ import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExc
 @ConditionalOnBean(IdempotencyEngine.class)
 public class IdempotencyWebMvcAutoConfiguration {
 
-	/** The filter's order: after security filters (so the principal is known), before most others. */
+	/**
+	 * The filter's order: after security filters (so the principal is known), before most
+	 * others.
+	 */
 	public static final int FILTER_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
 	@Bean
@@ -55,18 +58,17 @@ public class IdempotencyWebMvcAutoConfiguration {
 	IdempotencyInterceptor idempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			IdempotencyProperties properties) {
 		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
-				properties.getHeaderName(),
-				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
-				IdempotencyProperties.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size",
-						true));
+				properties.getHeaderName(), properties.getWeb().getPathPatterns(),
+				properties.getWeb().isPathPatternsKeyRequired(), IdempotencyProperties
+					.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size", true));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
 	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyEngine engine,
 			IdempotencyProperties properties) {
-		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter(
-				engine, properties.getHeaderName(), properties.getResponse().getStoredHeaders()));
+		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
+				new IdempotencyFilter(engine, properties.getHeaderName(), properties.getResponse().getStoredHeaders()));
 		registration.setOrder(FILTER_ORDER);
 		registration.setName("idempotencyFilter");
 		return registration;
@@ -83,10 +85,11 @@ public class IdempotencyWebMvcAutoConfiguration {
 			}
 
 			/**
-			 * The door's refusals are {@link IdempotencyErrorException}s. With the default renderer,
-			 * the application's {@code @ExceptionHandler}s and {@code @ControllerAdvice} see them
-			 * first; an application that declares its own renderer has chosen how they look, so it
-			 * answers them before any advice.
+			 * The door's refusals are {@link IdempotencyErrorException}s. With the
+			 * default renderer, the application's {@code @ExceptionHandler}s and
+			 * {@code @ControllerAdvice} see them first; an application that declares its
+			 * own renderer has chosen how they look, so it answers them before any
+			 * advice.
 			 */
 			@Override
 			public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {

@@ -6,8 +6,9 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Reports inconsistent or out-of-range idempotency.* durations and sizes as "APPLICATION FAILED
- * TO START" with the properties at fault and what to set. Registered in META-INF/spring.factories.
+ * Reports inconsistent or out-of-range idempotency.* durations and sizes as "APPLICATION
+ * FAILED TO START" with the properties at fault and what to set. Registered in
+ * META-INF/spring.factories.
  */
 public class InvalidIdempotencySettingsFailureAnalyzer
 		extends AbstractFailureAnalyzer<InvalidIdempotencySettingsException> {

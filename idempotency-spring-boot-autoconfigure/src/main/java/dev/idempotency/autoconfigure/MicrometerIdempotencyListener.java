@@ -12,11 +12,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * Binds the engine's events to Micrometer. Every request counts once in idempotency.requests,
- * tagged outcome (the engine's decision), operation and store; every run under a reservation
- * counts once, when it finishes, in idempotency.executions, tagged result, operation and store;
- * store calls are timed as idempotency.store.calls, tagged call, store and outcome (success or
- * error). The meters are described once, as meter providers, and looked up by tags per event.
+ * Binds the engine's events to Micrometer. Every request counts once in
+ * idempotency.requests, tagged outcome (the engine's decision), operation and store;
+ * every run under a reservation counts once, when it finishes, in idempotency.executions,
+ * tagged result, operation and store; store calls are timed as idempotency.store.calls,
+ * tagged call, store and outcome (success or error). The meters are described once, as
+ * meter providers, and looked up by tags per event.
  */
 public class MicrometerIdempotencyListener implements IdempotencyListener {
 
@@ -52,14 +53,12 @@ public class MicrometerIdempotencyListener implements IdempotencyListener {
 
 	@Override
 	public void onOutcome(IdempotencyOutcome outcome, String operation) {
-		this.requests.withTags("outcome", outcome.name().toLowerCase(Locale.ROOT), "operation", operation)
-			.increment();
+		this.requests.withTags("outcome", outcome.name().toLowerCase(Locale.ROOT), "operation", operation).increment();
 	}
 
 	@Override
 	public void onExecutionFinished(ExecutionResult result, String operation) {
-		this.executions.withTags("result", result.name().toLowerCase(Locale.ROOT), "operation", operation)
-			.increment();
+		this.executions.withTags("result", result.name().toLowerCase(Locale.ROOT), "operation", operation).increment();
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 /**
- * Auto-configuration of the engine, the web and method front doors, metrics and health, with the {@code idempotency.*} properties.
+ * Auto-configuration of the engine, the web and method front doors, metrics and health,
+ * with the {@code idempotency.*} properties.
  */
 @NullMarked
 package dev.idempotency.autoconfigure;

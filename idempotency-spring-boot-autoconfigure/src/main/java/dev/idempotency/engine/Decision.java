@@ -8,8 +8,8 @@ public sealed interface Decision {
 
 	/**
 	 * Run the operation. With a reservation, finish it with
-	 * {@link IdempotencyEngine#succeeded} or {@link IdempotencyEngine#failed}; without one (no
-	 * key, or the store failed open) the call runs unprotected.
+	 * {@link IdempotencyEngine#succeeded} or {@link IdempotencyEngine#failed}; without
+	 * one (no key, or the store failed open) the call runs unprotected.
 	 */
 	record Proceed(@Nullable Reservation reservation) implements Decision {
 	}

@@ -11,8 +11,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * SHA-256 fingerprints of requests, so that a key reused with another request is recognised.
- * Fields are length-prefixed, so no two different requests share an input.
+ * SHA-256 fingerprints of requests, so that a key reused with another request is
+ * recognised. Fields are length-prefixed, so no two different requests share an input.
  */
 public final class Fingerprints {
 
@@ -20,9 +20,9 @@ public final class Fingerprints {
 	}
 
 	/**
-	 * Fingerprint of an HTTP request: method, path, query parameters sorted by name (so the order
-	 * of different names does not matter, while the order of one name's values does) and the body
-	 * bytes.
+	 * Fingerprint of an HTTP request: method, path, query parameters sorted by name (so
+	 * the order of different names does not matter, while the order of one name's values
+	 * does) and the body bytes.
 	 */
 	public static String http(String method, String path, @Nullable String query, byte[] body) {
 		MessageDigest digest = sha256();
@@ -33,7 +33,9 @@ public final class Fingerprints {
 		return HexFormat.of().formatHex(digest.digest());
 	}
 
-	/** Fingerprint of a method call: the method's identity and its serialized arguments. */
+	/**
+	 * Fingerprint of a method call: the method's identity and its serialized arguments.
+	 */
 	public static String method(String methodIdentity, byte[] serializedArguments) {
 		MessageDigest digest = sha256();
 		update(digest, methodIdentity.getBytes(StandardCharsets.UTF_8));
@@ -52,7 +54,8 @@ public final class Fingerprints {
 		}
 		List<String> pairs = new ArrayList<>(List.of(query.split("&")));
 		pairs.removeIf(String::isEmpty);
-		// A stable sort by name only: the values of one name keep the order they were sent in.
+		// A stable sort by name only: the values of one name keep the order they were
+		// sent in.
 		pairs.sort(Comparator.comparing(Fingerprints::parameterName));
 		return String.join("&", pairs);
 	}
@@ -64,7 +67,8 @@ public final class Fingerprints {
 
 	private static void update(MessageDigest digest, byte[] field) {
 		int length = field.length;
-		digest.update(new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
+		digest.update(
+				new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
 		digest.update(field);
 	}
 

@@ -24,19 +24,24 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key, reserves
- * the record, replays, rejects misuse, and after the operation stores or releases its result,
- * every write fenced by the owner token. While an operation runs, a heartbeat thread extends its
- * lease (see {@link #start()}). Front doors translate to and from it.
+ * The Idempotency-Key protocol, independent of HTTP and of any store: validates the key,
+ * reserves the record, replays, rejects misuse, and after the operation stores or
+ * releases its result, every write fenced by the owner token. While an operation runs, a
+ * heartbeat thread extends its lease (see {@link #start()}). Front doors translate to and
+ * from it.
  * <p>
- * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per call to
- * {@link #begin}, and one {@link ExecutionResult} per run that held a reservation.
+ * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per
+ * call to {@link #begin}, and one {@link ExecutionResult} per run that held a
+ * reservation.
  */
 public class IdempotencyEngine implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
 
-	/** Statuses that are never final: the client may retry and the operation must run again. */
+	/**
+	 * Statuses that are never final: the client may retry and the operation must run
+	 * again.
+	 */
 	private static final Set<Integer> RELEASED_STATUSES = Set.of(401, 403, 408, 425, 429);
 
 	private final IdempotencyStore store;
@@ -47,7 +52,10 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private final IdempotencyListener listener;
 
-	/** The heartbeat thread while the engine runs; null before {@link #start()} and after {@link #stop()}. */
+	/**
+	 * The heartbeat thread while the engine runs; null before {@link #start()} and after
+	 * {@link #stop()}.
+	 */
 	private @Nullable ScheduledExecutorService heartbeats;
 
 	private boolean stopped;
@@ -58,8 +66,9 @@ public class IdempotencyEngine implements AutoCloseable {
 	private final Set<Reservation> running = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first call to
-	 * {@link #begin} if nothing started it before; {@link #stop()} (or {@link #close()}) ends it.
+	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first
+	 * call to {@link #begin} if nothing started it before; {@link #stop()} (or
+	 * {@link #close()}) ends it.
 	 */
 	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
 			IdempotencyListener listener) {
@@ -70,11 +79,12 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the heartbeat thread: one sweep over the running reservations, four times per
-	 * interval, instead of a task scheduled and cancelled per request. A sweep beats every owner
-	 * whose last beat started at least 3/4 of an interval ago, so two beats of an owner start at
-	 * most one interval apart (plus the duration of one sweep); the settings keep that within
-	 * half the lease. Does nothing if already running; restarts a stopped engine.
+	 * Starts the heartbeat thread: one sweep over the running reservations, four times
+	 * per interval, instead of a task scheduled and cancelled per request. A sweep beats
+	 * every owner whose last beat started at least 3/4 of an interval ago, so two beats
+	 * of an owner start at most one interval apart (plus the duration of one sweep); the
+	 * settings keep that within half the lease. Does nothing if already running; restarts
+	 * a stopped engine.
 	 */
 	public void start() {
 		synchronized (this.lifecycleMonitor) {
@@ -95,8 +105,8 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	/**
 	 * Stops the heartbeat thread and waits up to 5 seconds for it to end. From now on
-	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()} again:
-	 * an owner without heartbeats would be taken over after one lease.
+	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()}
+	 * again: an owner without heartbeats would be taken over after one lease.
 	 */
 	public void stop() {
 		ScheduledExecutorService executor;
@@ -151,14 +161,14 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Decides what to do with a call: run it (owning its record, or unprotected), replay a stored
-	 * response, or refuse it. One store round trip for a new key.
+	 * Decides what to do with a call: run it (owning its record, or unprotected), replay
+	 * a stored response, or refuse it. One store round trip for a new key.
 	 */
 	public Decision begin(IdempotentCall call) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
-				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError.of(
-						IdempotencyErrorType.KEY_REQUIRED, "this operation requires an idempotency key"));
+				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError
+					.of(IdempotencyErrorType.KEY_REQUIRED, "this operation requires an idempotency key"));
 			}
 			report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
 			return new Decision.Proceed(null);
@@ -219,21 +229,27 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			// The lease runs out (or the store released the record) and a retry runs it: the key is not stuck.
+			// The lease runs out (or the store released the record) and a retry runs it:
+			// the key is not stuck.
 			logger.error("Could not store the response of " + reservation
 					+ "; a retry runs it again once the record is released or its lease runs out", ex);
 			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
-	/** The operation's response was larger than may be stored: released, never truncated. */
+	/**
+	 * The operation's response was larger than may be stored: released, never truncated.
+	 */
 	public void responseTooLarge(Reservation reservation, long bodyBytes) {
 		if (finish(reservation)) {
 			bodyTooLarge(reservation, bodyBytes);
 		}
 	}
 
-	/** The operation failed (exception, or a response that was not captured): releases the key. */
+	/**
+	 * The operation failed (exception, or a response that was not captured): releases the
+	 * key.
+	 */
 	public void failed(Reservation reservation, String reason) {
 		if (finish(reservation)) {
 			doRelease(reservation, reason, ExecutionResult.RELEASED);
@@ -241,10 +257,11 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * The operation may still be running, but its answer will not come through this call (an
-	 * asynchronous request timed out or failed). Releasing the key would let a retry run it a
-	 * second time beside the first: the heartbeats stop and the record is left to its lease, so a
-	 * retry is told it is in flight and takes over once the lease has run out.
+	 * The operation may still be running, but its answer will not come through this call
+	 * (an asynchronous request timed out or failed). Releasing the key would let a retry
+	 * run it a second time beside the first: the heartbeats stop and the record is left
+	 * to its lease, so a retry is told it is in flight and takes over once the lease has
+	 * run out.
 	 */
 	public void abandoned(Reservation reservation, String reason) {
 		if (finish(reservation)) {
@@ -261,10 +278,11 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * How long the record of this key is kept from now. A key is accepted until its UUIDv7 time
-	 * plus lifetime and grace; for a key stamped ahead of this node's clock (by at most the clock
-	 * skew, also under the warn policy) that is later than now plus lifetime and grace, so the
-	 * record is kept that much longer: a retry accepted by the window always finds it.
+	 * How long the record of this key is kept from now. A key is accepted until its
+	 * UUIDv7 time plus lifetime and grace; for a key stamped ahead of this node's clock
+	 * (by at most the clock skew, also under the warn policy) that is later than now plus
+	 * lifetime and grace, so the record is kept that much longer: a retry accepted by the
+	 * window always finds it.
 	 */
 	private Duration retentionFor(IdempotencyKey key) {
 		Duration retention = this.settings.retention();
@@ -306,9 +324,9 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			IdempotencyRecord record = ((ReserveResult.Existing) result).record();
 			if (!record.fingerprint().equals(fingerprint)) {
-				return reject(IdempotencyOutcome.MISMATCH, operation, IdempotencyError.of(
-						IdempotencyErrorType.KEY_REUSED,
-						"this idempotency key was already used for a different request; use a new key"));
+				return reject(IdempotencyOutcome.MISMATCH, operation,
+						IdempotencyError.of(IdempotencyErrorType.KEY_REUSED,
+								"this idempotency key was already used for a different request; use a new key"));
 			}
 			if (record.state() == RecordState.COMPLETED) {
 				report(IdempotencyOutcome.REPLAYED, operation, id);
@@ -323,7 +341,8 @@ public class IdempotencyEngine implements AutoCloseable {
 								this.settings.inFlightRetryAfter()));
 			}
 			if (!sleep(min(remaining, this.settings.inFlightPollInterval()))) {
-				// Interrupted while waiting: not a store failure, so never a reason to run unprotected.
+				// Interrupted while waiting: not a store failure, so never a reason to
+				// run unprotected.
 				IdempotencySettings.InFlightStatus status = this.settings.inFlightStatus();
 				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
 						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, status.status(),
@@ -359,14 +378,16 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Reports the one outcome of a request and logs it at DEBUG as {@code outcome=<outcome> operation=<name>
-	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it names a
-	 * principal.
+	 * Reports the one outcome of a request and logs it at DEBUG as
+	 * {@code outcome=<outcome> operation=<name>
+	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it
+	 * names a principal.
 	 */
 	private void report(IdempotencyOutcome outcome, String operation, @Nullable RecordId id) {
 		if (logger.isDebugEnabled()) {
 			logger.debug("outcome=" + outcome.name().toLowerCase(java.util.Locale.ROOT) + " operation=" + operation
-					+ ((id != null) ? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
+					+ ((id != null)
+							? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
 							: ""));
 		}
 		this.listener.onOutcome(outcome, operation);
@@ -405,7 +426,8 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	private void beat(Reservation reservation) {
-		// The lease runs from when the store executes the call, which is after this instant.
+		// The lease runs from when the store executes the call, which is after this
+		// instant.
 		long start = System.nanoTime();
 		try {
 			if (timed("heartbeat",
@@ -419,7 +441,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			// Keep beating at the next sweep: the store may come back before the lease runs out.
+			// Keep beating at the next sweep: the store may come back before the lease
+			// runs out.
 			logger.warn("Heartbeat of " + reservation + " failed: " + ex);
 		}
 	}
@@ -476,7 +499,9 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 	}
 
-	/** Marks the reservation finished and stops its heartbeat; false if it already was. */
+	/**
+	 * Marks the reservation finished and stops its heartbeat; false if it already was.
+	 */
 	private boolean finish(Reservation reservation) {
 		if (!reservation.finish()) {
 			return false;
@@ -486,8 +511,8 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * A fencing token: unique, never sent to clients, so it needs no secure random (whose shared
-	 * lock {@code UUID.randomUUID()} would contend on under load).
+	 * A fencing token: unique, never sent to clients, so it needs no secure random (whose
+	 * shared lock {@code UUID.randomUUID()} would contend on under load).
 	 */
 	private static String newOwnerToken() {
 		ThreadLocalRandom random = ThreadLocalRandom.current();

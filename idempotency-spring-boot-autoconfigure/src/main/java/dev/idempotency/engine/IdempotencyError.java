@@ -6,8 +6,8 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Why a request was refused: the cause, the HTTP status to answer with, the reason in words, and
- * (for {@code 503}) how long the client should wait before retrying.
+ * Why a request was refused: the cause, the HTTP status to answer with, the reason in
+ * words, and (for {@code 503}) how long the client should wait before retrying.
  *
  * @param type the cause
  * @param status the HTTP status to answer with

@@ -1,9 +1,15 @@
 package dev.idempotency.engine;
 
-/** Each cause for which the engine refuses to run or replay a request, with its default status. */
+/**
+ * Each cause for which the engine refuses to run or replay a request, with its default
+ * status.
+ */
 public enum IdempotencyErrorType {
 
-	/** The key header is malformed, repeated, not a UUIDv7, or outside the accepted time window. */
+	/**
+	 * The key header is malformed, repeated, not a UUIDv7, or outside the accepted time
+	 * window.
+	 */
 	INVALID_KEY("invalid-key", "Invalid idempotency key", 400),
 
 	/** The operation requires a key and the request has none. */
@@ -12,7 +18,10 @@ public enum IdempotencyErrorType {
 	/** The key was already used for a different request (another fingerprint). */
 	KEY_REUSED("key-reused", "Idempotency key reused with another request", 422),
 
-	/** A request with the same key is still being processed. Status 409 or 503 by configuration. */
+	/**
+	 * A request with the same key is still being processed. Status 409 or 503 by
+	 * configuration.
+	 */
 	REQUEST_IN_FLIGHT("request-in-flight", "Request with this idempotency key is in progress", 409),
 
 	/**

@@ -1,9 +1,9 @@
 package dev.idempotency.engine;
 
 /**
- * Told of what the engine decides and does; the auto-configuration binds one to Micrometer when it
- * is present. Called on request threads and on the heartbeat thread: implementations must be
- * thread-safe and quick.
+ * Told of what the engine decides and does; the auto-configuration binds one to
+ * Micrometer when it is present. Called on request threads and on the heartbeat thread:
+ * implementations must be thread-safe and quick.
  */
 @FunctionalInterface
 public interface IdempotencyListener {
@@ -16,15 +16,15 @@ public interface IdempotencyListener {
 
 	/**
 	 * What became of an operation that ran under a reservation: called exactly once per
-	 * {@link IdempotencyOutcome#EXECUTED} or {@link IdempotencyOutcome#TAKEN_OVER} request whose
-	 * run finished (or whose ownership was lost while it ran).
+	 * {@link IdempotencyOutcome#EXECUTED} or {@link IdempotencyOutcome#TAKEN_OVER}
+	 * request whose run finished (or whose ownership was lost while it ran).
 	 */
 	default void onExecutionFinished(ExecutionResult result, String operation) {
 	}
 
 	/**
-	 * One store call ({@code reserve}, {@code complete}, {@code release}, {@code heartbeat}) took
-	 * {@code nanos}; {@code failed} when it threw.
+	 * One store call ({@code reserve}, {@code complete}, {@code release},
+	 * {@code heartbeat}) took {@code nanos}; {@code failed} when it threw.
 	 */
 	default void onStoreCall(String call, long nanos, boolean failed) {
 	}

@@ -1,8 +1,8 @@
 package dev.idempotency.engine;
 
 /**
- * What the engine decided for one request: exactly one per request, for metrics and logs. What
- * became of a request that ran under a reservation is reported separately, as an
+ * What the engine decided for one request: exactly one per request, for metrics and logs.
+ * What became of a request that ran under a reservation is reported separately, as an
  * {@link ExecutionResult}.
  */
 public enum IdempotencyOutcome {
@@ -11,8 +11,8 @@ public enum IdempotencyOutcome {
 	UNPROTECTED,
 
 	/**
-	 * The method front door's key expression yielded {@code null} and no key is required: ran
-	 * unprotected, logged at WARN.
+	 * The method front door's key expression yielded {@code null} and no key is required:
+	 * ran unprotected, logged at WARN.
 	 */
 	NULL_KEY,
 

@@ -7,14 +7,14 @@ import java.util.Objects;
 /**
  * The engine's configuration, independent of how it was configured. Build it with
  * {@link #builder()}; the constructor validates every value and throws
- * {@link InvalidIdempotencySettingsException} naming the {@code idempotency.*} properties at
- * fault and what to set.
+ * {@link InvalidIdempotencySettingsException} naming the {@code idempotency.*} properties
+ * at fault and what to set.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
  * @param lease how long an in-progress owner is presumed alive without a heartbeat
- * @param heartbeatInterval the longest time between two lease extensions of a running owner (one
- * sweep of the heartbeat thread's duration aside); at most half the lease
+ * @param heartbeatInterval the longest time between two lease extensions of a running
+ * owner (one sweep of the heartbeat thread's duration aside); at most half the lease
  * @param clockSkew how far in the future a key's timestamp may be
  * @param keyAgePolicy reject or only warn about keys outside their time window
  * @param inFlightWait how long a duplicate waits for the first request to finish
@@ -30,9 +30,11 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		InFlightStatus inFlightStatus, Duration inFlightRetryAfter, FailureMode failureMode, Duration storeRetryAfter,
 		long maxBodyBytes) {
 
-	/** The largest stored answer: a held answer lives in one byte array until it is stored. */
+	/**
+	 * The largest stored answer: a held answer lives in one byte array until it is
+	 * stored.
+	 */
 	public static final long MAX_STORED_BODY_BYTES = 1L << 30;
-
 
 	public IdempotencySettings {
 		requirePositive(lifetime, "lifetime");
@@ -42,8 +44,9 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		if (heartbeatInterval.multipliedBy(2).compareTo(lease) > 0) {
 			throw new InvalidIdempotencySettingsException(
 					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
-					"idempotency.heartbeat-interval (" + heartbeatInterval + ") must be at most half of idempotency.lease ("
-							+ lease + "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
+					"idempotency.heartbeat-interval (" + heartbeatInterval
+							+ ") must be at most half of idempotency.lease (" + lease
+							+ "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
 							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
 					"Set idempotency.heartbeat-interval to at most " + lease.dividedBy(2)
 							+ " or idempotency.lease to at least " + heartbeatInterval.multipliedBy(2) + ".");
@@ -51,7 +54,8 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		if (lease.compareTo(lifetime.plus(grace)) > 0) {
 			throw new InvalidIdempotencySettingsException(
 					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
-					"idempotency.lease (" + lease + ") must not be longer than idempotency.lifetime + idempotency.grace ("
+					"idempotency.lease (" + lease
+							+ ") must not be longer than idempotency.lifetime + idempotency.grace ("
 							+ lifetime.plus(grace) + "): a record would expire while its owner still runs",
 					"Set idempotency.lease to at most " + lifetime.plus(grace)
 							+ " or raise idempotency.lifetime or idempotency.grace.");
@@ -78,10 +82,11 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	}
 
 	/**
-	 * A builder that starts from the defaults: lifetime 30 minutes, grace 5 minutes, lease 30
-	 * seconds, heartbeat-interval 10 seconds, clock-skew 1 minute, key-age-policy reject, in-flight
-	 * wait 2 seconds polled every 50 ms and answered 409 with Retry-After 1 second, fail-closed with
-	 * Retry-After 5 seconds, bodies up to 1 MB stored.
+	 * A builder that starts from the defaults: lifetime 30 minutes, grace 5 minutes,
+	 * lease 30 seconds, heartbeat-interval 10 seconds, clock-skew 1 minute,
+	 * key-age-policy reject, in-flight wait 2 seconds polled every 50 ms and answered 409
+	 * with Retry-After 1 second, fail-closed with Retry-After 5 seconds, bodies up to 1
+	 * MB stored.
 	 */
 	public static Builder builder() {
 		return new Builder();
@@ -105,8 +110,8 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	}
 
 	/**
-	 * How long a record is kept from its reservation: lifetime + grace. For a UUIDv7 key stamped
-	 * ahead of the clock the engine adds how far ahead (at most the clock skew).
+	 * How long a record is kept from its reservation: lifetime + grace. For a UUIDv7 key
+	 * stamped ahead of the clock the engine adds how far ahead (at most the clock skew).
 	 */
 	public Duration retention() {
 		return this.lifetime.plus(this.grace);
@@ -128,7 +133,9 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		}
 	}
 
-	/** Builds settings by name; {@link #build()} validates them as the constructor does. */
+	/**
+	 * Builds settings by name; {@link #build()} validates them as the constructor does.
+	 */
 	public static final class Builder {
 
 		private Duration lifetime = Duration.ofMinutes(30);
@@ -237,7 +244,10 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	/** What to do with a key whose timestamp is outside its window. */
 	public enum KeyAgePolicy {
 
-		/** Answer 400: a key past its window could re-run an operation whose record was purged. */
+		/**
+		 * Answer 400: a key past its window could re-run an operation whose record was
+		 * purged.
+		 */
 		REJECT,
 
 		/** Log a warning and go on. */

@@ -8,11 +8,13 @@ import java.util.function.Supplier;
  * One protected call as a front door presents it to the engine.
  *
  * @param scope whom the key belongs to
- * @param keyValues the key as received: empty when absent; more than one value is an error
+ * @param keyValues the key as received: empty when absent; more than one value is an
+ * error
  * @param keyFormat how the key is validated
  * @param keyRequired whether a missing key is an error
  * @param operation the operation's name
- * @param fingerprint computes the request's fingerprint (only called when a key is present)
+ * @param fingerprint computes the request's fingerprint (only called when a key is
+ * present)
  */
 public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
 		String operation, Supplier<String> fingerprint) {

@@ -3,8 +3,9 @@ package dev.idempotency.engine;
 import java.util.List;
 
 /**
- * Settings that cannot work together or a value out of range, found when the settings are built
- * (at start-up, from the idempotency.* properties). Names the properties at fault and what to set.
+ * Settings that cannot work together or a value out of range, found when the settings are
+ * built (at start-up, from the idempotency.* properties). Names the properties at fault
+ * and what to set.
  */
 public class InvalidIdempotencySettingsException extends IllegalArgumentException {
 

@@ -5,8 +5,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.idempotency.store.RecordId;
 
 /**
- * Ownership of one record while its operation runs: the record, the owner token that fences every
- * write, and the heartbeat that keeps the lease alive. Finished exactly once.
+ * Ownership of one record while its operation runs: the record, the owner token that
+ * fences every write, and the heartbeat that keeps the lease alive. Finished exactly
+ * once.
  */
 public final class Reservation {
 
@@ -42,7 +43,10 @@ public final class Reservation {
 		return this.operation;
 	}
 
-	/** Whether this reservation took over a record whose previous owner's lease had expired. */
+	/**
+	 * Whether this reservation took over a record whose previous owner's lease had
+	 * expired.
+	 */
 	public boolean takenOver() {
 		return this.takenOver;
 	}

@@ -7,8 +7,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A client's idempotency key in canonical form. The HTTP front door accepts only a UUIDv7
- * (RFC 9562: 36 characters, version 7, variant {@code 0b10}, hex digits in any case), bare or in
- * the IETF draft's quoted form {@code "..."}; the method front door accepts any short opaque key.
+ * (RFC 9562: 36 characters, version 7, variant {@code 0b10}, hex digits in any case),
+ * bare or in the IETF draft's quoted form {@code "..."}; the method front door accepts
+ * any short opaque key.
  *
  * @param value the canonical key (lower-case for a UUID)
  * @param timestamp the UUIDv7's embedded creation time, or {@code null} for an opaque key

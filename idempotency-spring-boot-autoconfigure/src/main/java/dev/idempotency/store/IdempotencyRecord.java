@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * @param fingerprint SHA-256 (hex) of the request that created the record
  * @param operation the operation name the record was created for
  * @param state in progress or completed
- * @param leaseExpiresAt when the current owner's lease ends (in progress only, by the store's clock)
+ * @param leaseExpiresAt when the current owner's lease ends (in progress only, by the
+ * store's clock)
  * @param expiresAt when the record is removed (by the store's clock)
  * @param response the stored response (completed only)
  */

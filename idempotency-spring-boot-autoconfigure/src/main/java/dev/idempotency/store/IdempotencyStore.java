@@ -4,43 +4,48 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The storage SPI under the idempotency engine. Each method is one atomic transition, judged by
- * the store's own clock (never the caller's), so that several nodes agree on leases and expiry.
+ * The storage SPI under the idempotency engine. Each method is one atomic transition,
+ * judged by the store's own clock (never the caller's), so that several nodes agree on
+ * leases and expiry.
  * <p>
- * Implementations throw {@link IdempotencyStoreException} (or any runtime exception) when the
- * store cannot be reached; the engine turns that into its store-failure policy.
+ * Implementations throw {@link IdempotencyStoreException} (or any runtime exception) when
+ * the store cannot be reached; the engine turns that into its store-failure policy.
  */
 public interface IdempotencyStore {
 
 	/**
 	 * Reserves a record, atomically:
 	 * <ul>
-	 * <li>absent or expired: creates it {@code IN_PROGRESS}, owned by the request's token, lease
-	 * and expiry counted from now: {@link ReserveResult.Acquired Acquired(false)};</li>
-	 * <li>{@code IN_PROGRESS}, lease expired and the same fingerprint: takes it over (new owner,
-	 * new lease, expiry unchanged): {@link ReserveResult.Acquired Acquired(true)};</li>
-	 * <li>otherwise: changes nothing and returns the record: {@link ReserveResult.Existing}.</li>
+	 * <li>absent or expired: creates it {@code IN_PROGRESS}, owned by the request's
+	 * token, lease and expiry counted from now: {@link ReserveResult.Acquired
+	 * Acquired(false)};</li>
+	 * <li>{@code IN_PROGRESS}, lease expired and the same fingerprint: takes it over (new
+	 * owner, new lease, expiry unchanged): {@link ReserveResult.Acquired
+	 * Acquired(true)};</li>
+	 * <li>otherwise: changes nothing and returns the record:
+	 * {@link ReserveResult.Existing}.</li>
 	 * </ul>
 	 */
 	ReserveResult reserve(ReserveRequest request);
 
 	/**
-	 * Stores the final response and marks the record completed, if {@code ownerToken} still owns
-	 * it and it is in progress.
-	 * @return whether the record was completed; {@code false} means another owner took over
+	 * Stores the final response and marks the record completed, if {@code ownerToken}
+	 * still owns it and it is in progress.
+	 * @return whether the record was completed; {@code false} means another owner took
+	 * over
 	 */
 	boolean complete(RecordId id, String ownerToken, StoredResponse response);
 
 	/**
-	 * Deletes an in-progress record, if {@code ownerToken} still owns it, so that a retry runs the
-	 * operation again.
+	 * Deletes an in-progress record, if {@code ownerToken} still owns it, so that a retry
+	 * runs the operation again.
 	 * @return whether the record was deleted
 	 */
 	boolean release(RecordId id, String ownerToken);
 
 	/**
-	 * Extends the lease of an in-progress record to now + {@code lease}, if {@code ownerToken}
-	 * still owns it.
+	 * Extends the lease of an in-progress record to now + {@code lease}, if
+	 * {@code ownerToken} still owns it.
 	 * @return whether the lease was extended; {@code false} means ownership was lost
 	 */
 	boolean heartbeat(RecordId id, String ownerToken, Duration lease);
@@ -49,13 +54,16 @@ public interface IdempotencyStore {
 	Optional<IdempotencyRecord> find(RecordId id);
 
 	/**
-	 * Deletes up to {@code maxRecords} expired records. Safe to call from every node at once.
-	 * Stores whose records expire natively return {@code 0}.
+	 * Deletes up to {@code maxRecords} expired records. Safe to call from every node at
+	 * once. Stores whose records expire natively return {@code 0}.
 	 * @return how many records were deleted
 	 */
 	int purgeExpired(int maxRecords);
 
-	/** A short name for metrics, health and logs, such as {@code memory}, {@code jdbc}, {@code redis}. */
+	/**
+	 * A short name for metrics, health and logs, such as {@code memory}, {@code jdbc},
+	 * {@code redis}.
+	 */
 	String name();
 
 }

@@ -3,12 +3,14 @@ package dev.idempotency.store;
 import java.util.Objects;
 
 /**
- * Identifies one idempotency record: the client's key within the scope it belongs to. The same key
- * under another scope (another principal, another catalog prefix) is another record.
+ * Identifies one idempotency record: the client's key within the scope it belongs to. The
+ * same key under another scope (another principal, another catalog prefix) is another
+ * record.
  *
  * @param scope who the key belongs to, at most {@value #MAX_SCOPE_LENGTH} characters
- * @param key the client's key in canonical form: from the HTTP door a lower-case UUID of 36
- * characters; from the method door 1 to {@value #MAX_KEY_LENGTH} visible ASCII characters
+ * @param key the client's key in canonical form: from the HTTP door a lower-case UUID of
+ * 36 characters; from the method door 1 to {@value #MAX_KEY_LENGTH} visible ASCII
+ * characters
  */
 public record RecordId(String scope, String key) {
 

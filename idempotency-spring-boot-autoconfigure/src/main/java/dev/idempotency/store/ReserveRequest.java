@@ -11,7 +11,8 @@ import java.util.Objects;
  * @param operation a name for the operation, kept for diagnostics
  * @param ownerToken a fresh random token that fences every later transition of this owner
  * @param lease how long the owner is presumed alive without a heartbeat
- * @param retention how long a new record lives (lifetime + grace), counted by the store's clock
+ * @param retention how long a new record lives (lifetime + grace), counted by the store's
+ * clock
  */
 public record ReserveRequest(RecordId id, String fingerprint, String operation, String ownerToken, Duration lease,
 		Duration retention) {

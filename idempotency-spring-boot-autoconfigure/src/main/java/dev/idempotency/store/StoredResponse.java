@@ -9,9 +9,9 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The final answer of an operation as it is kept for replay: status, the allowlisted headers and
- * the whole body. For the method front door the status is {@code 200} and the body is the
- * serialized return value.
+ * The final answer of an operation as it is kept for replay: status, the allowlisted
+ * headers and the whole body. For the method front door the status is {@code 200} and the
+ * body is the serialized return value.
  *
  * @param status HTTP status code
  * @param headers header names (as sent) to their values, in order
@@ -29,8 +29,8 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 
 	@Override
 	public boolean equals(@Nullable Object other) {
-		return other instanceof StoredResponse that && this.status == that.status
-				&& this.headers.equals(that.headers) && Arrays.equals(this.body, that.body);
+		return other instanceof StoredResponse that && this.status == that.status && this.headers.equals(that.headers)
+				&& Arrays.equals(this.body, that.body);
 	}
 
 	@Override

@@ -15,9 +15,9 @@ import java.util.zip.DeflaterOutputStream;
 import java.util.zip.InflaterInputStream;
 
 /**
- * The one binary form of a {@link StoredResponse} that every store keeps: a format byte, the
- * status, the headers and the body, the body deflated when that makes it smaller. Stores persist
- * the bytes as they are, so a replay is byte-exact whatever the store.
+ * The one binary form of a {@link StoredResponse} that every store keeps: a format byte,
+ * the status, the headers and the body, the body deflated when that makes it smaller.
+ * Stores persist the bytes as they are, so a replay is byte-exact whatever the store.
  */
 public final class StoredResponseCodec {
 

@@ -1,5 +1,6 @@
 /**
- * The store SPI beneath the engine: records, reservations, stored responses and their codec.
+ * The store SPI beneath the engine: records, reservations, stored responses and their
+ * codec.
  */
 @NullMarked
 package dev.idempotency.store;

@@ -16,9 +16,10 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A request whose body can be read once for the fingerprint and then again by the handler. Nothing
- * is read until {@link #body(long)} is called (after the key was validated and the handler found to
- * be protected): until then every call passes through to the request untouched.
+ * A request whose body can be read once for the fingerprint and then again by the
+ * handler. Nothing is read until {@link #body(long)} is called (after the key was
+ * validated and the handler found to be protected): until then every call passes through
+ * to the request untouched.
  */
 final class CachedBodyRequest extends HttpServletRequestWrapper {
 
@@ -32,11 +33,11 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	/**
-	 * The whole body, read on the first call. A declared length over {@code maxBytes} is refused
-	 * before anything is read, and a body without one (chunked) is refused as soon as it passes
-	 * {@code maxBytes}. A declared length only sizes the first array, and only up to
-	 * {@link #PRESIZED_LIMIT}; a stream longer than declared (a decoding filter in front) is read to
-	 * its end all the same, within {@code maxBytes}.
+	 * The whole body, read on the first call. A declared length over {@code maxBytes} is
+	 * refused before anything is read, and a body without one (chunked) is refused as
+	 * soon as it passes {@code maxBytes}. A declared length only sizes the first array,
+	 * and only up to {@link #PRESIZED_LIMIT}; a stream longer than declared (a decoding
+	 * filter in front) is read to its end all the same, within {@code maxBytes}.
 	 * @throws RequestTooLargeException if the body is larger than {@code maxBytes}
 	 */
 	byte[] body(long maxBytes) throws IOException {
@@ -69,9 +70,8 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	private static RequestTooLargeException tooLarge(String what, long maxBytes) {
-		return new RequestTooLargeException(
-				"the request body " + what + " than the " + maxBytes + " bytes this server reads for an idempotency key",
-				maxBytes);
+		return new RequestTooLargeException("the request body " + what + " than the " + maxBytes
+				+ " bytes this server reads for an idempotency key", maxBytes);
 	}
 
 	@Override

@@ -13,19 +13,20 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Passes everything through to the client untouched until {@link #startCapture} is called for a
- * protected request. From then on it keeps the body the handler produces, up to a limit.
+ * Passes everything through to the client untouched until {@link #startCapture} is called
+ * for a protected request. From then on it keeps the body the handler produces, up to a
+ * limit.
  * <p>
- * A synchronous handler's answer is <em>held</em>: kept in memory and sent only after it was
- * stored ({@link #sendHeld}), so a client that goes away mid-answer leaves a whole stored answer
- * that its retry gets, and the handler never sees the client's failure. An answer that outgrows
- * the limit stops being held: what was held is sent, the rest streams through, and nothing is
- * stored. An asynchronous handler's answer is written by another thread after the request thread
- * returned: it streams through as it is written, with a copy taken before the bytes go to the
- * client; a write that fails (the client went away) is remembered, and so is a declared
- * {@code Content-Length} the body does not match: such a response is released, never stored. A
- * response that went through {@code sendError} is marked too: its body is rendered later, outside
- * the request.
+ * A synchronous handler's answer is <em>held</em>: kept in memory and sent only after it
+ * was stored ({@link #sendHeld}), so a client that goes away mid-answer leaves a whole
+ * stored answer that its retry gets, and the handler never sees the client's failure. An
+ * answer that outgrows the limit stops being held: what was held is sent, the rest
+ * streams through, and nothing is stored. An asynchronous handler's answer is written by
+ * another thread after the request thread returned: it streams through as it is written,
+ * with a copy taken before the bytes go to the client; a write that fails (the client
+ * went away) is remembered, and so is a declared {@code Content-Length} the body does not
+ * match: such a response is released, never stored. A response that went through
+ * {@code sendError} is marked too: its body is rendered later, outside the request.
  */
 final class CapturingResponse extends HttpServletResponseWrapper {
 
@@ -58,7 +59,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	/**
 	 * Starts keeping the body.
 	 * @param maxBytes the most that is kept
-	 * @param hold whether the body is held back until {@link #sendHeld} (a synchronous handler)
+	 * @param hold whether the body is held back until {@link #sendHeld} (a synchronous
+	 * handler)
 	 */
 	void startCapture(long maxBytes, boolean hold) {
 		this.copy = new ByteArrayOutputStream((int) Math.min(maxBytes, 8192));
@@ -67,9 +69,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Sends the held body to the client (nothing if it was not held). Called once the answer is
-	 * stored, or once it is known that it will not be.
-	 * @throws IOException if the client went away: the stored answer is what its retry gets
+	 * Sends the held body to the client (nothing if it was not held). Called once the
+	 * answer is stored, or once it is known that it will not be.
+	 * @throws IOException if the client went away: the stored answer is what its retry
+	 * gets
 	 */
 	synchronized void sendHeld() throws IOException {
 		if (!this.holding) {
@@ -90,7 +93,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		}
 	}
 
-	/** Stops holding (a handler that went asynchronous): what was held is sent, the rest streams. */
+	/**
+	 * Stops holding (a handler that went asynchronous): what was held is sent, the rest
+	 * streams.
+	 */
 	synchronized void stopHolding() throws IOException {
 		if (this.holding && this.copy != null && this.outputStream != null) {
 			byte[] held = this.copy.toByteArray();
@@ -128,8 +134,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Why the client may not have received the body the handler produced (a failed write, or a
-	 * declared length the body does not match), or {@code null} when nothing says so.
+	 * Why the client may not have received the body the handler produced (a failed write,
+	 * or a declared length the body does not match), or {@code null} when nothing says
+	 * so.
 	 */
 	@Nullable String incomplete() {
 		if (this.failure != null) {
@@ -156,9 +163,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * A reset of the response also drops what was kept of the body: text still in the writer's
-	 * encoder is pushed through first (the container drops its part), and the copy starts again,
-	 * held or not, as long as nothing has reached the client.
+	 * A reset of the response also drops what was kept of the body: text still in the
+	 * writer's encoder is pushed through first (the container drops its part), and the
+	 * copy starts again, held or not, as long as nothing has reached the client.
 	 */
 	private void forgetHeld() {
 		if (this.writer != null) {
@@ -266,7 +273,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 				throw new IllegalStateException("getOutputStream() has already been called for this response");
 			}
 			String encoding = getCharacterEncoding();
-			// As the container's own getWriter() does: the charset in use is declared in the Content-Type.
+			// As the container's own getWriter() does: the charset in use is declared in
+			// the Content-Type.
 			setCharacterEncoding(encoding);
 			this.outputStream = new TeeOutputStream(super.getOutputStream());
 			this.writer = new PrintWriter(new OutputStreamWriter(this.outputStream, Charset.forName(encoding)));
@@ -292,7 +300,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		}
 	}
 
-	/** Flushes a writer the application did not flush, so the copy holds every character. */
+	/**
+	 * Flushes a writer the application did not flush, so the copy holds every character.
+	 */
 	void flushWriter() {
 		if (this.writer != null) {
 			this.writer.flush();
@@ -300,8 +310,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Keeps the bytes while holding; returns {@code false} if they are to be sent now. Past the
-	 * limit holding stops: what was held goes out first, and nothing is stored.
+	 * Keeps the bytes while holding; returns {@code false} if they are to be sent now.
+	 * Past the limit holding stops: what was held goes out first, and nothing is stored.
 	 */
 	private synchronized boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length)
 			throws IOException {

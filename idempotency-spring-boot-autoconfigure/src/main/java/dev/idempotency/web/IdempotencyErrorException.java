@@ -6,11 +6,12 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.web.ErrorResponseException;
 
 /**
- * The HTTP front door refused a request: an {@link ErrorResponseException} whose body is the RFC
- * 9457 problem of {@link IdempotencyProblemDetails#of} and whose headers carry {@code Retry-After}
- * when the error has one. Thrown before the handler runs, so an application's
- * {@code @ControllerAdvice} (for example a {@code ResponseEntityExceptionHandler}) can render it;
- * unhandled, the {@link IdempotencyErrorRenderer} answers it.
+ * The HTTP front door refused a request: an {@link ErrorResponseException} whose body is
+ * the RFC 9457 problem of {@link IdempotencyProblemDetails#of} and whose headers carry
+ * {@code Retry-After} when the error has one. Thrown before the handler runs, so an
+ * application's {@code @ControllerAdvice} (for example a
+ * {@code ResponseEntityExceptionHandler}) can render it; unhandled, the
+ * {@link IdempotencyErrorRenderer} answers it.
  */
 public class IdempotencyErrorException extends ErrorResponseException {
 

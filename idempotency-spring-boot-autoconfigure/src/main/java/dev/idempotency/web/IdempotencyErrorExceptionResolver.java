@@ -12,8 +12,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Answers an {@link IdempotencyErrorException} with the {@link IdempotencyErrorRenderer}: the
- * default writes problem details, an application's renderer its own shape.
+ * Answers an {@link IdempotencyErrorException} with the {@link IdempotencyErrorRenderer}:
+ * the default writes problem details, an application's renderer its own shape.
  */
 public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolver {
 

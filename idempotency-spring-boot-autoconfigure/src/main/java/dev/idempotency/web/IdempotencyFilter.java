@@ -21,20 +21,21 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * The part of the HTTP front door that sees the whole exchange. For a mutation that carries a key
- * it caches the request body (for the fingerprint) and wraps the response (to capture it once the
- * {@link IdempotencyInterceptor} has reserved the key). After the handler it finishes the
- * reservation: stores a final response, or releases the key after an exception, a non-final
- * status, an error rendered outside the request, or a body too large to store.
+ * The part of the HTTP front door that sees the whole exchange. For a mutation that
+ * carries a key it caches the request body (for the fingerprint) and wraps the response
+ * (to capture it once the {@link IdempotencyInterceptor} has reserved the key). After the
+ * handler it finishes the reservation: stores a final response, or releases the key after
+ * an exception, a non-final status, an error rendered outside the request, or a body too
+ * large to store.
  */
 public class IdempotencyFilter extends OncePerRequestFilter {
 
 	static final String RESERVATION_ATTRIBUTE = IdempotencyFilter.class.getName() + ".reservation";
 
 	/**
-	 * A request attribute that keeps the answer of this request from being stored (its value says
-	 * why): set when the answer reflects a passing state, such as a keyed call it made that was
-	 * still in flight. The key is released, so a retry runs again.
+	 * A request attribute that keeps the answer of this request from being stored (its
+	 * value says why): set when the answer reflects a passing state, such as a keyed call
+	 * it made that was still in flight. The key is released, so a retry runs again.
 	 */
 	public static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
 
@@ -75,8 +76,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		// Both wrappers pass everything through untouched until the interceptor has found the handler
-		// protected and the key valid: only then is the body read and the response captured.
+		// Both wrappers pass everything through untouched until the interceptor has found
+		// the handler
+		// protected and the key valid: only then is the body read and the response
+		// captured.
 		HttpServletRequest cachedRequest = new CachedBodyRequest(request);
 		CapturingResponse capturing = new CapturingResponse(response);
 		boolean completedNormally = false;
@@ -100,8 +103,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (request.isAsyncStarted()) {
-			// The handler answers later, on another thread: the key stays reserved (and its lease
-			// beaten) until the container completes the response, then it is stored or released.
+			// The handler answers later, on another thread: the key stays reserved (and
+			// its lease
+			// beaten) until the container completes the response, then it is stored or
+			// released.
 			try {
 				response.stopHolding();
 			}
@@ -113,12 +118,16 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finishResponse(reservation, request, response);
 		if (!response.errorSent()) {
-			// After sendError the container renders the error page: nothing held goes out.
+			// After sendError the container renders the error page: nothing held goes
+			// out.
 			sendHeld(response);
 		}
 	}
 
-	/** Sends a held answer once it is stored (or known not to be): a client gone by now retries and gets it. */
+	/**
+	 * Sends a held answer once it is stored (or known not to be): a client gone by now
+	 * retries and gets it.
+	 */
 	private void sendHeld(CapturingResponse response) {
 		try {
 			response.sendHeld();
@@ -134,14 +143,16 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (response.errorSent()) {
-			// The error page is rendered after this filter returns: there is no body to store.
+			// The error page is rendered after this filter returns: there is no body to
+			// store.
 			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
 			return;
 		}
 		response.flushWriter();
 		String incomplete = response.incomplete();
 		if (incomplete != null) {
-			// The client may hold a part of the answer only: a retry must run again, never replay a part.
+			// The client may hold a part of the answer only: a retry must run again,
+			// never replay a part.
 			this.engine.failed(reservation, incomplete);
 			return;
 		}
@@ -149,11 +160,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			this.engine.responseTooLarge(reservation, response.bytesWritten());
 			return;
 		}
-		this.engine.succeeded(reservation, new StoredResponse(response.getStatus(), storedHeaders(response),
-				response.capturedBody()));
+		this.engine.succeeded(reservation,
+				new StoredResponse(response.getStatus(), storedHeaders(response), response.capturedBody()));
 	}
 
-	/** Finishes the reservation of an asynchronous request once the container has completed it. */
+	/**
+	 * Finishes the reservation of an asynchronous request once the container has
+	 * completed it.
+	 */
 	private final class AsyncCompletion implements AsyncListener {
 
 		private final Reservation reservation;
@@ -170,7 +184,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			// After a timeout or an error the reservation is already finished: this is a no-op.
+			// After a timeout or an error the reservation is already finished: this is a
+			// no-op.
 			finishResponse(this.reservation, this.request, this.response);
 		}
 
@@ -184,7 +199,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		public void onError(AsyncEvent event) {
 			String reason = "the asynchronous request failed: " + event.getThrowable();
 			if (event.getThrowable() instanceof IOException) {
-				// The connection failed (the client went away): the operation may still be running.
+				// The connection failed (the client went away): the operation may still
+				// be running.
 				IdempotencyFilter.this.engine.abandoned(this.reservation, reason);
 			}
 			else {

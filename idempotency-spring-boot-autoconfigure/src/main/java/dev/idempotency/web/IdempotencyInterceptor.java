@@ -41,15 +41,18 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
- * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method or its
- * class), or a mutation whose path matches a configured pattern, asks the engine whether to run,
- * replay or refuse, before the handler runs. A refusal is thrown as an
+ * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method
+ * or its class), or a mutation whose path matches a configured pattern, asks the engine
+ * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
  * {@link IdempotencyErrorException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
 
-	/** Holds the handler {@link Method} this door protects, so the method aspect does not protect it twice. */
+	/**
+	 * Holds the handler {@link Method} this door protects, so the method aspect does not
+	 * protect it twice.
+	 */
 	public static final String HANDLED_METHOD_ATTRIBUTE = IdempotencyInterceptor.class.getName() + ".method";
 
 	/** Sent on every replayed response. */
@@ -75,9 +78,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	/**
-	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it throws
-	 * @param maxRequestBytes the largest request body read to fingerprint a keyed request; a larger
-	 * one is answered 413 without being read further
+	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it
+	 * throws
+	 * @param maxRequestBytes the largest request body read to fingerprint a keyed
+	 * request; a larger one is answered 413 without being read further
 	 */
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
@@ -101,11 +105,13 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		HandlerMethod handlerMethod = (handler instanceof HandlerMethod method) ? method : null;
 		Idempotent annotation = (handlerMethod != null) ? findAnnotation(handlerMethod) : null;
 		if (annotation != null && !annotation.key().isEmpty()) {
-			// A key expression: the method door protects this handler with it, whatever the header says.
+			// A key expression: the method door protects this handler with it, whatever
+			// the header says.
 			return true;
 		}
 		if (annotation != null) {
-			// Tells the method aspect that this door owns the handler method, whatever the HTTP method.
+			// Tells the method aspect that this door owns the handler method, whatever
+			// the HTTP method.
 			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
 		}
 		if (!IdempotencyFilter.isMutation(request.getMethod())
@@ -136,7 +142,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 					IdempotentCall.KeyFormat.UUID_V7, keyRequired, operation, () -> fingerprint(request)));
 		}
 		catch (RequestTooLargeException ex) {
-			decision = new Decision.Reject(IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE, ex.getMessage()));
+			decision = new Decision.Reject(
+					IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE, ex.getMessage()));
 		}
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
@@ -152,7 +159,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
 	}
 
-	/** Return types Spring MVC answers on another thread, after the request thread returned. */
+	/**
+	 * Return types Spring MVC answers on another thread, after the request thread
+	 * returned.
+	 */
 	private static final List<String> ANSWERED_LATER = List.of("java.util.concurrent.Callable",
 			"java.util.concurrent.Future", "java.util.concurrent.CompletionStage",
 			"org.springframework.web.context.request.async.DeferredResult",
@@ -162,8 +172,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			"org.reactivestreams.Publisher");
 
 	/**
-	 * Whether the handler answers asynchronously (its answer then streams to the client as it is
-	 * written, and is stored afterwards); a synchronous answer is held until it is stored.
+	 * Whether the handler answers asynchronously (its answer then streams to the client
+	 * as it is written, and is stored afterwards); a synchronous answer is held until it
+	 * is stored.
 	 */
 	static boolean answersLater(@Nullable HandlerMethod handlerMethod) {
 		if (handlerMethod == null) {
@@ -190,12 +201,12 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	/** The method's or else its class's annotation, looked up once per handler method. */
 	private @Nullable Idempotent findAnnotation(HandlerMethod handlerMethod) {
-		return this.annotations.computeIfAbsent(new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod()),
-				(key) -> {
-					Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
-					return Optional.ofNullable((onMethod != null) ? onMethod
-							: AnnotatedElementUtils.findMergedAnnotation(key.beanType(), Idempotent.class));
-				})
+		return this.annotations
+			.computeIfAbsent(new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod()), (key) -> {
+				Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
+				return Optional.ofNullable((onMethod != null) ? onMethod
+						: AnnotatedElementUtils.findMergedAnnotation(key.beanType(), Idempotent.class));
+			})
 			.orElse(null);
 	}
 
@@ -226,9 +237,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	}
 
 	/**
-	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the parameters
-	 * (the container parses them); for a multipart request, each part's name, headers and bytes
-	 * (the container parses them, and they stay readable for the handler).
+	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the
+	 * parameters (the container parses them); for a multipart request, each part's name,
+	 * headers and bytes (the container parses them, and they stay readable for the
+	 * handler).
 	 */
 	private byte[] body(HttpServletRequest request) throws IOException, ServletException {
 		String contentType = request.getContentType();
@@ -252,7 +264,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		CachedBodyRequest cached = WebUtils.getNativeRequest(request, CachedBodyRequest.class);
 		if (cached == null) {
-			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI());
+			throw new IllegalStateException(
+					"IdempotencyFilter is not installed in front of " + request.getRequestURI());
 		}
 		return cached.body(this.maxRequestBytes);
 	}
@@ -290,7 +303,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		return body.toByteArray();
 	}
 
-	/** Writes a length-prefixed field, so that no two different inputs give the same bytes. */
+	/**
+	 * Writes a length-prefixed field, so that no two different inputs give the same
+	 * bytes.
+	 */
 	private static void field(ByteArrayOutputStream out, byte[] bytes) {
 		out.writeBytes(intBytes(bytes.length));
 		out.writeBytes(bytes);

@@ -7,9 +7,9 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 
 /**
- * The one translation of an {@link IdempotencyError} into an RFC 9457 {@link ProblemDetail}, used by
- * both front doors: {@code type} is the configured base plus the cause's slug, with the cause's
- * title, the status and the reason in words.
+ * The one translation of an {@link IdempotencyError} into an RFC 9457
+ * {@link ProblemDetail}, used by both front doors: {@code type} is the configured base
+ * plus the cause's slug, with the cause's title, the status and the reason in words.
  */
 public final class IdempotencyProblemDetails {
 
@@ -19,7 +19,8 @@ public final class IdempotencyProblemDetails {
 	/**
 	 * The problem for this error.
 	 * @param error why the request was refused
-	 * @param typeBase the base of the {@code type} URIs ({@code idempotency.web.problem-type-base})
+	 * @param typeBase the base of the {@code type} URIs
+	 * ({@code idempotency.web.problem-type-base})
 	 * @return a new problem detail, without an {@code instance}
 	 */
 	public static ProblemDetail of(IdempotencyError error, String typeBase) {

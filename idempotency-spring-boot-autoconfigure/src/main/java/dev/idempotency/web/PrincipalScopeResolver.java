@@ -7,10 +7,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
- * The default scope: the name of Spring Security's authenticated principal when Spring Security
- * is present and the request is authenticated, else the servlet user principal, else
- * {@code anonymous}. Names are prefixed ({@code user:}) so that no name can collide with the
- * anonymous scope.
+ * The default scope: the name of Spring Security's authenticated principal when Spring
+ * Security is present and the request is authenticated, else the servlet user principal,
+ * else {@code anonymous}. Names are prefixed ({@code user:}) so that no name can collide
+ * with the anonymous scope.
  */
 public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 

@@ -9,9 +9,9 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.http.ProblemDetail;
 
 /**
- * Writes an error as RFC 9457 {@code application/problem+json}: {@code type} (one URI per cause),
- * {@code title}, {@code status}, {@code detail} (those of {@link IdempotencyProblemDetails#of}) and
- * {@code instance} (the request path).
+ * Writes an error as RFC 9457 {@code application/problem+json}: {@code type} (one URI per
+ * cause), {@code title}, {@code status}, {@code detail} (those of
+ * {@link IdempotencyProblemDetails#of}) and {@code instance} (the request path).
  */
 public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
 
@@ -26,8 +26,8 @@ public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
 			throws IOException {
 		ProblemDetail problem = IdempotencyProblemDetails.of(error, this.typeBase);
 		String json = "{\"type\":" + quote(problem.getType().toString()) + ",\"title\":" + quote(problem.getTitle())
-				+ ",\"status\":" + problem.getStatus() + ",\"detail\":" + quote(problem.getDetail())
-				+ ",\"instance\":" + quote(request.getRequestURI()) + "}";
+				+ ",\"status\":" + problem.getStatus() + ",\"detail\":" + quote(problem.getDetail()) + ",\"instance\":"
+				+ quote(request.getRequestURI()) + "}";
 		byte[] body = json.getBytes(StandardCharsets.UTF_8);
 		response.setStatus(error.status());
 		response.setContentType("application/problem+json");

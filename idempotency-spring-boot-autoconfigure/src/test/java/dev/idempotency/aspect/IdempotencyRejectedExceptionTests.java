@@ -36,8 +36,9 @@ class IdempotencyRejectedExceptionTests {
 
 	@Test
 	void aStoreOutageTellsWhenToRetry() {
-		IdempotencyRejectedException unavailable = new IdempotencyRejectedException(new IdempotencyError(
-				IdempotencyErrorType.STORE_UNAVAILABLE, 503, "store down", Duration.ofSeconds(5)), "urn:problems:");
+		IdempotencyRejectedException unavailable = new IdempotencyRejectedException(
+				new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503, "store down", Duration.ofSeconds(5)),
+				"urn:problems:");
 		assertThat(unavailable.getStatusCode().value()).isEqualTo(503);
 		assertThat(unavailable.getHeaders().getFirst("Retry-After")).isEqualTo("5");
 	}

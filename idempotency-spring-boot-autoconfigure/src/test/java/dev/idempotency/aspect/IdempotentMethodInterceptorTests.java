@@ -50,8 +50,8 @@ class IdempotentMethodInterceptorTests {
 			assertThat(again).isEqualTo(first);
 			assertThat(payments.runs()).isEqualTo(1);
 			List<Receipt> history = payments.history("order-1", 2);
-			assertThat(payments.history("order-1", 2)).isEqualTo(history).allSatisfy(
-					(receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
+			assertThat(payments.history("order-1", 2)).isEqualTo(history)
+				.allSatisfy((receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
 			assertThat(payments.runs()).isEqualTo(2);
 		});
 	}
@@ -86,7 +86,9 @@ class IdempotentMethodInterceptorTests {
 			payments.pay(new Charge(null, 1));
 			payments.pay(new Charge(null, 1));
 			assertThat(payments.runs()).isEqualTo(2);
-			assertThat(output.getOut()).contains("WARN").contains("#charge.orderId").contains("Payments.pay")
+			assertThat(output.getOut()).contains("WARN")
+				.contains("#charge.orderId")
+				.contains("Payments.pay")
 				.contains("null");
 			Counter nullKeys = context.getBean(MeterRegistry.class)
 				.find(MicrometerIdempotencyListener.METER_NAME)
@@ -103,9 +105,9 @@ class IdempotentMethodInterceptorTests {
 
 	@Test
 	void aMethodWithoutAKeyExpressionOutsideARequestIsAMisconfiguration() {
-		this.runner.run((context) -> assertThatIllegalStateException()
-			.isThrownBy(() -> context.getBean(Payments.class).noKey())
-			.withMessageContaining("key = "));
+		this.runner.run(
+				(context) -> assertThatIllegalStateException().isThrownBy(() -> context.getBean(Payments.class).noKey())
+					.withMessageContaining("key = "));
 	}
 
 	@Test
@@ -158,7 +160,8 @@ class IdempotentMethodInterceptorTests {
 			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
 				.withMessageContaining("cannot be replayed")
 				.withMessageContaining("Drawing");
-			// Not stuck: the retry runs again instead of failing on a stored answer it cannot read.
+			// Not stuck: the retry runs again instead of failing on a stored answer it
+			// cannot read.
 			assertThatIllegalStateException().isThrownBy(() -> payments.unreadable("unreadable-1"))
 				.withMessageContaining("cannot be replayed");
 			assertThat(payments.runs()).isEqualTo(2);
@@ -194,7 +197,8 @@ class IdempotentMethodInterceptorTests {
 			assertThat(tickets.issue("t-1")).isEqualTo(tickets.issue("t-1"));
 			assertThat(tickets.issue("t-2")).isEqualTo(2);
 			assertThat(tickets.toString()).isEqualTo("tickets");
-			// Without a key expression a class annotation is the HTTP door's (a controller): left alone here.
+			// Without a key expression a class annotation is the HTTP door's (a
+			// controller): left alone here.
 			assertThat(context.getBean(HeaderOnly.class).hello()).isEqualTo("hello");
 		});
 	}
@@ -202,18 +206,21 @@ class IdempotentMethodInterceptorTests {
 	@Test
 	void theMethodDoorRunsOutsideTheBeansOtherAdvice() {
 		AtomicInteger transactions = new AtomicInteger();
-		this.runner.withBean("transactionLikeAdvisor", Advisor.class, () -> new DefaultPointcutAdvisor(
-				new NameMatchMethodPointcut().addMethodName("pay"), (MethodInterceptor) (invocation) -> {
-					transactions.incrementAndGet();
-					return invocation.proceed();
-				})).run((context) -> {
-					Payments payments = context.getBean(Payments.class);
-					payments.pay(new Charge("outer-1", 1));
-					payments.pay(new Charge("outer-1", 1));
-					// The replay did not enter the other advice (a transaction would not be opened).
-					assertThat(transactions).hasValue(1);
-					assertThat(payments.runs()).isEqualTo(1);
-				});
+		this.runner.withBean("transactionLikeAdvisor", Advisor.class,
+				() -> new DefaultPointcutAdvisor(new NameMatchMethodPointcut().addMethodName("pay"),
+						(MethodInterceptor) (invocation) -> {
+							transactions.incrementAndGet();
+							return invocation.proceed();
+						}))
+			.run((context) -> {
+				Payments payments = context.getBean(Payments.class);
+				payments.pay(new Charge("outer-1", 1));
+				payments.pay(new Charge("outer-1", 1));
+				// The replay did not enter the other advice (a transaction would not be
+				// opened).
+				assertThat(transactions).hasValue(1);
+				assertThat(payments.runs()).isEqualTo(1);
+			});
 	}
 
 	@Test
@@ -259,11 +266,11 @@ class IdempotentMethodInterceptorTests {
 			.withBean(Payments.class)
 			.withClassLoader(new FilteredClassLoader("org.aspectj"))
 			.run((context) -> {
-			Payments payments = context.getBean(Payments.class);
-			payments.pay(new Charge("no-aspectj-1", 1));
-			payments.pay(new Charge("no-aspectj-1", 1));
-			assertThat(payments.runs()).isEqualTo(1);
-		});
+				Payments payments = context.getBean(Payments.class);
+				payments.pay(new Charge("no-aspectj-1", 1));
+				payments.pay(new Charge("no-aspectj-1", 1));
+				assertThat(payments.runs()).isEqualTo(1);
+			});
 	}
 
 	public record Charge(String orderId, int cents) {
@@ -352,7 +359,10 @@ class IdempotentMethodInterceptorTests {
 
 	}
 
-	/** Serializable as JSON but not readable back: its field is an interface without type information. */
+	/**
+	 * Serializable as JSON but not readable back: its field is an interface without type
+	 * information.
+	 */
 	public static class Drawing {
 
 		public Shape shape = new Circle(1);
@@ -362,7 +372,10 @@ class IdempotentMethodInterceptorTests {
 	public record Receipt(String orderId, int cents, int run) {
 	}
 
-	/** Public: proxied by CGLIB also from the filtered class loader of {@link #aspectJIsNotNeeded()}. */
+	/**
+	 * Public: proxied by CGLIB also from the filtered class loader of
+	 * {@link #aspectJIsNotNeeded()}.
+	 */
 	public static class Payments {
 
 		private final AtomicInteger runs = new AtomicInteger();

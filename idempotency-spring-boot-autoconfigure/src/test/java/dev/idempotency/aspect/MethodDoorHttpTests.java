@@ -27,7 +27,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The method door behind real HTTP: handler methods with a key expression, and services behind handlers. */
+/**
+ * The method door behind real HTTP: handler methods with a key expression, and services
+ * behind handlers.
+ */
 @SpringBootTest(classes = MethodDoorWebTestApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "idempotency.in-flight.wait=100ms")
 @ExtendWith(OutputCaptureExtension.class)
@@ -142,7 +145,8 @@ class MethodDoorHttpTests {
 		}
 		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
-		// The 409 said "still in flight, retry later": the retry with the same key runs again.
+		// The 409 said "still in flight, retry later": the retry with the same key runs
+		// again.
 		HttpResponse<String> retry = post("/bookings", key, body);
 		assertThat(retry.statusCode()).isEqualTo(200);
 		assertThat(retry.body()).contains("booked room-7 #1");

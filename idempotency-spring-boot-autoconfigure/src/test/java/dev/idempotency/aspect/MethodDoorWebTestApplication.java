@@ -17,7 +17,10 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-/** A small web app whose handlers and services, protected by the method door, count their runs. */
+/**
+ * A small web app whose handlers and services, protected by the method door, count their
+ * runs.
+ */
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class MethodDoorWebTestApplication {
@@ -47,7 +50,9 @@ class MethodDoorWebTestApplication {
 		return new Bookings(runs);
 	}
 
-	/** A slow keyed service behind a handler that the HTTP door protects with the header. */
+	/**
+	 * A slow keyed service behind a handler that the HTTP door protects with the header.
+	 */
 	static class Bookings {
 
 		private final CountDownLatch entered = new CountDownLatch(1);

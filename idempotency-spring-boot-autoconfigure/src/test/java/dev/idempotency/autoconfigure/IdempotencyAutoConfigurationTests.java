@@ -30,9 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class IdempotencyAutoConfigurationTests {
 
-	private final WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(
-			AutoConfigurations.of(IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class,
-					IdempotencyAspectAutoConfiguration.class));
+	private final WebApplicationContextRunner web = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+				IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class));
 
 	@Test
 	void theDefaultsGiveAnEngineOnTheInMemoryStoreAndBothFrontDoors() {

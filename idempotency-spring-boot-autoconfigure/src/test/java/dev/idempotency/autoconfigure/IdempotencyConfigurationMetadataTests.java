@@ -31,7 +31,9 @@ class IdempotencyConfigurationMetadataTests {
 	void descriptionsArePlainTextInTheDocumentedSpelling() {
 		for (Map<String, Object> property : properties()) {
 			String description = (String) property.getOrDefault("description", "");
-			assertThat(description).as((String) property.get("name")).doesNotContain("{@").doesNotContain("FAIL_")
+			assertThat(description).as((String) property.get("name"))
+				.doesNotContain("{@")
+				.doesNotContain("FAIL_")
 				.doesNotContain("SERVICE_UNAVAILABLE");
 		}
 		assertThat(property("idempotency.store.memory.max-bytes").get("description").toString())

@@ -17,7 +17,9 @@ import org.springframework.context.SmartLifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The engine's heartbeat thread runs with the context and ends when the context closes. */
+/**
+ * The engine's heartbeat thread runs with the context and ends when the context closes.
+ */
 class IdempotencyEngineLifecycleTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -52,9 +54,10 @@ class IdempotencyEngineLifecycleTests {
 
 	@Test
 	void theEngineStopsAfterTheWebServer() {
-		this.runner.run((context) -> assertThat(context.getBean("idempotencyEngineLifecycle", SmartLifecycle.class)
-			.getPhase()).as("lower phase: stopped after the web server's graceful shutdown (DEFAULT_PHASE - 2048)")
-			.isLessThan(SmartLifecycle.DEFAULT_PHASE - 2048));
+		this.runner
+			.run((context) -> assertThat(context.getBean("idempotencyEngineLifecycle", SmartLifecycle.class).getPhase())
+				.as("lower phase: stopped after the web server's graceful shutdown (DEFAULT_PHASE - 2048)")
+				.isLessThan(SmartLifecycle.DEFAULT_PHASE - 2048));
 	}
 
 	private static Set<Thread> heartbeatThreads() {

@@ -34,7 +34,8 @@ class IdempotencyFailureAnalyzersTests {
 		run(Map.of("idempotency.lifetime", "10s", "idempotency.grace", "0s", "idempotency.lease", "20s",
 				"idempotency.heartbeat-interval", "5s"));
 		assertThat(output).contains("APPLICATION FAILED TO START")
-			.contains("idempotency.lease (PT20S) must not be longer than idempotency.lifetime + idempotency.grace (PT10S)")
+			.contains(
+					"idempotency.lease (PT20S) must not be longer than idempotency.lifetime + idempotency.grace (PT10S)")
 			.contains("Set idempotency.lease to at most PT10S");
 	}
 

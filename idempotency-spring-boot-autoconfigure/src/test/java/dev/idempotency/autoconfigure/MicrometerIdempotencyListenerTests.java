@@ -20,13 +20,15 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Each request counts once in idempotency.requests; what became of a run counts in idempotency.executions. */
+/**
+ * Each request counts once in idempotency.requests; what became of a run counts in
+ * idempotency.executions.
+ */
 class MicrometerIdempotencyListenerTests {
 
 	private final MeterRegistry registry = new SimpleMeterRegistry();
 
-	private final IdempotencyEngine engine = new IdempotencyEngine(
-			new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
+	private final IdempotencyEngine engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
 			IdempotencySettings.builder().maxBodyBytes(4).build(), Clock.systemUTC(),
 			new MicrometerIdempotencyListener(this.registry, "memory"));
 

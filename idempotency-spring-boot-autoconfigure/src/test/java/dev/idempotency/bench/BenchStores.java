@@ -30,10 +30,11 @@ import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 
 /**
- * The stores the benchmarks compare, each on its own schema, database or key prefix on the shared
- * servers (PostgreSQL 127.0.0.1:5432, Redis 127.0.0.1:6379), removed again by {@link #close()}.
- * JDBC stores can count what they send: statements and commits (each one network round trip on
- * PostgreSQL, whose driver sends {@code BEGIN} in the same message as the first statement).
+ * The stores the benchmarks compare, each on its own schema, database or key prefix on
+ * the shared servers (PostgreSQL 127.0.0.1:5432, Redis 127.0.0.1:6379), removed again by
+ * {@link #close()}. JDBC stores can count what they send: statements and commits (each
+ * one network round trip on PostgreSQL, whose driver sends {@code BEGIN} in the same
+ * message as the first statement).
  */
 final class BenchStores implements AutoCloseable {
 
@@ -58,7 +59,10 @@ final class BenchStores implements AutoCloseable {
 		this(name, poolSize, true);
 	}
 
-	/** {@code countStatements}: false gives the JDBC store the plain pool, without the counting proxies. */
+	/**
+	 * {@code countStatements}: false gives the JDBC store the plain pool, without the
+	 * counting proxies.
+	 */
 	BenchStores(String name, int poolSize, boolean countStatements) throws Exception {
 		switch (name.toLowerCase(Locale.ROOT)) {
 			case "memory" -> this.store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE);

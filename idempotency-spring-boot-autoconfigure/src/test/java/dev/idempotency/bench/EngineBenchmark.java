@@ -29,10 +29,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The engine's cost per store, without HTTP: {@code freshKey} is one protected call with a new
- * key (begin: key check, fingerprint, reserve; then succeeded: encode and complete), {@code replay}
- * is a repeat of a completed key (begin: reserve finds the record and decodes its response). The
- * request and response are the size of a createTable in the sample catalog.
+ * The engine's cost per store, without HTTP: {@code freshKey} is one protected call with
+ * a new key (begin: key check, fingerprint, reserve; then succeeded: encode and
+ * complete), {@code replay} is a repeat of a completed key (begin: reserve finds the
+ * record and decodes its response). The request and response are the size of a
+ * createTable in the sample catalog.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -80,8 +81,8 @@ public class EngineBenchmark {
 	}
 
 	static IdempotentCall call(String key) {
-		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false,
-				"createTable", () -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, Payloads.REQUEST));
+		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "createTable",
+				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, Payloads.REQUEST));
 	}
 
 	/** A createTable request and its 200 response, as the sample catalog sends them. */

@@ -22,15 +22,17 @@ import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 
 /**
- * What one protected call costs in CPU, without HTTP and without the catalog: {@code threads}
- * threads run reserve + complete with fresh keys (a createTable-sized response) for
- * {@code seconds}, and the run reports, per call, the CPU of this JVM (user and system, from
- * {@code /proc/self/stat}, so GC, JIT and client I/O threads count) and of the store server's
- * processes ({@code postgres} or {@code redis-server}, from {@code /proc}).
+ * What one protected call costs in CPU, without HTTP and without the catalog:
+ * {@code threads} threads run reserve + complete with fresh keys (a createTable-sized
+ * response) for {@code seconds}, and the run reports, per call, the CPU of this JVM (user
+ * and system, from {@code /proc/self/stat}, so GC, JIT and client I/O threads count) and
+ * of the store server's processes ({@code postgres} or {@code redis-server}, from
+ * {@code /proc}).
  * <p>
- * Run with {@code -Pbench} (see docs/benchmarks.md); system properties {@code bench.cost.stores}
- * (postgresql,redis), {@code bench.cost.threads} (1,16), {@code bench.cost.seconds} (10),
- * {@code bench.cost.warmup} seconds before (10: until the JIT has compiled the store's path).
+ * Run with {@code -Pbench} (see docs/benchmarks.md); system properties
+ * {@code bench.cost.stores} (postgresql,redis), {@code bench.cost.threads} (1,16),
+ * {@code bench.cost.seconds} (10), {@code bench.cost.warmup} seconds before (10: until
+ * the JIT has compiled the store's path).
  */
 public final class StoreCpuCost {
 
@@ -42,8 +44,11 @@ public final class StoreCpuCost {
 	public static void main(String[] args) throws Exception {
 		int seconds = Integer.getInteger("bench.cost.seconds", 10);
 		int warmup = Integer.getInteger("bench.cost.warmup", 10);
-		StoredResponse response = EngineBenchmark.Payloads.RESPONSE; // the sample's createTable response
-		System.out.println("| Store | threads | calls/s | client JVM CPU µs/call (user + sys) | store server CPU µs/call |");
+		StoredResponse response = EngineBenchmark.Payloads.RESPONSE; // the sample's
+																		// createTable
+																		// response
+		System.out
+			.println("| Store | threads | calls/s | client JVM CPU µs/call (user + sys) | store server CPU µs/call |");
 		System.out.println("|---|---|---|---|---|");
 		for (String name : System.getProperty("bench.cost.stores", "postgresql,redis").split(",")) {
 			for (String threadCount : System.getProperty("bench.cost.threads", "1,16").split(",")) {
@@ -83,7 +88,10 @@ public final class StoreCpuCost {
 		}
 	}
 
-	/** reserve + complete with fresh keys from {@code threads} threads; returns the number of calls (2 per key). */
+	/**
+	 * reserve + complete with fresh keys from {@code threads} threads; returns the number
+	 * of calls (2 per key).
+	 */
 	private static long run(IdempotencyStore store, int threads, int seconds, StoredResponse response)
 			throws Exception {
 		AtomicLong calls = new AtomicLong();
@@ -119,15 +127,18 @@ public final class StoreCpuCost {
 			worker.join();
 		}
 		if (!failures.isEmpty()) {
-			IllegalStateException failure = new IllegalStateException(failures.size() + " of " + threads
-					+ " threads failed; no figures for this run");
+			IllegalStateException failure = new IllegalStateException(
+					failures.size() + " of " + threads + " threads failed; no figures for this run");
 			failures.forEach(failure::addSuppressed);
 			throw failure;
 		}
 		return calls.get();
 	}
 
-	/** utime + stime of this process's threads, in clock ticks, by native thread name without digits. */
+	/**
+	 * utime + stime of this process's threads, in clock ticks, by native thread name
+	 * without digits.
+	 */
 	private static Map<String, Long> threadTicks() throws IOException {
 		Map<String, Long> groups = new java.util.TreeMap<>();
 		try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
@@ -160,8 +171,8 @@ public final class StoreCpuCost {
 		try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
 			for (Path process : processes.toList()) {
 				try {
-					if (process.getFileName().toString().chars().allMatch(Character::isDigit)
-							&& command.equals(Files.readString(process.resolve("comm"), StandardCharsets.UTF_8).strip())) {
+					if (process.getFileName().toString().chars().allMatch(Character::isDigit) && command
+						.equals(Files.readString(process.resolve("comm"), StandardCharsets.UTF_8).strip())) {
 						String[] fields = fields(Files.readString(process.resolve("stat")));
 						ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
 					}
@@ -174,7 +185,10 @@ public final class StoreCpuCost {
 		return ticks;
 	}
 
-	/** The fields after the command name, which is in parentheses: field 3 (state) is index 0. */
+	/**
+	 * The fields after the command name, which is in parentheses: field 3 (state) is
+	 * index 0.
+	 */
 	private static String[] fields(String stat) {
 		return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
 	}

@@ -32,9 +32,10 @@ import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * What one record costs in each store (a createTable response of the sample catalog), and how many
- * round trips one protected call makes: statements and commits at the JDBC driver, commands on the
- * Redis connection. Prints Markdown. Run by {@code -Pbench} after the JMH benchmarks.
+ * What one record costs in each store (a createTable response of the sample catalog), and
+ * how many round trips one protected call makes: statements and commits at the JDBC
+ * driver, commands on the Redis connection. Prints Markdown. Run by {@code -Pbench} after
+ * the JMH benchmarks.
  */
 public final class StoreFootprint {
 
@@ -56,7 +57,9 @@ public final class StoreFootprint {
 			Map<String, Object> row = jdbc.sql("SELECT count(*) AS n, avg(pg_column_size(t.*)) AS row_bytes,"
 					+ " avg(octet_length(response)) AS response_bytes,"
 					+ " pg_total_relation_size('idempotency_record') AS total, pg_relation_size('idempotency_record') AS heap,"
-					+ " pg_indexes_size('idempotency_record') AS indexes FROM idempotency_record t").query().singleRow();
+					+ " pg_indexes_size('idempotency_record') AS indexes FROM idempotency_record t")
+				.query()
+				.singleRow();
 			long n = ((Number) row.get("n")).longValue();
 			System.out.printf(Locale.ROOT,
 					"| postgresql | %d | **%d** total (heap %d, indexes %d, toast %d); row %.0f, response column %.0f |"
@@ -75,15 +78,19 @@ public final class StoreFootprint {
 					Cursor<byte[]> keys = connection.keyCommands()
 						.scan(ScanOptions.scanOptions().match(redis.redisPrefix() + "*").count(1000).build())) {
 				while (keys.hasNext() && sampled < 1000) {
-					// SAMPLES 0: every field of the hash counted, not an estimate from five of them.
+					// SAMPLES 0: every field of the hash counted, not an estimate from
+					// five of them.
 					@SuppressWarnings("unchecked")
 					var lettuce = (io.lettuce.core.api.async.RedisAsyncCommands<byte[], byte[]>) connection
 						.getNativeConnection();
 					var codec = io.lettuce.core.codec.ByteArrayCodec.INSTANCE;
-					total += lettuce.dispatch(io.lettuce.core.protocol.CommandType.MEMORY,
-							new io.lettuce.core.output.IntegerOutput<>(codec),
-							new io.lettuce.core.protocol.CommandArgs<>(codec).add("USAGE").addKey(keys.next())
-								.add("SAMPLES").add(0))
+					total += lettuce
+						.dispatch(io.lettuce.core.protocol.CommandType.MEMORY,
+								new io.lettuce.core.output.IntegerOutput<>(codec),
+								new io.lettuce.core.protocol.CommandArgs<>(codec).add("USAGE")
+									.addKey(keys.next())
+									.add("SAMPLES")
+									.add(0))
 						.get();
 					sampled++;
 				}
@@ -106,20 +113,23 @@ public final class StoreFootprint {
 					cycle(engine, TestKeys.newKey());
 				}
 				String fresh = String.format(Locale.ROOT, "%.2f statements + %.2f commits",
-						stores.statements.get() / (double) ROUND_TRIP_CALLS, stores.commits.get() / (double) ROUND_TRIP_CALLS);
+						stores.statements.get() / (double) ROUND_TRIP_CALLS,
+						stores.commits.get() / (double) ROUND_TRIP_CALLS);
 				stores.statements.set(0);
 				stores.commits.set(0);
 				for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
 					engine.begin(EngineBenchmark.call(replayKey));
 				}
 				System.out.printf(Locale.ROOT, "| %s | %s | %.2f statements + %.2f commits |%n", name, fresh,
-						stores.statements.get() / (double) ROUND_TRIP_CALLS, stores.commits.get() / (double) ROUND_TRIP_CALLS);
+						stores.statements.get() / (double) ROUND_TRIP_CALLS,
+						stores.commits.get() / (double) ROUND_TRIP_CALLS);
 				engine.close();
 			}
 		}
 		try (BenchStores stores = new BenchStores("redis", 0)) {
 			Map<String, LongAdder> commands = new ConcurrentHashMap<>();
-			IdempotencyStore counted = new RedisIdempotencyStore(counting(stores.redis(), commands), stores.redisPrefix());
+			IdempotencyStore counted = new RedisIdempotencyStore(counting(stores.redis(), commands),
+					stores.redisPrefix());
 			IdempotencyEngine engine = engine(counted);
 			String replayKey = TestKeys.newKey();
 			cycle(engine, replayKey);
@@ -151,8 +161,8 @@ public final class StoreFootprint {
 			complete(store, key);
 		}
 		long after = usedAfterGc();
-		System.out.printf(Locale.ROOT, "| memory | %d | **%d** | used heap after GC, before and after (%s) |%n", records,
-				(after - before) / records, store.name());
+		System.out.printf(Locale.ROOT, "| memory | %d | **%d** | used heap after GC, before and after (%s) |%n",
+				records, (after - before) / records, store.name());
 	}
 
 	private static void fill(IdempotencyStore store, int records) {
@@ -165,13 +175,14 @@ public final class StoreFootprint {
 		IdempotencySettings settings = IdempotencySettings.defaults();
 		RecordId id = new RecordId("anonymous", key);
 		String owner = java.util.UUID.randomUUID().toString();
-		store.reserve(new ReserveRequest(id, "0".repeat(64), "createTable", owner, settings.lease(),
-				settings.retention()));
+		store.reserve(
+				new ReserveRequest(id, "0".repeat(64), "createTable", owner, settings.lease(), settings.retention()));
 		store.complete(id, owner, EngineBenchmark.Payloads.RESPONSE);
 	}
 
 	private static IdempotencyEngine engine(IdempotencyStore store) {
-		return new IdempotencyEngine(store, IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE);
+		return new IdempotencyEngine(store, IdempotencySettings.defaults(), Clock.systemUTC(),
+				IdempotencyListener.NONE);
 	}
 
 	private static void cycle(IdempotencyEngine engine, String key) {

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What a caller gets when the in-memory store is full: a refusal, never an evicted live record. */
+/**
+ * What a caller gets when the in-memory store is full: a refusal, never an evicted live
+ * record.
+ */
 class IdempotencyEngineFullStoreTests {
 
 	@Test

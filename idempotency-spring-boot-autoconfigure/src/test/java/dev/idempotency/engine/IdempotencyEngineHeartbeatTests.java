@@ -34,10 +34,8 @@ class IdempotencyEngineHeartbeatTests {
 
 	private final AtomicInteger heartbeats = new AtomicInteger();
 
-	private final IdempotencyEngine engine = new IdempotencyEngine(
-			new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
-			settings(Duration.ofMillis(400), Duration.ofMillis(100)),
-			Clock.systemUTC(), new IdempotencyListener() {
+	private final IdempotencyEngine engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
+			settings(Duration.ofMillis(400), Duration.ofMillis(100)), Clock.systemUTC(), new IdempotencyListener() {
 
 				@Override
 				public void onOutcome(IdempotencyOutcome outcome, String operation) {
@@ -77,7 +75,8 @@ class IdempotencyEngineHeartbeatTests {
 		this.engine.succeeded(reservation, new StoredResponse(201, java.util.Map.of(), new byte[] { 1 }));
 		int beatsAtFinish = this.heartbeats.get();
 		Thread.sleep(400);
-		assertThat(this.heartbeats.get()).as("no heartbeat after the owner finished").isLessThanOrEqualTo(beatsAtFinish + 1);
+		assertThat(this.heartbeats.get()).as("no heartbeat after the owner finished")
+			.isLessThanOrEqualTo(beatsAtFinish + 1);
 		assertThat(this.engine.begin(call(key))).isInstanceOf(Decision.Replay.class);
 	}
 
@@ -88,7 +87,8 @@ class IdempotencyEngineHeartbeatTests {
 			.withMessageContaining("idempotency.heartbeat-interval (PT3.5S)")
 			.withMessageContaining("idempotency.lease (PT4S)")
 			.withMessageContaining("at most half");
-		assertThatIllegalArgumentException().isThrownBy(() -> settings(Duration.ofSeconds(4), Duration.ofMillis(2_001)));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> settings(Duration.ofSeconds(4), Duration.ofMillis(2_001)));
 		assertThat(settings(Duration.ofSeconds(4), Duration.ofSeconds(2)).heartbeatInterval())
 			.isEqualTo(Duration.ofSeconds(2));
 	}
@@ -100,7 +100,8 @@ class IdempotencyEngineHeartbeatTests {
 
 	@Test
 	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverOnRedis() throws Exception {
-		// A store a network round trip away (the real Redis at 127.0.0.1:6379), under its own key prefix.
+		// A store a network round trip away (the real Redis at 127.0.0.1:6379), under its
+		// own key prefix.
 		String prefix = "idem-heartbeat-" + UUID.randomUUID() + ":";
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", 6379),
@@ -124,7 +125,10 @@ class IdempotencyEngineHeartbeatTests {
 		}
 	}
 
-	/** The tightest accepted settings (heartbeat-interval exactly half the lease), handlers of four leases. */
+	/**
+	 * The tightest accepted settings (heartbeat-interval exactly half the lease),
+	 * handlers of four leases.
+	 */
 	private void assertLongHandlersAreNeverTakenOver(IdempotencyStore store) throws Exception {
 		Duration lease = Duration.ofSeconds(1);
 		try (IdempotencyEngine tight = new IdempotencyEngine(store, settings(lease, lease.dividedBy(2)),
@@ -187,7 +191,8 @@ class IdempotencyEngineHeartbeatTests {
 	void anOwnerThatStopsBeatingIsTakenOverAfterItsLease() throws Exception {
 		String key = TestKeys.newKey();
 		Reservation abandoned = ((Decision.Proceed) this.engine.begin(call(key))).reservation();
-		// Simulates a crashed owner: finished without writing, so its heartbeat stops and the record stays.
+		// Simulates a crashed owner: finished without writing, so its heartbeat stops and
+		// the record stays.
 		assertThat(abandoned.finish()).isTrue();
 		Thread.sleep(700);
 		Decision retry = this.engine.begin(call(key));

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A key is accepted from its UUIDv7 time minus the clock skew until its time plus lifetime and
- * grace; its record must live at least as long, or a retry inside the window runs again.
+ * A key is accepted from its UUIDv7 time minus the clock skew until its time plus
+ * lifetime and grace; its record must live at least as long, or a retry inside the window
+ * runs again.
  */
 class IdempotencyEngineKeyWindowTests {
 
@@ -47,7 +48,8 @@ class IdempotencyEngineKeyWindowTests {
 
 	@Test
 	void aKeyStampedInTheFutureWithinTheSkewIsReplayedForAsLongAsItIsAccepted() {
-		// 11.5: lifetime 20s, grace 0, key stamped now + 50s: its retry 24 s later ran again.
+		// 11.5: lifetime 20s, grace 0, key stamped now + 50s: its retry 24 s later ran
+		// again.
 		String key = TestKeys.at(START.plusSeconds(50));
 		Reservation owner = ((Decision.Proceed) this.engine.begin(call(key))).reservation();
 		this.engine.succeeded(owner, new StoredResponse(201, Map.of(), new byte[] { 7 }));

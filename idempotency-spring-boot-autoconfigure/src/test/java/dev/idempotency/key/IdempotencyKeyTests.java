@@ -44,12 +44,14 @@ class IdempotencyKeyTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "", "not-a-key", "017f22e2-79b0-7cc3-c8c4-dc0c0c07398f", // variant 110
+	@ValueSource(strings = { "", "not-a-key", "017f22e2-79b0-7cc3-c8c4-dc0c0c07398f", // variant
+																						// 110
 			"017f22e2-79b0-7cc3-78c4-dc0c0c07398f", // variant 0
 			"017f22e2-79b0-7cc3-98c4-dc0c0c07398", "017f22e2-79b0-7cc3-98c4-dc0c0c07398fa",
 			"017f22e279b0-7cc3-98c4-dc0c0c07398f0", "017f22e2-79b0-7cc3-98c4-dc0c0c07398g",
 			"{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}", "\"017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
-			"017f22e2-79b0-7cc3-98c4-dc0c0c07398Ｆ", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f,017f22e2-79b0-7cc3-98c4-dc0c0c07398f" })
+			"017f22e2-79b0-7cc3-98c4-dc0c0c07398Ｆ",
+			"017f22e2-79b0-7cc3-98c4-dc0c0c07398f,017f22e2-79b0-7cc3-98c4-dc0c0c07398f" })
 	void malformedKeysAreRejected(String raw) {
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> IdempotencyKey.parseUuidV7(raw))

@@ -11,10 +11,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of a server that a test can turn into a black hole: every
- * connection, open or new, is still accepted and read, but nothing is forwarded either way, as
- * when a network path drops packets. Unlike a refused connection, nothing tells the client that
- * the server is gone: only its own timeouts end a call. {@link #close()} then closes everything.
+ * A TCP proxy on 127.0.0.1 in front of a server that a test can turn into a black hole:
+ * every connection, open or new, is still accepted and read, but nothing is forwarded
+ * either way, as when a network path drops packets. Unlike a refused connection, nothing
+ * tells the client that the server is gone: only its own timeouts end a call.
+ * {@link #close()} then closes everything.
  */
 final class BlackholeTcpProxy implements AutoCloseable {
 
@@ -82,7 +83,10 @@ final class BlackholeTcpProxy implements AutoCloseable {
 		}
 	}
 
-	/** Copies until the black hole opens, then only reads (so the sender's writes never block). */
+	/**
+	 * Copies until the black hole opens, then only reads (so the sender's writes never
+	 * block).
+	 */
 	private void pump(Socket from, Socket to) {
 		byte[] buffer = new byte[16 * 1024];
 		try (InputStream in = from.getInputStream()) {

@@ -13,9 +13,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link ResilienceTestApplication} in a JVM of its own, so that it can be killed with SIGKILL:
- * no shutdown hook, no release, no last heartbeat. Its output goes to a log file under
- * {@code target/}.
+ * {@link ResilienceTestApplication} in a JVM of its own, so that it can be killed with
+ * SIGKILL: no shutdown hook, no release, no last heartbeat. Its output goes to a log file
+ * under {@code target/}.
  */
 final class ChildNode implements AutoCloseable {
 
@@ -48,9 +48,7 @@ final class ChildNode implements AutoCloseable {
 		command.addAll(Settings.arguments(properties));
 		command.add("--server.port=" + port);
 		command.add("--test.node-name=" + name);
-		Process process = new ProcessBuilder(command).redirectErrorStream(true)
-			.redirectOutput(log.toFile())
-			.start();
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		return new ChildNode(process, port, log);
 	}
 
@@ -63,7 +61,8 @@ final class ChildNode implements AutoCloseable {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		while (System.nanoTime() < deadline) {
 			if (!this.process.isAlive()) {
-				throw new IllegalStateException("the child node exited with " + this.process.exitValue() + ":\n" + logTail());
+				throw new IllegalStateException(
+						"the child node exited with " + this.process.exitValue() + ":\n" + logTail());
 			}
 			try {
 				if (Http.get(uri("/ping")).statusCode() == 200) {

@@ -70,7 +70,9 @@ final class Http {
 		return response.headers().firstValue("Idempotent-Replayed").filter("true"::equals).isPresent();
 	}
 
-	/** The problem type of an {@code application/problem+json} answer, or {@code null}. */
+	/**
+	 * The problem type of an {@code application/problem+json} answer, or {@code null}.
+	 */
 	static String problemType(HttpResponse<byte[]> response) {
 		boolean problem = response.headers()
 			.firstValue("Content-Type")
@@ -80,8 +82,8 @@ final class Http {
 	}
 
 	static String describe(HttpResponse<byte[]> response) {
-		return response.statusCode() + " " + response.headers().map() + " " + new String(response.body(),
-				java.nio.charset.StandardCharsets.UTF_8);
+		return response.statusCode() + " " + response.headers().map() + " "
+				+ new String(response.body(), java.nio.charset.StandardCharsets.UTF_8);
 	}
 
 }

@@ -13,7 +13,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
-/** One instance of {@link ResilienceTestApplication} in this JVM, on its own random port. */
+/**
+ * One instance of {@link ResilienceTestApplication} in this JVM, on its own random port.
+ */
 final class Node implements AutoCloseable {
 
 	private final String name;

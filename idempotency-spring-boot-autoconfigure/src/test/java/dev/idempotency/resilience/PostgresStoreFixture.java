@@ -7,7 +7,10 @@ import java.util.Map;
 
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 
-/** The shared PostgreSQL at 127.0.0.1:5432 (database {@code test}); this run uses a schema of its own. */
+/**
+ * The shared PostgreSQL at 127.0.0.1:5432 (database {@code test}); this run uses a schema
+ * of its own.
+ */
 final class PostgresStoreFixture implements StoreFixture {
 
 	private static final int PORT = 5432;

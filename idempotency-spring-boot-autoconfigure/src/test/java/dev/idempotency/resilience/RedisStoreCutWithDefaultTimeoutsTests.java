@@ -14,15 +14,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * A Redis that stops answering, with the application's Redis client left at its defaults (no
- * {@code spring.data.redis.timeout}: Lettuce would wait 60 s per command). The store's own command
- * timeout ({@code idempotency.store.redis.command-timeout}, 2 s by default) must end each store
- * call, so that a request is answered 503 in seconds, not in a minute. The outage is a black hole
- * (packets dropped: connections stay open, nothing answers), then a closed port.
+ * A Redis that stops answering, with the application's Redis client left at its defaults
+ * (no {@code spring.data.redis.timeout}: Lettuce would wait 60 s per command). The
+ * store's own command timeout ({@code idempotency.store.redis.command-timeout}, 2 s by
+ * default) must end each store call, so that a request is answered 503 in seconds, not in
+ * a minute. The outage is a black hole (packets dropped: connections stay open, nothing
+ * answers), then a closed port.
  */
 class RedisStoreCutWithDefaultTimeoutsTests {
 
-	/** Far below Lettuce's 60 s default; not a timing claim (the figure is printed, not asserted). */
+	/**
+	 * Far below Lettuce's 60 s default; not a timing claim (the figure is printed, not
+	 * asserted).
+	 */
 	private static final Duration NOT_A_MINUTE = Duration.ofSeconds(10);
 
 	private final RedisStoreFixture fixture = new RedisStoreFixture();
@@ -59,9 +63,11 @@ class RedisStoreCutWithDefaultTimeoutsTests {
 			Duration closedAnswered = Duration.ofNanos(System.nanoTime() - sentAt);
 			assertThat(closed.statusCode()).as(Http.describe(closed)).isEqualTo(503);
 			assertThat(closedAnswered).isLessThan(NOT_A_MINUTE);
-			System.out.printf("[resilience] %s: black hole: store call failed after %d ms, 503 after %d ms;"
-					+ " closed port: store call failed after %d ms, 503 after %d ms%n", getClass().getSimpleName(),
-					storeCall.toMillis(), answered.toMillis(), closedStoreCall.toMillis(), closedAnswered.toMillis());
+			System.out.printf(
+					"[resilience] %s: black hole: store call failed after %d ms, 503 after %d ms;"
+							+ " closed port: store call failed after %d ms, 503 after %d ms%n",
+					getClass().getSimpleName(), storeCall.toMillis(), answered.toMillis(), closedStoreCall.toMillis(),
+					closedAnswered.toMillis());
 		}
 	}
 

@@ -14,7 +14,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 
-/** The shared Redis at 127.0.0.1:6379; this run writes under {@code idem-hardening-<uuid>:} only. */
+/**
+ * The shared Redis at 127.0.0.1:6379; this run writes under
+ * {@code idem-hardening-<uuid>:} only.
+ */
 final class RedisStoreFixture implements StoreFixture {
 
 	private static final int PORT = 6379;
@@ -43,7 +46,8 @@ final class RedisStoreFixture implements StoreFixture {
 
 	@Override
 	public void close() {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", PORT),
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", PORT),
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
 		factory.afterPropertiesSet();
 		factory.start();

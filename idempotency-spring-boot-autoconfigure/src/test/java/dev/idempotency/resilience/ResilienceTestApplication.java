@@ -35,18 +35,25 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * One node of the resilience tests: a real web server whose handlers count their runs per
- * idempotency key. Started in the test JVM (several at once) and, for the crash test, as a JVM of
- * its own through {@link #main}.
+ * idempotency key. Started in the test JVM (several at once) and, for the crash test, as
+ * a JVM of its own through {@link #main}.
  */
 @SpringBootConfiguration
-// Boot's own Liquibase would look for an application changelog; the store applies its own.
+// Boot's own Liquibase would look for an application changelog; the store applies its
+// own.
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 public class ResilienceTestApplication {
 
-	/** Request header naming the caller: the test's stand-in for an authenticated principal. */
+	/**
+	 * Request header naming the caller: the test's stand-in for an authenticated
+	 * principal.
+	 */
 	static final String USER_HEADER = "X-Test-User";
 
-	/** Request header that makes {@code /slow} sleep; headers are not part of the fingerprint. */
+	/**
+	 * Request header that makes {@code /slow} sleep; headers are not part of the
+	 * fingerprint.
+	 */
 	static final String DELAY_HEADER = "X-Test-Delay-Millis";
 
 	public static void main(String[] args) {
@@ -99,7 +106,10 @@ public class ResilienceTestApplication {
 			this.node = node;
 		}
 
-		/** How often the handler of {@code endpoint} ran for {@code key} (public: the bean is proxied). */
+		/**
+		 * How often the handler of {@code endpoint} ran for {@code key} (public: the bean
+		 * is proxied).
+		 */
 		public int runs(String endpoint, String key) {
 			AtomicInteger count = this.runs.get(endpoint + " " + key);
 			return (count != null) ? count.get() : 0;
@@ -114,7 +124,10 @@ public class ResilienceTestApplication {
 			return this.node;
 		}
 
-		/** A creation that also sets credentials in its response, which must never be stored. */
+		/**
+		 * A creation that also sets credentials in its response, which must never be
+		 * stored.
+		 */
 		@PostMapping("/orders")
 		@Idempotent
 		ResponseEntity<Map<String, Object>> create(@RequestBody Map<String, Object> order,
@@ -142,7 +155,10 @@ public class ResilienceTestApplication {
 			return Map.of("node", this.node, "run", run);
 		}
 
-		/** {@code bytes} bytes of a repeating, position-dependent pattern, so truncation would show. */
+		/**
+		 * {@code bytes} bytes of a repeating, position-dependent pattern, so truncation
+		 * would show.
+		 */
 		@PostMapping(path = "/big", produces = MediaType.TEXT_PLAIN_VALUE)
 		@Idempotent
 		String big(@RequestParam int bytes, @RequestHeader(name = "Idempotency-Key", required = false) String key) {

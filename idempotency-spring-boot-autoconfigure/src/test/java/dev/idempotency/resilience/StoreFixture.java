@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * One real store server for the resilience tests: how the nodes reach it, and the clean-up of
- * what this run wrote there (its own key prefix or schema, nothing else: the servers are shared).
+ * One real store server for the resilience tests: how the nodes reach it, and the
+ * clean-up of what this run wrote there (its own key prefix or schema, nothing else: the
+ * servers are shared).
  */
 interface StoreFixture extends AutoCloseable {
 
@@ -13,10 +14,10 @@ interface StoreFixture extends AutoCloseable {
 	int port();
 
 	/**
-	 * Properties that point a node at this store through 127.0.0.1:{@code port} (the server's own
-	 * port, or a proxy in front of it), with client connect and command timeouts of
-	 * {@code timeout}: a second in the outage tests, so that a cut connection fails a request
-	 * fast.
+	 * Properties that point a node at this store through 127.0.0.1:{@code port} (the
+	 * server's own port, or a proxy in front of it), with client connect and command
+	 * timeouts of {@code timeout}: a second in the outage tests, so that a cut connection
+	 * fails a request fast.
 	 */
 	Map<String, String> properties(int port, Duration timeout);
 

@@ -30,20 +30,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * What happens to retries when things fail, over real HTTP against a real store: several nodes,
- * a node killed with SIGKILL while it owns a key, the store unreachable, several principals, and
- * responses too large to store. Every store runs this suite unchanged through a subclass that
- * says how to reach it ({@link StoreFixture}).
+ * What happens to retries when things fail, over real HTTP against a real store: several
+ * nodes, a node killed with SIGKILL while it owns a key, the store unreachable, several
+ * principals, and responses too large to store. Every store runs this suite unchanged
+ * through a subclass that says how to reach it ({@link StoreFixture}).
  * <p>
- * Two nodes (A and B) share the store for the whole class; the crash and outage tests start
- * nodes of their own. Handlers count their runs per key, so the tests do not disturb each other.
+ * Two nodes (A and B) share the store for the whole class; the crash and outage tests
+ * start nodes of their own. Handlers count their runs per key, so the tests do not
+ * disturb each other.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class StoreResilienceTests {
 
 	private static final String ANONYMOUS = "anonymous";
 
-	/** Store client timeouts in the outage tests: a cut connection fails a request this fast. */
+	/**
+	 * Store client timeouts in the outage tests: a cut connection fails a request this
+	 * fast.
+	 */
 	private static final Duration CUT_TIMEOUT = Duration.ofSeconds(1);
 
 	private StoreFixture fixture;
@@ -69,7 +73,8 @@ abstract class StoreResilienceTests {
 		}
 	}
 
-	// ---- many nodes ----------------------------------------------------------------------------
+	// ---- many nodes
+	// ----------------------------------------------------------------------------
 
 	@Test
 	void aMutationAnsweredByOneNodeIsReplayedByAnother() {
@@ -97,7 +102,8 @@ abstract class StoreResilienceTests {
 		try {
 			for (int i = 0; i < requests; i++) {
 				Node node = (i % 2 == 0) ? this.nodeA : this.nodeB;
-				// The handler holds the key long enough for every other request to meet it in flight.
+				// The handler holds the key long enough for every other request to meet
+				// it in flight.
 				HttpRequest request = slow(node, key, Duration.ofMillis(800));
 				answers.add(threads.submit(() -> {
 					start.await(10, TimeUnit.SECONDS);
@@ -139,7 +145,8 @@ abstract class StoreResilienceTests {
 		}
 	}
 
-	// ---- crashed owner -------------------------------------------------------------------------
+	// ---- crashed owner
+	// -------------------------------------------------------------------------
 
 	@Test
 	void aKilledOwnerBlocksItsKeyForAboutOneLeaseThenASurvivorRunsItOnce() throws Exception {
@@ -151,8 +158,8 @@ abstract class StoreResilienceTests {
 				Settings.with(this.fixture.properties()))) {
 			child.awaitReady(Duration.ofSeconds(60));
 			warmUp(child.uri("/orders"));
-			CompletableFuture<HttpResponse<byte[]>> held = Http.sendAsync(slow(child.uri("/slow"), key,
-					Duration.ofMinutes(10)));
+			CompletableFuture<HttpResponse<byte[]>> held = Http
+				.sendAsync(slow(child.uri("/slow"), key, Duration.ofMinutes(10)));
 			IdempotencyRecord owned = awaitRecord(store, id, RecordState.IN_PROGRESS, Duration.ofSeconds(20));
 			assertThat(owned.leaseExpiresAt()).isNotNull();
 			HttpResponse<byte[]> whileAlive = Http.send(slow(this.nodeA, key, Duration.ZERO));
@@ -184,9 +191,11 @@ abstract class StoreResilienceTests {
 			Instant usableAtWall = Instant.now();
 			Duration untilUsable = Duration.ofNanos(System.nanoTime() - killedAt);
 			assertThat(usable).as("a 2xx on the survivor within 30 s of the kill").isNotNull();
-			System.out.printf("[resilience] %s: key usable %d ms after SIGKILL (lease %s, lease end %d ms after"
-					+ " the kill, %d in-flight answers before)%n", getClass().getSimpleName(), untilUsable.toMillis(),
-					Settings.LEASE, Duration.between(killedAtWall, leaseEnd).toMillis(), refused.size());
+			System.out.printf(
+					"[resilience] %s: key usable %d ms after SIGKILL (lease %s, lease end %d ms after"
+							+ " the kill, %d in-flight answers before)%n",
+					getClass().getSimpleName(), untilUsable.toMillis(), Settings.LEASE,
+					Duration.between(killedAtWall, leaseEnd).toMillis(), refused.size());
 
 			assertThat(refused).as("in-flight answers while the dead owner's lease lived").isNotEmpty();
 			assertThat(usableAtWall).as("taken over only after the lease ended (store clock, same host)")
@@ -204,12 +213,14 @@ abstract class StoreResilienceTests {
 		}
 	}
 
-	// ---- store outage --------------------------------------------------------------------------
+	// ---- store outage
+	// --------------------------------------------------------------------------
 
 	@Test
 	void failClosedWhileTheStoreIsCutNothingRunsAndServiceResumesWhenItIsBack() throws Exception {
 		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
-				Node node = warmedUp(Node.start("closed", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
+				Node node = warmedUp(
+						Node.start("closed", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
 			assertServes(node);
 
 			proxy.cut();
@@ -222,7 +233,8 @@ abstract class StoreResilienceTests {
 
 			proxy.restore();
 			long restoredAt = System.nanoTime();
-			// A client retrying with its key: 503 until the store answers again, then one run.
+			// A client retrying with its key: 503 until the store answers again, then one
+			// run.
 			HttpResponse<byte[]> answer = cut;
 			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
 			while (answer.statusCode() == 503 && System.nanoTime() < deadline) {
@@ -232,8 +244,10 @@ abstract class StoreResilienceTests {
 				answer = Http.send(order(node, key, "ledger"));
 			}
 			assertThat(answer.statusCode()).as(Http.describe(answer)).isEqualTo(201);
-			System.out.printf("[resilience] %s: fail-closed 503 answered in %d ms while cut; first 2xx %d ms after"
-					+ " the store came back%n", getClass().getSimpleName(), Duration.ofNanos(cutAnswered).toMillis(),
+			System.out.printf(
+					"[resilience] %s: fail-closed 503 answered in %d ms while cut; first 2xx %d ms after"
+							+ " the store came back%n",
+					getClass().getSimpleName(), Duration.ofNanos(cutAnswered).toMillis(),
 					Duration.ofNanos(System.nanoTime() - restoredAt).toMillis());
 			assertThat(Http.replayed(answer)).isFalse();
 			HttpResponse<byte[]> replay = Http.send(order(node, key, "ledger"));
@@ -279,15 +293,16 @@ abstract class StoreResilienceTests {
 	}
 
 	/**
-	 * The limit of the protocol when the store fails between reserve and complete: the client gets
-	 * its answer but nothing is stored, so the key stays in progress until the lease ends and a
-	 * retry then runs the operation a second time. The key is not stuck, but this is the one
-	 * failure in which a retry runs twice.
+	 * The limit of the protocol when the store fails between reserve and complete: the
+	 * client gets its answer but nothing is stored, so the key stays in progress until
+	 * the lease ends and a retry then runs the operation a second time. The key is not
+	 * stuck, but this is the one failure in which a retry runs twice.
 	 */
 	@Test
 	void aStoreCutWhileTheOwnerRunsLeavesTheKeyInFlightForOneLeaseThenARetryRunsAgain() throws Exception {
 		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
-				Node node = warmedUp(Node.start("cut-mid", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
+				Node node = warmedUp(
+						Node.start("cut-mid", Settings.with(this.fixture.properties(proxy.port(), CUT_TIMEOUT))))) {
 			String key = TestKeys.newKey();
 			RecordId id = new RecordId(ANONYMOUS, key);
 			CompletableFuture<HttpResponse<byte[]>> owner = Http.sendAsync(slow(node, key, Duration.ofMillis(1500)));
@@ -312,8 +327,8 @@ abstract class StoreResilienceTests {
 				retry = Http.send(slow(this.nodeA, key, Duration.ZERO));
 			}
 			assertThat(retry.statusCode()).as(Http.describe(retry)).isEqualTo(200);
-			assertThat(Instant.now()).as("run again only once the lease ended (%d in-flight answers before)",
-					refused.size())
+			assertThat(Instant.now())
+				.as("run again only once the lease ended (%d in-flight answers before)", refused.size())
 				.isAfterOrEqualTo(stuck.leaseExpiresAt().minusMillis(100));
 			assertThat(Http.replayed(retry)).isFalse();
 			assertThat(node.runs("slow", key) + totalRuns("slow", key)).as("runs in all: the documented limit")
@@ -321,7 +336,8 @@ abstract class StoreResilienceTests {
 		}
 	}
 
-	// ---- principals ----------------------------------------------------------------------------
+	// ---- principals
+	// ----------------------------------------------------------------------------
 
 	@Test
 	void twoPrincipalsWithOneKeyRunSeparatelyAndNeverSeeEachOthersResponse() {
@@ -361,7 +377,8 @@ abstract class StoreResilienceTests {
 		}
 	}
 
-	// ---- bodies over the maximum ---------------------------------------------------------------
+	// ---- bodies over the maximum
+	// ---------------------------------------------------------------
 
 	@Test
 	void aResponseOverTheMaximumReachesTheClientWholeIsNotStoredAndARetryRunsAgain() throws Exception {
@@ -387,7 +404,8 @@ abstract class StoreResilienceTests {
 		HttpResponse<byte[]> first = Http.send(big(this.nodeA, key, size));
 		assertThat(first.statusCode()).as(Http.describe(first)).isEqualTo(200);
 		StoredResponse stored = awaitRecord(this.nodeA.store(), new RecordId(ANONYMOUS, key), RecordState.COMPLETED,
-				Duration.ofSeconds(5)).response();
+				Duration.ofSeconds(5))
+			.response();
 		assertThat(stored.body()).isEqualTo(first.body());
 		HttpResponse<byte[]> retry = Http.send(big(this.nodeB, key, size));
 		assertThat(Http.replayed(retry)).isTrue();
@@ -395,7 +413,8 @@ abstract class StoreResilienceTests {
 		assertThat(totalRuns("big", key)).isEqualTo(1);
 	}
 
-	// ---- helpers -------------------------------------------------------------------------------
+	// ---- helpers
+	// -------------------------------------------------------------------------------
 
 	private int totalRuns(String endpoint, String key) {
 		return this.nodeA.runs(endpoint, key) + this.nodeB.runs(endpoint, key);
@@ -432,8 +451,9 @@ abstract class StoreResilienceTests {
 	}
 
 	/**
-	 * Keyed requests until one is served: a cold JVM on a busy machine may need longer than a
-	 * client timeout for its first store call (connection, script loading), and is answered 503.
+	 * Keyed requests until one is served: a cold JVM on a busy machine may need longer
+	 * than a client timeout for its first store call (connection, script loading), and is
+	 * answered 503.
 	 */
 	private static void warmUp(java.net.URI orders) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -463,8 +483,8 @@ abstract class StoreResilienceTests {
 
 	private static void assertStoreUnavailable(HttpResponse<byte[]> response) {
 		assertThat(response.statusCode()).as(Http.describe(response)).isEqualTo(503);
-		assertThat(response.headers().firstValue("Retry-After")).hasValueSatisfying(
-				(seconds) -> assertThat(Long.parseLong(seconds)).isPositive());
+		assertThat(response.headers().firstValue("Retry-After"))
+			.hasValueSatisfying((seconds) -> assertThat(Long.parseLong(seconds)).isPositive());
 		assertThat(Http.problemType(response)).isEqualTo(Http.PROBLEMS + "store-unavailable");
 		assertThat(Http.json(response).path("status").asInt()).isEqualTo(503);
 	}
@@ -484,9 +504,9 @@ abstract class StoreResilienceTests {
 	}
 
 	/**
-	 * Waits until the record is gone, failing if it is ever completed. The client has the whole
-	 * response (its length was announced) before the filter releases the key: the record may still
-	 * be in progress for a moment.
+	 * Waits until the record is gone, failing if it is ever completed. The client has the
+	 * whole response (its length was announced) before the filter releases the key: the
+	 * record may still be in progress for a moment.
 	 */
 	private static void awaitReleased(IdempotencyStore store, RecordId id, Duration timeout)
 			throws InterruptedException {

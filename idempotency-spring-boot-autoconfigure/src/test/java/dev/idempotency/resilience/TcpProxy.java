@@ -11,8 +11,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of a store server, that a test can cut (listener and every
- * live connection closed: the store is unreachable) and restore on the same port.
+ * A TCP proxy on 127.0.0.1 in front of a store server, that a test can cut (listener and
+ * every live connection closed: the store is unreachable) and restore on the same port.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -46,7 +46,10 @@ public final class TcpProxy implements AutoCloseable {
 		return this.port;
 	}
 
-	/** Closes the listener and every live connection: new connections are refused, open ones break. */
+	/**
+	 * Closes the listener and every live connection: new connections are refused, open
+	 * ones break.
+	 */
 	public synchronized void cut() {
 		closeQuietly(this.listener);
 		for (Socket socket : this.live) {
@@ -99,7 +102,8 @@ public final class TcpProxy implements AutoCloseable {
 					closeQuietly(upstream);
 					continue;
 				}
-				// cut() closes the listener before the live sockets: a connection accepted meanwhile is closed here.
+				// cut() closes the listener before the live sockets: a connection
+				// accepted meanwhile is closed here.
 				if (server.isClosed()) {
 					closeQuietly(client);
 					closeQuietly(upstream);

@@ -23,12 +23,14 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The contract every {@link IdempotencyStore} passes unchanged. A store's test extends this class
- * and says how to make the store; the suite talks to it only through the SPI. Times are real
- * (stores judge leases by their own clock): leases here are short, and {@link #elapse} waits them
- * out. A store whose clock the test controls may override {@link #elapse} to advance it.
+ * The contract every {@link IdempotencyStore} passes unchanged. A store's test extends
+ * this class and says how to make the store; the suite talks to it only through the SPI.
+ * Times are real (stores judge leases by their own clock): leases here are short, and
+ * {@link #elapse} waits them out. A store whose clock the test controls may override
+ * {@link #elapse} to advance it.
  * <p>
- * Every test uses a scope unique to this run, so stores on shared servers see no other run's data.
+ * Every test uses a scope unique to this run, so stores on shared servers see no other
+ * run's data.
  */
 public abstract class IdempotencyStoreContractTests {
 
@@ -188,7 +190,8 @@ public abstract class IdempotencyStoreContractTests {
 							String owner = token();
 							ReserveResult result = this.store.reserve(request(id, "fp", owner, LONG_LEASE));
 							if (result instanceof ReserveResult.Acquired) {
-								int count = executions.computeIfAbsent(id, (k) -> new AtomicInteger()).incrementAndGet();
+								int count = executions.computeIfAbsent(id, (k) -> new AtomicInteger())
+									.incrementAndGet();
 								if (!this.store.complete(id, owner, response(200, "{\"run\":" + count + "}"))) {
 									throw new AssertionError("owner could not complete " + id);
 								}
@@ -231,7 +234,8 @@ public abstract class IdempotencyStoreContractTests {
 		assertThat(this.store.reserve(request(id, "fp-a", token(), LONG_LEASE)))
 			.isEqualTo(new ReserveResult.Acquired(true));
 		assertThat(existing(this.store.reserve(request(id, "fp-a", token(), LONG_LEASE))).state())
-			.as("the new owner's lease is live").isEqualTo(RecordState.IN_PROGRESS);
+			.as("the new owner's lease is live")
+			.isEqualTo(RecordState.IN_PROGRESS);
 	}
 
 	@Test
@@ -250,7 +254,8 @@ public abstract class IdempotencyStoreContractTests {
 		String fresh = token();
 		this.store.reserve(request(id, "fp-a", stale, SHORT_LEASE));
 		elapse(SHORT_LEASE);
-		assertThat(this.store.reserve(request(id, "fp-a", fresh, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(true));
+		assertThat(this.store.reserve(request(id, "fp-a", fresh, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(true));
 
 		assertThat(this.store.heartbeat(id, stale, LONG_LEASE)).isFalse();
 		assertThat(this.store.complete(id, stale, response(201, "{\"stale\":true}"))).isFalse();
@@ -356,7 +361,8 @@ public abstract class IdempotencyStoreContractTests {
 		assertThat(this.store.heartbeat(id, owner, LONG_LEASE)).isTrue();
 		elapse(SHORT_LEASE);
 		assertThat(existing(this.store.reserve(request(id, "fp-a", token(), LONG_LEASE))).state())
-			.as("not taken over while the heartbeat's lease lives").isEqualTo(RecordState.IN_PROGRESS);
+			.as("not taken over while the heartbeat's lease lives")
+			.isEqualTo(RecordState.IN_PROGRESS);
 		assertThat(this.store.complete(id, owner, response(200, "{}"))).isTrue();
 	}
 

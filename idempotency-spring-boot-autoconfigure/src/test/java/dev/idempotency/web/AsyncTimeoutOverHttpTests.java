@@ -16,9 +16,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An asynchronous handler whose request times out while its operation still runs: the operation
- * may yet finish, so its key is not released (a retry would run it beside the first); the retry
- * is told it is in flight until the lease runs out.
+ * An asynchronous handler whose request times out while its operation still runs: the
+ * operation may yet finish, so its key is not released (a retry would run it beside the
+ * first); the retry is told it is in flight until the lease runs out.
  */
 @SpringBootTest(classes = HttpDoorTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.mvc.async.request-timeout=300ms", "idempotency.in-flight.wait=0s" })

@@ -79,8 +79,7 @@ class CachedBodyRequestTests {
 		request.setContent(big);
 		assertThatExceptionOfType(RequestTooLargeException.class)
 			.isThrownBy(() -> new CachedBodyRequest(request).body(10_000));
-		assertThat(request.getInputStream().readAllBytes().length).as("left unread")
-			.isEqualTo(100_000 - 10_001);
+		assertThat(request.getInputStream().readAllBytes().length).as("left unread").isEqualTo(100_000 - 10_001);
 	}
 
 	/** A request carrying {@link #BODY} whose Content-Length says {@code length}. */

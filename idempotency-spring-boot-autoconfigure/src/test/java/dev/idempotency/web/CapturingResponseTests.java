@@ -8,7 +8,9 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What the response wrapper keeps of a body that is reset, and when a held body is sent. */
+/**
+ * What the response wrapper keeps of a body that is reset, and when a held body is sent.
+ */
 class CapturingResponseTests {
 
 	@Test

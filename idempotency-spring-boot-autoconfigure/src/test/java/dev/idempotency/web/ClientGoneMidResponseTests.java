@@ -24,10 +24,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A client that resets its connection (a raw socket with {@code SO_LINGER 0}, against embedded
- * Tomcat) while its large answer is produced or sent: the answer is stored before it is sent, so
- * the retry gets the whole answer, replayed, and the handler ran once; never a truncated one. One
- * subclass per store.
+ * A client that resets its connection (a raw socket with {@code SO_LINGER 0}, against
+ * embedded Tomcat) while its large answer is produced or sent: the answer is stored
+ * before it is sent, so the retry gets the whole answer, replayed, and the handler ran
+ * once; never a truncated one. One subclass per store.
  */
 @SpringBootTest(classes = HttpDoorTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "idempotency.in-flight.wait=10s", "idempotency.response.max-body-size=2MB" })
@@ -65,7 +65,8 @@ abstract class ClientGoneMidResponseTests {
 		this.controller.open(key);
 		awaitFinished(key, 1);
 
-		// The answer was stored before it was sent: the retry gets all of it, and the handler ran once.
+		// The answer was stored before it was sent: the retry gets all of it, and the
+		// handler ran once.
 		HttpResponse<byte[]> retry = post(path, key, key);
 		assertThat(retry.statusCode()).isEqualTo(200);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -122,7 +123,8 @@ abstract class ClientGoneMidResponseTests {
 	}
 
 	private void awaitFinished(String key, int finished) throws InterruptedException {
-		// A write to a reset connection fails at once, or after Tomcat's write timeout at worst.
+		// A write to a reset connection fails at once, or after Tomcat's write timeout at
+		// worst.
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 		while (this.controller.finished(key) < finished) {
 			assertThat(System.nanoTime()).as("waiting for the handler to finish").isLessThan(deadline);

@@ -23,8 +23,9 @@ import org.springframework.web.method.HandlerMethod;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Hostile Idempotency-Key headers through the real filter and interceptor: every malformed key is
- * answered 400 with a problem body, nothing is stored and the handler never runs.
+ * Hostile Idempotency-Key headers through the real filter and interceptor: every
+ * malformed key is answered 400 with a problem body, nothing is stored and the handler
+ * never runs.
  */
 class HostileKeyPropertyTests {
 
@@ -39,7 +40,10 @@ class HostileKeyPropertyTests {
 			new PrincipalScopeResolver(), "urn:p:", "Idempotency-Key", List.of(), false,
 			IdempotencyInterceptor.DEFAULT_MAX_REQUEST_BYTES);
 
-	/** What Spring MVC does with the interceptor's refusals when the application does not handle them. */
+	/**
+	 * What Spring MVC does with the interceptor's refusals when the application does not
+	 * handle them.
+	 */
 	private static final IdempotencyErrorExceptionResolver resolver = new IdempotencyErrorExceptionResolver(
 			new ProblemDetailErrorRenderer("urn:p:"));
 
@@ -116,7 +120,8 @@ class HostileKeyPropertyTests {
 	Arbitrary<String> wrongVersionOrVariant() {
 		Arbitrary<Integer> version = Arbitraries.integers().between(0, 15);
 		Arbitrary<Integer> variant = Arbitraries.integers().between(0, 15);
-		return net.jqwik.api.Combinators.combine(version, variant).filter((v, w) -> v != 7 || w < 8 || w > 11)
+		return net.jqwik.api.Combinators.combine(version, variant)
+			.filter((v, w) -> v != 7 || w < 8 || w > 11)
 			.as((v, w) -> {
 				char[] chars = UUID.randomUUID().toString().toCharArray();
 				chars[14] = Character.forDigit(v, 16);

@@ -30,8 +30,9 @@ import org.springframework.web.multipart.MultipartFile;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 
 /**
- * An app for the door over real HTTP, on whichever store the test configures: handlers whose
- * large answers can be held at a gate until the test has reset the client's connection.
+ * An app for the door over real HTTP, on whichever store the test configures: handlers
+ * whose large answers can be held at a gate until the test has reset the client's
+ * connection.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
@@ -126,7 +127,10 @@ class HttpDoorTestApplication {
 			return ResponseEntity.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).body(pattern(800_000));
 		}
 
-		/** Writes a first part, waits, then the rest, swallowing a failed write like careless code does. */
+		/**
+		 * Writes a first part, waits, then the rest, swallowing a failed write like
+		 * careless code does.
+		 */
 		@PostMapping("/gated/stream")
 		@Idempotent
 		void stream(@RequestHeader("X-Gate") String gate, HttpServletResponse response) throws IOException {

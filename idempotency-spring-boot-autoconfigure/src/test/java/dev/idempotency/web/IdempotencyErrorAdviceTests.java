@@ -25,8 +25,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * An application's {@code ResponseEntityExceptionHandler} renders the door's refusals: they are
- * {@link IdempotencyErrorException}s carrying the problem detail and {@code Retry-After}.
+ * An application's {@code ResponseEntityExceptionHandler} renders the door's refusals:
+ * they are {@link IdempotencyErrorException}s carrying the problem detail and
+ * {@code Retry-After}.
  */
 @SpringBootTest(classes = { WebTestApplication.class, IdempotencyErrorAdviceTests.ApplicationAdvice.class })
 @AutoConfigureMockMvc
@@ -51,9 +52,10 @@ class IdempotencyErrorAdviceTests {
 
 	@Test
 	void anInvalidKeyIsRenderedByTheApplicationsAdvice() throws Exception {
-		this.mvc.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
-			.content("{\"name\":\"a\"}")
-			.header("Idempotency-Key", "not-a-key"))
+		this.mvc
+			.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
+				.content("{\"name\":\"a\"}")
+				.header("Idempotency-Key", "not-a-key"))
 			.andExpect(status().isBadRequest())
 			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
 			.andExpect(jsonPath("$.type").value(PROBLEM + "invalid-key"))
@@ -68,9 +70,10 @@ class IdempotencyErrorAdviceTests {
 	@Test
 	void theStoreUnavailableRefusalKeepsItsRetryAfterThroughTheAdvice() throws Exception {
 		this.store.down = true;
-		this.mvc.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
-			.content("{\"name\":\"b\"}")
-			.header("Idempotency-Key", TestKeys.newKey()))
+		this.mvc
+			.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
+				.content("{\"name\":\"b\"}")
+				.header("Idempotency-Key", TestKeys.newKey()))
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(header().string("Retry-After", "5"))
 			.andExpect(jsonPath("$.type").value(PROBLEM + "store-unavailable"))

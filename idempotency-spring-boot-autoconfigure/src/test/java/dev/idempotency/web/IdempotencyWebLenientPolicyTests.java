@@ -48,9 +48,10 @@ class IdempotencyWebLenientPolicyTests {
 		this.store.down = true;
 		String key = TestKeys.newKey();
 		for (int i = 0; i < 2; i++) {
-			this.mvc.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
-				.content("{\"name\":\"x\"}")
-				.header("Idempotency-Key", key))
+			this.mvc
+				.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
+					.content("{\"name\":\"x\"}")
+					.header("Idempotency-Key", key))
 				.andExpect(status().isCreated())
 				.andExpect(header().doesNotExist("Idempotent-Replayed"));
 		}

@@ -27,7 +27,10 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
-/** Every branch of the protocol table, through the HTTP front door, on a real Spring MVC stack. */
+/**
+ * Every branch of the protocol table, through the HTTP front door, on a real Spring MVC
+ * stack.
+ */
 @SpringBootTest(classes = WebTestApplication.class,
 		properties = { "idempotency.web.path-patterns=/pattern/**", "idempotency.in-flight.wait=1s",
 				"idempotency.response.max-body-size=1KB" })
@@ -348,14 +351,19 @@ class IdempotencyWebTests {
 	@Test
 	void aMalformedBodyIsReleasedSoTheCorrectedRetryRuns() throws Exception {
 		String key = TestKeys.newKey();
-		this.mvc.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
-			.content("{broken")
-			.header("Idempotency-Key", key)).andExpect(status().isBadRequest());
+		this.mvc
+			.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
+				.content("{broken")
+				.header("Idempotency-Key", key))
+			.andExpect(status().isBadRequest());
 		assertThat(this.controller.runs("create")).isZero();
-		// The 400 came from the container's error handling, outside the request: not stored.
-		this.mvc.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
-			.content("{broken")
-			.header("Idempotency-Key", key)).andExpect(status().isBadRequest())
+		// The 400 came from the container's error handling, outside the request: not
+		// stored.
+		this.mvc
+			.perform(post("/things").contentType(MediaType.APPLICATION_JSON)
+				.content("{broken")
+				.header("Idempotency-Key", key))
+			.andExpect(status().isBadRequest())
 			.andExpect(header().doesNotExist("Idempotent-Replayed"));
 	}
 

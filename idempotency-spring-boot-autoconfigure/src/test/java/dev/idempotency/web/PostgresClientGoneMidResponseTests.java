@@ -8,7 +8,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** {@link ClientGoneMidResponseTests} on the shared PostgreSQL, in a schema of this run's own. */
+/**
+ * {@link ClientGoneMidResponseTests} on the shared PostgreSQL, in a schema of this run's
+ * own.
+ */
 class PostgresClientGoneMidResponseTests extends ClientGoneMidResponseTests {
 
 	private static JdbcTestDatabase schema;

@@ -16,7 +16,10 @@ import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** {@link ClientGoneMidResponseTests} on the shared Redis, under a key prefix of this run's own. */
+/**
+ * {@link ClientGoneMidResponseTests} on the shared Redis, under a key prefix of this
+ * run's own.
+ */
 class RedisClientGoneMidResponseTests extends ClientGoneMidResponseTests {
 
 	private static final String PREFIX = "idem-web-" + UUID.randomUUID() + ":";
@@ -31,7 +34,8 @@ class RedisClientGoneMidResponseTests extends ClientGoneMidResponseTests {
 
 	@AfterAll
 	static void deleteOwnKeys() {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379),
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", 6379),
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
 		factory.afterPropertiesSet();
 		factory.start();

@@ -26,7 +26,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What the door reads of a request, and what it leaves alone, over real HTTP against embedded Tomcat. */
+/**
+ * What the door reads of a request, and what it leaves alone, over real HTTP against
+ * embedded Tomcat.
+ */
 @SpringBootTest(classes = HttpDoorTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "idempotency.request.max-body-size=64KB", "spring.servlet.multipart.max-file-size=10MB",
 				"spring.servlet.multipart.max-request-size=10MB" })
@@ -110,7 +113,9 @@ class RequestsOverHttpTests {
 		HttpResponse<String> otherFile = upload(key, "report.csv", "a,b\n1,3\n", "first");
 		HttpResponse<String> otherName = upload(key, "other.csv", "a,b\n1,2\n", "first");
 		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
-		assertThat(first.body()).contains("\"file\":\"report.csv\"").contains("\"bytes\":8").contains("\"note\":\"first\"");
+		assertThat(first.body()).contains("\"file\":\"report.csv\"")
+			.contains("\"bytes\":8")
+			.contains("\"note\":\"first\"");
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(retry.body()).isEqualTo(first.body());
 		assertThat(otherFile.statusCode()).isEqualTo(422);
@@ -119,9 +124,9 @@ class RequestsOverHttpTests {
 
 	@Test
 	void anUnprotectedHandlerWritingThroughGetWriterAnswersTheSameWithAKeyAsWithout() throws Exception {
-		HttpResponse<byte[]> without = this.http.send(HttpRequest.newBuilder(uri("/open-writer"))
-			.POST(HttpRequest.BodyPublishers.noBody())
-			.build(), HttpResponse.BodyHandlers.ofByteArray());
+		HttpResponse<byte[]> without = this.http.send(
+				HttpRequest.newBuilder(uri("/open-writer")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+				HttpResponse.BodyHandlers.ofByteArray());
 		HttpResponse<byte[]> with = this.http.send(HttpRequest.newBuilder(uri("/open-writer"))
 			.header("Idempotency-Key", TestKeys.newKey())
 			.POST(HttpRequest.BodyPublishers.noBody())
@@ -130,7 +135,8 @@ class RequestsOverHttpTests {
 		assertThat(with.statusCode()).isEqualTo(without.statusCode());
 		assertThat(with.body()).isEqualTo(without.body());
 		assertThat(with.headers().firstValue("Content-Type")).isEqualTo(without.headers().firstValue("Content-Type"));
-		assertThat(with.headers().firstValue("Content-Length")).isEqualTo(without.headers().firstValue("Content-Length"));
+		assertThat(with.headers().firstValue("Content-Length"))
+			.isEqualTo(without.headers().firstValue("Content-Length"));
 	}
 
 	@Test
@@ -145,8 +151,8 @@ class RequestsOverHttpTests {
 			.POST(HttpRequest.BodyPublishers.noBody())
 			.build(), HttpResponse.BodyHandlers.ofByteArray());
 		assertThat(first.body()).asString(StandardCharsets.UTF_8).isEqualTo("grüße from the writer");
-		assertThat(first.headers().firstValue("Content-Type")).hasValueSatisfying(
-				(type) -> assertThat(type.toLowerCase()).isEqualTo("text/plain;charset=utf-8"));
+		assertThat(first.headers().firstValue("Content-Type"))
+			.hasValueSatisfying((type) -> assertThat(type.toLowerCase()).isEqualTo("text/plain;charset=utf-8"));
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(retry.body()).isEqualTo(first.body());
 		assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
@@ -159,7 +165,8 @@ class RequestsOverHttpTests {
 		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(keyed(path, key),
 				HttpResponse.BodyHandlers.ofString());
 		awaitRuns(key);
-		// The handler is still running on another thread: a retry must not run it a second time.
+		// The handler is still running on another thread: a retry must not run it a
+		// second time.
 		HttpResponse<String> during = this.http.send(keyed(path, key), HttpResponse.BodyHandlers.ofString());
 		assertThat(during.statusCode()).as(during.body()).isEqualTo(409);
 		assertThat(during.body()).contains(PROBLEM + "request-in-flight");
@@ -239,7 +246,9 @@ class RequestsOverHttpTests {
 		}
 	}
 
-	/** Whether the head and a body of the announced length (or a last chunk) have arrived. */
+	/**
+	 * Whether the head and a body of the announced length (or a last chunk) have arrived.
+	 */
 	private static boolean complete(StringBuilder answer) {
 		int end = answer.indexOf("\r\n\r\n");
 		if (end < 0) {

@@ -93,7 +93,10 @@ class WebTestApplication {
 
 		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
 
-		/** How often the handler for {@code endpoint} ran (public: the controller is proxied). */
+		/**
+		 * How often the handler for {@code endpoint} ran (public: the controller is
+		 * proxied).
+		 */
 		public int runs(String endpoint) {
 			AtomicInteger count = this.runs.get(endpoint);
 			return (count != null) ? count.get() : 0;

@@ -9,12 +9,11 @@ import java.lang.annotation.Target;
 import org.springframework.beans.factory.annotation.Qualifier;
 
 /**
- * Qualifies the {@link javax.sql.DataSource} the JDBC idempotency store uses instead of the
- * application's own. Declare such a bean when the records belong in another database; it takes
- * precedence over {@code idempotency.store.jdbc.url}.
+ * Qualifies the {@link javax.sql.DataSource} the JDBC idempotency store uses instead of
+ * the application's own. Declare such a bean when the records belong in another database;
+ * it takes precedence over {@code idempotency.store.jdbc.url}.
  */
-@Target({ ElementType.FIELD, ElementType.METHOD, ElementType.PARAMETER, ElementType.TYPE,
-		ElementType.ANNOTATION_TYPE })
+@Target({ ElementType.FIELD, ElementType.METHOD, ElementType.PARAMETER, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Qualifier

@@ -6,8 +6,8 @@ import javax.sql.DataSource;
  * The {@link DataSource} the JDBC idempotency store uses: an
  * {@link IdempotencyDataSource @IdempotencyDataSource} bean (the dedicated pool of
  * {@code idempotency.store.jdbc.url} is one), else the application's. Held apart from the
- * application's {@code DataSource} beans so that it never competes with them for injection by
- * type. Its life cycle belongs to the bean it came from.
+ * application's {@code DataSource} beans so that it never competes with them for
+ * injection by type. Its life cycle belongs to the bean it came from.
  */
 public final class IdempotencyJdbcDataSource {
 

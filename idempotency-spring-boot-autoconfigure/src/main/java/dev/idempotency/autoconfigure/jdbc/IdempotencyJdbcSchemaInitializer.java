@@ -17,13 +17,14 @@ import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.core.io.ResourceLoader;
 
 /**
- * Creates the idempotency table with the starter's Liquibase changelog, before the store is
- * used. Liquibase records what it applied in tables of its own
+ * Creates the idempotency table with the starter's Liquibase changelog, before the store
+ * is used. Liquibase records what it applied in tables of its own
  * ({@value #CHANGELOG_TABLE}, {@value #CHANGELOG_LOCK_TABLE}), so this runs beside an
  * application's own changelog without touching it. Running it again applies nothing.
  * <p>
- * This deliberately is not a {@link SpringLiquibase} bean: Boot's Liquibase auto-configuration
- * backs off when one exists, and would then skip the application's own changelog.
+ * This deliberately is not a {@link SpringLiquibase} bean: Boot's Liquibase
+ * auto-configuration backs off when one exists, and would then skip the application's own
+ * changelog.
  */
 public class IdempotencyJdbcSchemaInitializer implements InitializingBean, ResourceLoaderAware {
 
@@ -47,8 +48,7 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 
 	private ResourceLoader resourceLoader = new DefaultResourceLoader(getClass().getClassLoader());
 
-	public IdempotencyJdbcSchemaInitializer(DataSource dataSource, String tableName,
-			DatabaseInitializationMode mode) {
+	public IdempotencyJdbcSchemaInitializer(DataSource dataSource, String tableName, DatabaseInitializationMode mode) {
 		this.dataSource = dataSource;
 		this.tableName = JdbcIdempotencyDialect.validateTableName(tableName);
 		this.mode = mode;
@@ -80,14 +80,17 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 		liquibase.setDatabaseChangeLogTable(CHANGELOG_TABLE);
 		liquibase.setDatabaseChangeLogLockTable(CHANGELOG_LOCK_TABLE);
 		liquibase.setResourceLoader(this.resourceLoader);
-		// Liquibase remembers per JVM that a changelog at a URL was up to date, whatever its
+		// Liquibase remembers per JVM that a changelog at a URL was up to date, whatever
+		// its
 		// parameters: without this, a second table on the same database would be skipped.
 		Scope.getCurrentScope().getSingleton(FastCheckService.class).clearCache();
 		liquibase.afterPropertiesSet();
 		return true;
 	}
 
-	/** Why this initializer leaves the table alone, or may have, for a start-up report. */
+	/**
+	 * Why this initializer leaves the table alone, or may have, for a start-up report.
+	 */
 	String whyNotCreated() {
 		return switch (this.mode) {
 			case NEVER -> "idempotency.store.jdbc.initialize-schema=never";

@@ -32,10 +32,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 /**
  * Auto-configuration of the JDBC idempotency store, switched on by
  * {@code idempotency.store.type=jdbc}. It picks the store's {@link DataSource} (an
- * {@link IdempotencyDataSource @IdempotencyDataSource} bean, else {@code idempotency.store.jdbc.url},
- * else the application's), creates the table with the starter's Liquibase changelog when
- * {@code idempotency.store.jdbc.initialize-schema} says so, and purges expired records on a
- * schedule. Every bean backs off when the application defines its own.
+ * {@link IdempotencyDataSource @IdempotencyDataSource} bean, else
+ * {@code idempotency.store.jdbc.url}, else the application's), creates the table with the
+ * starter's Liquibase changelog when {@code idempotency.store.jdbc.initialize-schema}
+ * says so, and purges expired records on a schedule. Every bean backs off when the
+ * application defines its own.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
@@ -47,12 +48,16 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class IdempotencyJdbcStoreAutoConfiguration {
 
-	/** Connection timeout of the dedicated pool unless idempotency.store.jdbc.pool says otherwise. */
+	/**
+	 * Connection timeout of the dedicated pool unless idempotency.store.jdbc.pool says
+	 * otherwise.
+	 */
 	static final Duration DEDICATED_POOL_CONNECTION_TIMEOUT = Duration.ofSeconds(1);
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyJdbcDataSource idempotencyJdbcDataSource(@IdempotencyDataSource ObjectProvider<DataSource> dedicatedDataSource,
+	IdempotencyJdbcDataSource idempotencyJdbcDataSource(
+			@IdempotencyDataSource ObjectProvider<DataSource> dedicatedDataSource,
 			ObjectProvider<DataSource> applicationDataSource) {
 		DataSource dedicated = dedicatedDataSource.getIfAvailable();
 		if (dedicated != null) {
@@ -71,12 +76,14 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
-		// The table must exist before the first statement: resolving the initializer here makes
+		// The table must exist before the first statement: resolving the initializer here
+		// makes
 		// the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
 		DataSource target = dataSource.getDataSource();
-		IdempotencyTableCheck.verify(target, properties.getTableName(), (initializer != null)
-				? initializer.whyNotCreated() : "liquibase-core is not on the classpath, so the starter cannot create it");
+		IdempotencyTableCheck.verify(target, properties.getTableName(),
+				(initializer != null) ? initializer.whyNotCreated()
+						: "liquibase-core is not on the classpath, so the starter cannot create it");
 		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
 				: JdbcIdempotencyDialect.detect(target);
 		boolean reserveAsynchronousCommit = properties.getPostgresql().isReserveAsynchronousCommit();
@@ -100,9 +107,10 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 
 	/**
 	 * The dedicated pool of {@code idempotency.store.jdbc.url}: a HikariCP pool bound to
-	 * {@code idempotency.store.jdbc.pool.*} (a name the pool does not have fails the start-up).
-	 * It is not a default candidate, so it never competes with the application's
-	 * {@code DataSource} for injection by type, and it is closed with the context.
+	 * {@code idempotency.store.jdbc.pool.*} (a name the pool does not have fails the
+	 * start-up). It is not a default candidate, so it never competes with the
+	 * application's {@code DataSource} for injection by type, and it is closed with the
+	 * context.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(HikariDataSource.class)
@@ -120,7 +128,8 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 				.username(properties.getUsername())
 				.password(properties.getPassword())
 				.build();
-			// A store that cannot be reached answers 503 in about a second, not after Hikari's 30 s.
+			// A store that cannot be reached answers 503 in about a second, not after
+			// Hikari's 30 s.
 			pool.setConnectionTimeout(DEDICATED_POOL_CONNECTION_TIMEOUT.toMillis());
 			pool.setValidationTimeout(DEDICATED_POOL_CONNECTION_TIMEOUT.toMillis() / 2);
 			return pool;
@@ -143,7 +152,9 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 
 	}
 
-	/** A data source to use: the application's (or a dedicated bean), or a configured URL. */
+	/**
+	 * A data source to use: the application's (or a dedicated bean), or a configured URL.
+	 */
 	static class OnStoreDataSourceCondition extends AnyNestedCondition {
 
 		OnStoreDataSourceCondition() {

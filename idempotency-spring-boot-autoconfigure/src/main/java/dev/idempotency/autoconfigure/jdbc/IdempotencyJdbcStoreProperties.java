@@ -15,36 +15,36 @@ import org.springframework.boot.sql.init.DatabaseInitializationMode;
 public class IdempotencyJdbcStoreProperties {
 
 	/**
-	 * Name of the table that holds the records: a plain SQL identifier (letters, digits and
-	 * underscores, at most 50 characters). The table is looked up in the connection's current
-	 * schema.
+	 * Name of the table that holds the records: a plain SQL identifier (letters, digits
+	 * and underscores, at most 50 characters). The table is looked up in the connection's
+	 * current schema.
 	 */
 	private String tableName = "idempotency_record";
 
 	/**
-	 * SQL dialect of the store's database. Detected from the database product name when not
-	 * set; MARIADB also serves MySQL.
+	 * SQL dialect of the store's database. Detected from the database product name when
+	 * not set; MARIADB also serves MySQL.
 	 */
 	private @Nullable JdbcIdempotencyDialect dialect;
 
 	/**
-	 * When to create the table with the starter's own Liquibase changelog: 'always' (applies
-	 * what is missing, nothing when the table is there), 'embedded' (H2, HSQL, Derby only) or
-	 * 'never'. Needs liquibase-core on the classpath. Whatever the mode, the application does
-	 * not start when the table is then missing.
+	 * When to create the table with the starter's own Liquibase changelog: 'always'
+	 * (applies what is missing, nothing when the table is there), 'embedded' (H2, HSQL,
+	 * Derby only) or 'never'. Needs liquibase-core on the classpath. Whatever the mode,
+	 * the application does not start when the table is then missing.
 	 */
 	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.ALWAYS;
 
 	/**
-	 * Whether completing a record joins a Spring transaction that is active on the store's
-	 * data source, so the completed record commits together with the business write. Off: every
-	 * store call runs in its own short transaction.
+	 * Whether completing a record joins a Spring transaction that is active on the
+	 * store's data source, so the completed record commits together with the business
+	 * write. Off: every store call runs in its own short transaction.
 	 */
 	private boolean transactionalCompletion;
 
 	/**
-	 * JDBC URL of a dedicated database for the records. Not set: an '@IdempotencyDataSource'
-	 * bean, or else the application's DataSource.
+	 * JDBC URL of a dedicated database for the records. Not set: an
+	 * '@IdempotencyDataSource' bean, or else the application's DataSource.
 	 */
 	private @Nullable String url;
 
@@ -60,8 +60,8 @@ public class IdempotencyJdbcStoreProperties {
 
 	/**
 	 * Longest a store statement may run before the driver cancels it and the request is
-	 * answered as for an unavailable store (503 when fail-closed). Whole seconds, rounded up
-	 * (JDBC's unit); 0 for none.
+	 * answered as for an unavailable store (503 when fail-closed). Whole seconds, rounded
+	 * up (JDBC's unit); 0 for none.
 	 */
 	private Duration queryTimeout = Duration.ofSeconds(2);
 
@@ -147,12 +147,12 @@ public class IdempotencyJdbcStoreProperties {
 	public static class Postgresql {
 
 		/**
-		 * Whether a reservation commits without waiting for its WAL flush (synchronous_commit
-		 * set to 'off' for the reservation's own transaction only; completion, release and
-		 * heartbeat stay durable). A crash of the PostgreSQL server (not of the application)
-		 * within about 3 x wal_writer_delay (600 ms by default) after a reservation can lose
-		 * it, so a retry may run the operation a second time. Start-up fails when it is set on
-		 * another database.
+		 * Whether a reservation commits without waiting for its WAL flush
+		 * (synchronous_commit set to 'off' for the reservation's own transaction only;
+		 * completion, release and heartbeat stay durable). A crash of the PostgreSQL
+		 * server (not of the application) within about 3 x wal_writer_delay (600 ms by
+		 * default) after a reservation can lose it, so a retry may run the operation a
+		 * second time. Start-up fails when it is set on another database.
 		 */
 		private boolean reserveAsynchronousCommit;
 
@@ -182,7 +182,8 @@ public class IdempotencyJdbcStoreProperties {
 		private Duration interval = Duration.ofMinutes(1);
 
 		/**
-		 * Most records one DELETE removes; a run repeats batches until one comes back short.
+		 * Most records one DELETE removes; a run repeats batches until one comes back
+		 * short.
 		 */
 		private int batchSize = 1000;
 

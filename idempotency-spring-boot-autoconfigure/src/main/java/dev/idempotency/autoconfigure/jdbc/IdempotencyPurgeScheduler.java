@@ -14,9 +14,10 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Deletes expired records on a fixed delay, on a single daemon thread of its own (the
- * application's scheduling is left alone). A run deletes batches until one comes back short, so a
- * backlog is cleared in one run without one long-running DELETE. Every node may run it: each
- * batch is one statement that only deletes rows already expired by the database's clock.
+ * application's scheduling is left alone). A run deletes batches until one comes back
+ * short, so a backlog is cleared in one run without one long-running DELETE. Every node
+ * may run it: each batch is one statement that only deletes rows already expired by the
+ * database's clock.
  */
 public class IdempotencyPurgeScheduler implements SmartLifecycle {
 
@@ -65,7 +66,8 @@ public class IdempotencyPurgeScheduler implements SmartLifecycle {
 			}
 		}
 		catch (RuntimeException ex) {
-			// The next run tries again; a failed purge only delays the removal of dead rows.
+			// The next run tries again; a failed purge only delays the removal of dead
+			// rows.
 			logger.warn("Purging expired idempotency records failed", ex);
 		}
 	}

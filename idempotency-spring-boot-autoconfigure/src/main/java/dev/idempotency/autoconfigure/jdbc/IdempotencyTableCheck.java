@@ -19,9 +19,9 @@ final class IdempotencyTableCheck {
 	}
 
 	/**
-	 * Checks that the table can be read on the data source, in the connection's current schema.
-	 * A database that cannot be reached is not judged here: the store then answers 503 until it
-	 * can.
+	 * Checks that the table can be read on the data source, in the connection's current
+	 * schema. A database that cannot be reached is not judged here: the store then
+	 * answers 503 until it can.
 	 * @param dataSource the store's data source
 	 * @param tableName the store's table
 	 * @param notCreatedBecause why schema set-up did not create it, for the report

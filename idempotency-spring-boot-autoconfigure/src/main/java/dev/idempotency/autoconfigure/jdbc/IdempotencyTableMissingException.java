@@ -1,10 +1,10 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 /**
- * Thrown at start-up when the JDBC idempotency store's table does not exist once schema set-up
- * is over: an application that started anyway would look healthy and refuse every protected
- * request. {@link IdempotencyTableMissingFailureAnalyzer} turns it into a report that names the
- * table, the database and what to set.
+ * Thrown at start-up when the JDBC idempotency store's table does not exist once schema
+ * set-up is over: an application that started anyway would look healthy and refuse every
+ * protected request. {@link IdempotencyTableMissingFailureAnalyzer} turns it into a
+ * report that names the table, the database and what to set.
  */
 public class IdempotencyTableMissingException extends IllegalStateException {
 

@@ -4,8 +4,8 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Reports a missing idempotency table at start-up: which table, in which database, why the
- * starter did not create it, and the properties that fix it.
+ * Reports a missing idempotency table at start-up: which table, in which database, why
+ * the starter did not create it, and the properties that fix it.
  */
 class IdempotencyTableMissingFailureAnalyzer extends AbstractFailureAnalyzer<IdempotencyTableMissingException> {
 

@@ -15,12 +15,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Auto-configuration of the Redis idempotency store: with {@code idempotency.store.type=redis}
- * and a {@link RedisConnectionFactory} (usually Spring Boot's, configured by
- * {@code spring.data.redis.*}), contributes a {@link RedisIdempotencyStore} unless the
- * application defines its own {@link IdempotencyStore}. With Lettuce the store talks through its
- * own connection with a short command timeout ({@link RedisStoreConnections}). Runs before the core auto-configuration so
- * that the engine finds the store.
+ * Auto-configuration of the Redis idempotency store: with
+ * {@code idempotency.store.type=redis} and a {@link RedisConnectionFactory} (usually
+ * Spring Boot's, configured by {@code spring.data.redis.*}), contributes a
+ * {@link RedisIdempotencyStore} unless the application defines its own
+ * {@link IdempotencyStore}. With Lettuce the store talks through its own connection with
+ * a short command timeout ({@link RedisStoreConnections}). Runs before the core
+ * auto-configuration so that the engine finds the store.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")

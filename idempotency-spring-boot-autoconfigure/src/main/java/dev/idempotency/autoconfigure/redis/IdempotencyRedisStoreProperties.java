@@ -7,42 +7,45 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Settings of the Redis idempotency store ({@code idempotency.store.type=redis}). The connection
- * itself is Spring Boot's ({@code spring.data.redis.*}).
+ * Settings of the Redis idempotency store ({@code idempotency.store.type=redis}). The
+ * connection itself is Spring Boot's ({@code spring.data.redis.*}).
  */
 @ConfigurationProperties("idempotency.store.redis")
 public class IdempotencyRedisStoreProperties {
 
-	/** The store's command timeout when none is configured and the application's is longer. */
+	/**
+	 * The store's command timeout when none is configured and the application's is
+	 * longer.
+	 */
 	static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
 	/**
-	 * Prefix of every key the store writes. Give each application (or environment) sharing a
-	 * Redis its own prefix. Must not contain '{' or '}': the store appends its own hash tag,
-	 * which decides the Redis Cluster slot of each record.
+	 * Prefix of every key the store writes. Give each application (or environment)
+	 * sharing a Redis its own prefix. Must not contain '{' or '}': the store appends its
+	 * own hash tag, which decides the Redis Cluster slot of each record.
 	 */
 	private String keyPrefix = "idempotency:";
 
 	/**
-	 * How long one store call may wait for Redis before it fails (and the store-failure policy
-	 * answers the request). With Lettuce the store uses its own connection, made from the
-	 * application's connection factory's settings with this timeout. When not set: 2 seconds, or
-	 * the application's own Redis command timeout if that is shorter.
+	 * How long one store call may wait for Redis before it fails (and the store-failure
+	 * policy answers the request). With Lettuce the store uses its own connection, made
+	 * from the application's connection factory's settings with this timeout. When not
+	 * set: 2 seconds, or the application's own Redis command timeout if that is shorter.
 	 */
 	private @Nullable Duration commandTimeout;
 
 	/**
-	 * Replicas that must acknowledge a reservation the store acquired and a completion (Redis
-	 * WAIT, after the script, on the same connection) before the store call returns; 0 (the
-	 * default) waits for none. Narrows what a failover to a replica can lose; it does not make
-	 * replication synchronous. A transition not acknowledged in time fails (the store-failure
-	 * policy answers the request).
+	 * Replicas that must acknowledge a reservation the store acquired and a completion
+	 * (Redis WAIT, after the script, on the same connection) before the store call
+	 * returns; 0 (the default) waits for none. Narrows what a failover to a replica can
+	 * lose; it does not make replication synchronous. A transition not acknowledged in
+	 * time fails (the store-failure policy answers the request).
 	 */
 	private int replicasToAck;
 
 	/**
-	 * How long the store waits for replicas-to-ack acknowledgements. Keep it below the command
-	 * timeout.
+	 * How long the store waits for replicas-to-ack acknowledgements. Keep it below the
+	 * command timeout.
 	 */
 	private Duration replicasAckTimeout = Duration.ofMillis(500);
 

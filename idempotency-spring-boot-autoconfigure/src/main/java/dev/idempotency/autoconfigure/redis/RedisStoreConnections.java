@@ -14,16 +14,17 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.util.ClassUtils;
 
 /**
- * The connections the Redis store talks through. With Lettuce (Spring Boot's default client) the
- * store gets a {@link LettuceConnectionFactory} of its own: the same server configuration
- * (standalone, Sentinel or Cluster) and client settings (TLS, credentials, client options and
- * resources, read-from) as the application's, but the store's command timeout. Lettuce's default
- * command timeout is 60 s, which a store call that cannot reach Redis would wait before the request
- * is answered; changing the application's factory instead would change every other Redis call of
- * the application. Any other factory (Jedis, a custom one) is used as it is, with its own timeouts.
+ * The connections the Redis store talks through. With Lettuce (Spring Boot's default
+ * client) the store gets a {@link LettuceConnectionFactory} of its own: the same server
+ * configuration (standalone, Sentinel or Cluster) and client settings (TLS, credentials,
+ * client options and resources, read-from) as the application's, but the store's command
+ * timeout. Lettuce's default command timeout is 60 s, which a store call that cannot
+ * reach Redis would wait before the request is answered; changing the application's
+ * factory instead would change every other Redis call of the application. Any other
+ * factory (Jedis, a custom one) is used as it is, with its own timeouts.
  * <p>
- * Deliberately not a {@link RedisConnectionFactory} bean: the application's injection of its
- * factory by type, and Spring Boot's Redis health contributor, stay as they were.
+ * Deliberately not a {@link RedisConnectionFactory} bean: the application's injection of
+ * its factory by type, and Spring Boot's Redis health contributor, stay as they were.
  */
 final class RedisStoreConnections implements DisposableBean {
 
@@ -58,7 +59,10 @@ final class RedisStoreConnections implements DisposableBean {
 		return this.factory;
 	}
 
-	/** The store's command timeout, or {@code null} when the application's factory is used as it is. */
+	/**
+	 * The store's command timeout, or {@code null} when the application's factory is used
+	 * as it is.
+	 */
 	@Nullable Duration commandTimeout() {
 		return this.commandTimeout;
 	}

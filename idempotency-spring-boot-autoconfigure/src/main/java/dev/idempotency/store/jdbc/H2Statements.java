@@ -6,12 +6,13 @@ import java.util.List;
  * Every SQL statement of the JDBC store on H2 (development and tests). Time is
  * {@code CURRENT_TIMESTAMP(6)}.
  * <p>
- * <b>reserve</b> is a conditional {@code MERGE}, then a {@code SELECT} in the same transaction
- * (two round trips). Two transactions racing to insert the same new key end with a duplicate key
- * in one of them; the store runs that reservation again, and then sees the row. Acquirable:
- * expired, or in progress with its lease over and the same fingerprint. An expired row is
- * replaced; a taken-over one gets the new owner and lease but keeps its fingerprint, operation,
- * expiry, creation time and response. A fresh record has {@code lease_expires_at = created_at +
+ * <b>reserve</b> is a conditional {@code MERGE}, then a {@code SELECT} in the same
+ * transaction (two round trips). Two transactions racing to insert the same new key end
+ * with a duplicate key in one of them; the store runs that reservation again, and then
+ * sees the row. Acquirable: expired, or in progress with its lease over and the same
+ * fingerprint. An expired row is replaced; a taken-over one gets the new owner and lease
+ * but keeps its fingerprint, operation, expiry, creation time and response. A fresh
+ * record has {@code lease_expires_at = created_at +
  * lease} exactly; a taken-over one keeps its older {@code created_at}: that is
  * {@code taken_over}.
  */

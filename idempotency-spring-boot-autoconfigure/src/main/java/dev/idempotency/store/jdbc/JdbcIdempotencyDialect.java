@@ -20,8 +20,8 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 /**
  * The databases the JDBC store speaks. The SQL of each is in a class of its own, as whole
  * statements: {@link PostgresqlStatements}, {@link MariaDbStatements} (also MySQL),
- * {@link H2Statements}. Each statement judges time by the database's clock, never by the JVM's,
- * so that all nodes agree on leases and expiry.
+ * {@link H2Statements}. Each statement judges time by the database's clock, never by the
+ * JVM's, so that all nodes agree on leases and expiry.
  */
 public enum JdbcIdempotencyDialect {
 
@@ -63,9 +63,10 @@ public enum JdbcIdempotencyDialect {
 	}
 
 	/**
-	 * Checks that {@code tableName} is a plain SQL identifier (letters, digits, underscores, at
-	 * most 50 characters, leaving room for the index name suffix within every database's
-	 * identifier limit), since it is written into the statements as it is.
+	 * Checks that {@code tableName} is a plain SQL identifier (letters, digits,
+	 * underscores, at most 50 characters, leaving room for the index name suffix within
+	 * every database's identifier limit), since it is written into the statements as it
+	 * is.
 	 * @param tableName the configured table name
 	 * @return the table name
 	 * @throws IllegalArgumentException if it is not a plain identifier
@@ -79,8 +80,8 @@ public enum JdbcIdempotencyDialect {
 	}
 
 	/**
-	 * Detects the dialect from the database product name the JDBC driver reports, as Boot's
-	 * {@link DatabaseDriver} reads it.
+	 * Detects the dialect from the database product name the JDBC driver reports, as
+	 * Boot's {@link DatabaseDriver} reads it.
 	 * @param dataSource the data source of the store
 	 * @return the dialect
 	 * @throws IllegalStateException if the database is not one the store supports

@@ -3,20 +3,22 @@ package dev.idempotency.store.jdbc;
 import java.util.List;
 
 /**
- * The SQL statements of the JDBC store on one database, with {@value #TABLE} where the table
- * name goes. Each database has its own class holding them as whole statements:
+ * The SQL statements of the JDBC store on one database, with {@value #TABLE} where the
+ * table name goes. Each database has its own class holding them as whole statements:
  * {@link PostgresqlStatements}, {@link MariaDbStatements}, {@link H2Statements}.
  * <p>
  * Named parameters: {@code scope}, {@code key}, {@code fingerprint}, {@code operation},
- * {@code owner}, {@code leaseMicros}, {@code retentionMicros}, {@code response}, {@code max}.
- * Time is always the database's; durations are sent as microseconds and added in SQL.
+ * {@code owner}, {@code leaseMicros}, {@code retentionMicros}, {@code response},
+ * {@code max}. Time is always the database's; durations are sent as microseconds and
+ * added in SQL.
  * <p>
- * The last reserve statement returns at most one row with the columns {@code owner_token},
- * {@code taken_over}, {@code acquirable}, {@code fingerprint}, {@code operation}, {@code state},
- * {@code lease_expires_at}, {@code expires_at} and {@code response}. The caller owns the record
- * when {@code owner_token} is its token. Otherwise the row is the record as it stands, and
- * {@code acquirable} says that the row seen is already outdated (it would have been acquired):
- * the store then runs the reservation again, as it does when no row comes back.
+ * The last reserve statement returns at most one row with the columns
+ * {@code owner_token}, {@code taken_over}, {@code acquirable}, {@code fingerprint},
+ * {@code operation}, {@code state}, {@code lease_expires_at}, {@code expires_at} and
+ * {@code response}. The caller owns the record when {@code owner_token} is its token.
+ * Otherwise the row is the record as it stands, and {@code acquirable} says that the row
+ * seen is already outdated (it would have been acquired): the store then runs the
+ * reservation again, as it does when no row comes back.
  *
  * @param reserve run in order in one transaction; the last one returns the row
  * @param complete stores the response, if the caller still owns the live record
@@ -25,17 +27,21 @@ import java.util.List;
  * @param find reads a live record
  * @param purge deletes at most {@code :max} expired records
  */
-record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat,
-		String find, String purge) {
+record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat, String find,
+		String purge) {
 
 	/** The placeholder of the table name in the statements. */
 	static final String TABLE = "%TABLE%";
 
-	/** These statements on {@code table}, a table name already validated as a plain identifier. */
+	/**
+	 * These statements on {@code table}, a table name already validated as a plain
+	 * identifier.
+	 */
 	JdbcIdempotencyStatements forTable(String table) {
 		return new JdbcIdempotencyStatements(this.reserve.stream().map((sql) -> sql.replace(TABLE, table)).toList(),
 				this.complete.replace(TABLE, table), this.release.replace(TABLE, table),
-				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table), this.purge.replace(TABLE, table));
+				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table),
+				this.purge.replace(TABLE, table));
 	}
 
 }

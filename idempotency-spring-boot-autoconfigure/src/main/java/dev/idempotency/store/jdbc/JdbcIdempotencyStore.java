@@ -36,22 +36,24 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * An {@link IdempotencyStore} in a relational database, one row per record. Every transition is
- * one conditional statement (reserve: one statement on PostgreSQL, a write and a read of the
- * locked row on MariaDB/MySQL and H2) judged by the database's clock. The SQL is in one class per
- * database ({@link PostgresqlStatements}, {@link MariaDbStatements}, {@link H2Statements}).
+ * An {@link IdempotencyStore} in a relational database, one row per record. Every
+ * transition is one conditional statement (reserve: one statement on PostgreSQL, a write
+ * and a read of the locked row on MariaDB/MySQL and H2) judged by the database's clock.
+ * The SQL is in one class per database ({@link PostgresqlStatements},
+ * {@link MariaDbStatements}, {@link H2Statements}).
  * <p>
- * A caller's transaction is never joined by accident: a record outlives a business rollback, and
- * the store never aborts the caller's transaction. A call that is one statement (every call on
- * PostgreSQL; complete, release, heartbeat and find everywhere) runs as that statement alone in
- * auto-commit when no Spring transaction is active on the thread and the pool hands out
- * auto-commit connections (JDBC's default, checked once): one round trip, where a transaction
- * would add a {@code COMMIT}. Otherwise, and for the two-statement reservations of MariaDB/MySQL
- * and H2, the call runs in a short transaction of its own ({@code REQUIRES_NEW} on a transaction
- * manager for this store's {@link DataSource}). The one opt-in exception is
- * {@code transactionalCompletion}: then
+ * A caller's transaction is never joined by accident: a record outlives a business
+ * rollback, and the store never aborts the caller's transaction. A call that is one
+ * statement (every call on PostgreSQL; complete, release, heartbeat and find everywhere)
+ * runs as that statement alone in auto-commit when no Spring transaction is active on the
+ * thread and the pool hands out auto-commit connections (JDBC's default, checked once):
+ * one round trip, where a transaction would add a {@code COMMIT}. Otherwise, and for the
+ * two-statement reservations of MariaDB/MySQL and H2, the call runs in a short
+ * transaction of its own ({@code REQUIRES_NEW} on a transaction manager for this store's
+ * {@link DataSource}). The one opt-in exception is {@code transactionalCompletion}: then
  * {@link #complete} joins a Spring-managed transaction that is active on the same
- * {@code DataSource}, so the completed record commits or rolls back with the business write.
+ * {@code DataSource}, so the completed record commits or rolls back with the business
+ * write.
  * <p>
  * On PostgreSQL a reservation can be made to commit without waiting for its WAL flush
  * ({@code reserveAsynchronousCommit}): still one statement, which sets
@@ -59,7 +61,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 public class JdbcIdempotencyStore implements IdempotencyStore {
 
-	/** A reservation that sees no row, or an outdated one, runs again; this many times at most. */
+	/**
+	 * A reservation that sees no row, or an outdated one, runs again; this many times at
+	 * most.
+	 */
 	private static final int MAX_RESERVE_ATTEMPTS = 20;
 
 	private final DataSource dataSource;
@@ -88,7 +93,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String purgeSql;
 
-	/** Whether the pool's connections are in auto-commit; {@code null} until first checked. */
+	/**
+	 * Whether the pool's connections are in auto-commit; {@code null} until first
+	 * checked.
+	 */
 	private volatile @Nullable Boolean autoCommitPool;
 
 	/**
@@ -96,8 +104,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
-	 * the same data source
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's
+	 * transaction on the same data source
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion) {
@@ -109,10 +117,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
-	 * the same data source
-	 * @param queryTimeout the longest a statement may run before the driver cancels it, in whole
-	 * seconds rounded up (JDBC's unit); zero for none
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's
+	 * transaction on the same data source
+	 * @param queryTimeout the longest a statement may run before the driver cancels it,
+	 * in whole seconds rounded up (JDBC's unit); zero for none
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion, Duration queryTimeout) {
@@ -120,21 +128,21 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Creates a store, optionally with reservations that commit without waiting for their WAL
-	 * flush (PostgreSQL only).
+	 * Creates a store, optionally with reservations that commit without waiting for their
+	 * WAL flush (PostgreSQL only).
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's transaction on
-	 * the same data source
-	 * @param queryTimeout the longest a statement may run before the driver cancels it, in whole
-	 * seconds rounded up (JDBC's unit); zero for none
+	 * @param transactionalCompletion whether {@link #complete} joins the caller's
+	 * transaction on the same data source
+	 * @param queryTimeout the longest a statement may run before the driver cancels it,
+	 * in whole seconds rounded up (JDBC's unit); zero for none
 	 * @param reserveAsynchronousCommit whether a reservation that writes commits with
-	 * {@code synchronous_commit = off}, set for its own transaction only; completion, release
-	 * and heartbeat stay durable. A crash of the database server can then lose a reservation
-	 * made in the last moments before it.
-	 * @throws IllegalArgumentException if {@code reserveAsynchronousCommit} is asked for on
-	 * another database than PostgreSQL
+	 * {@code synchronous_commit = off}, set for its own transaction only; completion,
+	 * release and heartbeat stay durable. A crash of the database server can then lose a
+	 * reservation made in the last moments before it.
+	 * @throws IllegalArgumentException if {@code reserveAsynchronousCommit} is asked for
+	 * on another database than PostgreSQL
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion, Duration queryTimeout, boolean reserveAsynchronousCommit) {
@@ -154,7 +162,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.transactionalCompletion = transactionalCompletion;
 		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
 		JdbcIdempotencyStatements statements = reserveAsynchronousCommit
-				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table) : dialect.statements(table);
+				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table)
+				: dialect.statements(table);
 		this.reserveSql = statements.reserve();
 		this.completeSql = statements.complete();
 		this.releaseSql = statements.release();
@@ -164,8 +173,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Creates a store whose dialect is detected from the database and whose completion runs in
-	 * its own transaction.
+	 * Creates a store whose dialect is detected from the database and whose completion
+	 * runs in its own transaction.
 	 * @param dataSource where the table lives
 	 * @param tableName the table, a plain SQL identifier
 	 */
@@ -182,7 +191,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 						: inOwnTransaction("reserve", () -> reserveOnce(request));
 			}
 			catch (IdempotencyStoreException ex) {
-				// A race lost on a new key (H2) or a deadlock victim: the transaction rolled back
+				// A race lost on a new key (H2) or a deadlock victim: the transaction
+				// rolled back
 				// and changed nothing, so running it again is safe.
 				if (!isRetryable(ex.getCause()) || attempt >= MAX_RESERVE_ATTEMPTS) {
 					throw ex;
@@ -274,11 +284,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return oneStatement("find", () -> this.jdbc.sql(this.findSql)
-			.param("scope", id.scope())
-			.param("key", id.key())
-			.query((rs, rowNum) -> record(id, rs))
-			.optional());
+		return oneStatement("find",
+				() -> this.jdbc.sql(this.findSql)
+					.param("scope", id.scope())
+					.param("key", id.key())
+					.query((rs, rowNum) -> record(id, rs))
+					.optional());
 	}
 
 	@Override
@@ -299,19 +310,22 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.dialect;
 	}
 
-	/** Whether a reservation commits without waiting for its WAL flush (PostgreSQL only). */
+	/**
+	 * Whether a reservation commits without waiting for its WAL flush (PostgreSQL only).
+	 */
 	public boolean reserveAsynchronousCommit() {
 		return this.reserveAsynchronousCommit;
 	}
 
 	/**
-	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that cannot
-	 * join a caller's transaction, else in a transaction of its own.
+	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that
+	 * cannot join a caller's transaction, else in a transaction of its own.
 	 */
 	private <T extends @Nullable Object> T oneStatement(String action, Supplier<T> statement) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()
 				|| TransactionSynchronizationManager.hasResource(this.dataSource) || !autoCommitPool()) {
-			// A transaction (or a connection bound to this thread) would be joined: suspend it instead.
+			// A transaction (or a connection bound to this thread) would be joined:
+			// suspend it instead.
 			return inOwnTransaction(action, statement);
 		}
 		try {
@@ -345,7 +359,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	/** The store's failure; a missing table is named, so the health detail says what is wrong. */
+	/**
+	 * The store's failure; a missing table is named, so the health detail says what is
+	 * wrong.
+	 */
 	private IdempotencyStoreException failure(String action, RuntimeException ex) {
 		String problem = (ex instanceof BadSqlGrammarException)
 				? ": table " + this.table + " not found (or not the starter's schema)" : "";

@@ -3,18 +3,21 @@ package dev.idempotency.store.jdbc;
 import java.util.List;
 
 /**
- * Every SQL statement of the JDBC store on MariaDB and MySQL. Times are {@code DATETIME(6)} in
- * UTC ({@code UTC_TIMESTAMP(6)}), so the session time zone never matters.
+ * Every SQL statement of the JDBC store on MariaDB and MySQL. Times are
+ * {@code DATETIME(6)} in UTC ({@code UTC_TIMESTAMP(6)}), so the session time zone never
+ * matters.
  * <p>
- * <b>reserve</b> is {@code INSERT ... ON DUPLICATE KEY UPDATE}, then a {@code SELECT} of the row
- * in the same transaction (two round trips). The write is atomic on its own and leaves the row
- * locked until commit, so the {@code SELECT} reads exactly what the write left. The assignments
- * run left to right and each sees the columns already assigned: {@code owner_token} goes first,
- * judged on the old row (acquirable: expired, or in progress with its lease over and the same
- * fingerprint); the others then test "{@code owner_token} is the new one" (tokens are unique),
- * and {@code expires_at}, which they also test, goes last. A fresh record has
+ * <b>reserve</b> is {@code INSERT ... ON DUPLICATE KEY UPDATE}, then a {@code SELECT} of
+ * the row in the same transaction (two round trips). The write is atomic on its own and
+ * leaves the row locked until commit, so the {@code SELECT} reads exactly what the write
+ * left. The assignments run left to right and each sees the columns already assigned:
+ * {@code owner_token} goes first, judged on the old row (acquirable: expired, or in
+ * progress with its lease over and the same fingerprint); the others then test
+ * "{@code owner_token} is the new one" (tokens are unique), and {@code expires_at}, which
+ * they also test, goes last. A fresh record has
  * {@code lease_expires_at = created_at + lease} exactly; a taken-over one keeps its older
- * {@code created_at}: that is {@code taken_over}. {@code <=>} is the NULL-safe comparison.
+ * {@code created_at}: that is {@code taken_over}. {@code <=>} is the NULL-safe
+ * comparison.
  */
 final class MariaDbStatements {
 

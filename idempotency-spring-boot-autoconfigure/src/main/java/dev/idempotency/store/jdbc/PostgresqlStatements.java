@@ -5,17 +5,18 @@ import java.util.List;
 /**
  * Every SQL statement of the JDBC store on PostgreSQL. Time is {@code now()}.
  * <p>
- * <b>reserve</b> is one statement. It first reads the row as the statement's snapshot sees it
- * ({@code seen}); only when there is none, or it is acquirable, does
- * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} try to write. The outer {@code SELECT}
- * returns the written row, or else the row seen. So a replay, a key in flight or a reused key is
- * a plain read: it takes no row lock, needs no transaction id and no WAL flush at commit, and
- * concurrent replays of one key do not queue behind each other. When a concurrent transaction
- * inserted the row after the snapshot was taken, neither branch returns a row, and the store runs
- * it again. Acquirable: expired, or in progress with its lease over and the same fingerprint. An
- * expired row is replaced; a taken-over one gets the new owner and lease but keeps its
- * fingerprint, operation, expiry, creation time and response. A fresh record is created at
- * {@code now()}, a taken-over one keeps its older {@code created_at}: that is {@code taken_over}.
+ * <b>reserve</b> is one statement. It first reads the row as the statement's snapshot
+ * sees it ({@code seen}); only when there is none, or it is acquirable, does
+ * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} try to write. The outer
+ * {@code SELECT} returns the written row, or else the row seen. So a replay, a key in
+ * flight or a reused key is a plain read: it takes no row lock, needs no transaction id
+ * and no WAL flush at commit, and concurrent replays of one key do not queue behind each
+ * other. When a concurrent transaction inserted the row after the snapshot was taken,
+ * neither branch returns a row, and the store runs it again. Acquirable: expired, or in
+ * progress with its lease over and the same fingerprint. An expired row is replaced; a
+ * taken-over one gets the new owner and lease but keeps its fingerprint, operation,
+ * expiry, creation time and response. A fresh record is created at {@code now()}, a
+ * taken-over one keeps its older {@code created_at}: that is {@code taken_over}.
  */
 final class PostgresqlStatements {
 
@@ -65,12 +66,13 @@ final class PostgresqlStatements {
 	}
 
 	/**
-	 * The reserve whose commit does not wait for its WAL flush. The {@code INSERT} is only tried
-	 * after {@code set_config('synchronous_commit', 'off', true)} (PostgreSQL's function form of
-	 * {@code SET LOCAL}) has run in the statement's own transaction, so the setting ends with
-	 * that transaction and never stays on the pooled connection; a reserve that writes nothing
-	 * (a replay, a key in flight) commits without a flush anyway. Still one statement, one round
-	 * trip, in auto-commit.
+	 * The reserve whose commit does not wait for its WAL flush. The {@code INSERT} is
+	 * only tried after {@code set_config('synchronous_commit', 'off', true)}
+	 * (PostgreSQL's function form of {@code SET LOCAL}) has run in the statement's own
+	 * transaction, so the setting ends with that transaction and never stays on the
+	 * pooled connection; a reserve that writes nothing (a replay, a key in flight)
+	 * commits without a flush anyway. Still one statement, one round trip, in
+	 * auto-commit.
 	 */
 	static final String RESERVE_ASYNCHRONOUS_COMMIT = asynchronousCommit(RESERVE);
 
@@ -98,8 +100,8 @@ final class PostgresqlStatements {
 			""";
 
 	/**
-	 * SKIP LOCKED: nodes purging at once, or a reserve replacing an expired row, never wait for
-	 * each other; the ctid of a locked row cannot change before the DELETE.
+	 * SKIP LOCKED: nodes purging at once, or a reserve replacing an expired row, never
+	 * wait for each other; the ctid of a locked row cannot change before the DELETE.
 	 */
 	static final String PURGE = """
 			DELETE FROM %TABLE% WHERE ctid = ANY(ARRAY(

@@ -1,5 +1,6 @@
 /**
- * The JDBC store, with every SQL statement of each supported database in one class per dialect.
+ * The JDBC store, with every SQL statement of each supported database in one class per
+ * dialect.
  */
 @NullMarked
 package dev.idempotency.store.jdbc;

@@ -24,21 +24,25 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A store in this JVM's memory, for a single node and for development. Thread-safe: every
- * transition is one atomic {@link ConcurrentHashMap#compute compute} on the record's entry, which
- * also moves the store's entry and byte counts, so both stay exact.
+ * transition is one atomic {@link ConcurrentHashMap#compute compute} on the record's
+ * entry, which also moves the store's entry and byte counts, so both stay exact.
  * <p>
- * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the bytes they
- * retain ({@code maxBytes}: the encoded response, the strings of the record, and a fixed
- * 256 bytes per entry for the map node and the objects around them).
- * A reservation or a completion that would pass either bound first drops the expired records; if
- * it still does not fit, it is refused with an {@link IdempotencyStoreException} naming the
- * property to raise. A refused reservation leaves nothing behind (the engine's failure mode answers
- * it); a refused completion deletes its in-progress record, so a retry runs the operation again
- * at once. A live record is never evicted: that would silently allow a second execution.
+ * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the
+ * bytes they retain ({@code maxBytes}: the encoded response, the strings of the record,
+ * and a fixed 256 bytes per entry for the map node and the objects around them). A
+ * reservation or a completion that would pass either bound first drops the expired
+ * records; if it still does not fit, it is refused with an
+ * {@link IdempotencyStoreException} naming the property to raise. A refused reservation
+ * leaves nothing behind (the engine's failure mode answers it); a refused completion
+ * deletes its in-progress record, so a retry runs the operation again at once. A live
+ * record is never evicted: that would silently allow a second execution.
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
-	/** Bytes counted per entry besides its strings and response: map node, record, instants. */
+	/**
+	 * Bytes counted per entry besides its strings and response: map node, record,
+	 * instants.
+	 */
 	static final int ENTRY_OVERHEAD_BYTES = 256;
 
 	private final ConcurrentHashMap<RecordId, Entry> entries = new ConcurrentHashMap<>();
@@ -106,7 +110,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				return transition(id, ownerToken, complete);
 			}
 			catch (StoreFullException stillFull) {
-				// Not stored: free the key so that a retry runs again instead of waiting out the lease.
+				// Not stored: free the key so that a retry runs again instead of waiting
+				// out the lease.
 				transition(id, ownerToken, (current) -> null);
 				throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
 						+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
@@ -174,7 +179,10 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.maxBytes;
 	}
 
-	/** Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when nothing runs. */
+	/**
+	 * Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when
+	 * nothing runs.
+	 */
 	long recountBytes() {
 		long total = 0;
 		for (Map.Entry<RecordId, Entry> entry : this.entries.entrySet()) {
@@ -212,13 +220,14 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return result[0];
 	}
 
-	/** Applies {@code change} if the in-progress record is owned by {@code ownerToken}. */
+	/**
+	 * Applies {@code change} if the in-progress record is owned by {@code ownerToken}.
+	 */
 	private boolean transition(RecordId id, String ownerToken, UnaryOperator<Entry> change) {
 		Instant now = this.clock.instant();
 		boolean[] changed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.isExpired(now) || current.encodedResponse != null
-					|| !ownerToken.equals(current.ownerToken)) {
+			if (current.isExpired(now) || current.encodedResponse != null || !ownerToken.equals(current.ownerToken)) {
 				return current;
 			}
 			Entry next = change.apply(current);
@@ -243,10 +252,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Moves the counts from {@code current} to {@code next} (either may be null), inside the
-	 * compute that makes that change. Growth past a bound throws {@link StoreFullException} with
-	 * the counts unchanged, which leaves the map unchanged too. Compare-and-set, not add-then-undo,
-	 * so that no reader ever sees a count past its bound.
+	 * Moves the counts from {@code current} to {@code next} (either may be null), inside
+	 * the compute that makes that change. Growth past a bound throws
+	 * {@link StoreFullException} with the counts unchanged, which leaves the map
+	 * unchanged too. Compare-and-set, not add-then-undo, so that no reader ever sees a
+	 * count past its bound.
 	 */
 	private void account(RecordId id, @Nullable Entry current, @Nullable Entry next) {
 		int entriesDelta = ((next != null) ? 1 : 0) - ((current != null) ? 1 : 0);
@@ -256,7 +266,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			do {
 				held = this.size.get();
 				if (held + entriesDelta > this.maxEntries) {
-					throw new StoreFullException(held + " records, idempotency.store.memory.max-entries=" + this.maxEntries);
+					throw new StoreFullException(
+							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries);
 				}
 			}
 			while (!this.size.compareAndSet(held, held + entriesDelta));
@@ -268,8 +279,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				if (entriesDelta > 0) {
 					this.size.addAndGet(-entriesDelta);
 				}
-				throw new StoreFullException(retained + " of " + this.maxBytes + " bytes retained, "
-						+ bytesDelta + " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes);
+				throw new StoreFullException(retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
+						+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes);
 			}
 		}
 		while (!this.bytes.compareAndSet(retained, retained + bytesDelta));
@@ -294,7 +305,10 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			return !now.isBefore(this.expiresAt);
 		}
 
-		/** Estimated bytes retained: two bytes per character, the response, a fixed overhead. */
+		/**
+		 * Estimated bytes retained: two bytes per character, the response, a fixed
+		 * overhead.
+		 */
 		long weight(RecordId id) {
 			long characters = id.scope().length() + id.key().length() + this.fingerprint.length()
 					+ this.operation.length() + ((this.ownerToken != null) ? this.ownerToken.length() : 0);

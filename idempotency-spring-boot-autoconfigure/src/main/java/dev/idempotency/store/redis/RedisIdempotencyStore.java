@@ -45,14 +45,15 @@ import org.springframework.util.ClassUtils;
 /**
  * An {@link IdempotencyStore} in Redis, through Spring Data Redis.
  * <p>
- * One record is one hash under {@code <prefix>{<sha256 hex of scope and key>}}. Every transition
- * is one Lua script, so one atomic round trip, and reads Redis's own clock ({@code TIME}), never
- * this JVM's. The scripts are in one resource file, read by {@code RedisScripts}. Records expire
- * natively: the key gets a {@code PEXPIREAT} when it is created and keeps it through takeover,
- * heartbeat and completion, so {@link #purgeExpired} has nothing to do. The store never lists the
- * keyspace.
+ * One record is one hash under {@code <prefix>{<sha256 hex of scope and key>}}. Every
+ * transition is one Lua script, so one atomic round trip, and reads Redis's own clock
+ * ({@code TIME}), never this JVM's. The scripts are in one resource file, read by
+ * {@code RedisScripts}. Records expire natively: the key gets a {@code PEXPIREAT} when it
+ * is created and keeps it through takeover, heartbeat and completion, so
+ * {@link #purgeExpired} has nothing to do. The store never lists the keyspace.
  * <p>
- * Values go through byte serializers only, so the stored response comes back byte for byte.
+ * Values go through byte serializers only, so the stored response comes back byte for
+ * byte.
  */
 public class RedisIdempotencyStore implements IdempotencyStore {
 
@@ -70,25 +71,29 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	private final Duration replicasAckTimeout;
 
 	/**
-	 * Creates a store over the given connections that acknowledges as soon as the primary has
-	 * applied a transition.
+	 * Creates a store over the given connections that acknowledges as soon as the primary
+	 * has applied a transition.
 	 * @param connectionFactory where the records live
-	 * @param keyPrefix put before every key; must not contain <code>{</code> or <code>}</code>, so
-	 * that the hash tag the store appends decides the Redis Cluster slot
+	 * @param keyPrefix put before every key; must not contain <code>{</code> or
+	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
+	 * slot
 	 */
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this(connectionFactory, keyPrefix, 0, Duration.ZERO);
 	}
 
 	/**
-	 * Creates a store over the given connections that, after a reservation it acquired and after a
-	 * completion, waits ({@code WAIT}) until {@code replicasToAck} replicas have the write.
+	 * Creates a store over the given connections that, after a reservation it acquired
+	 * and after a completion, waits ({@code WAIT}) until {@code replicasToAck} replicas
+	 * have the write.
 	 * @param connectionFactory where the records live
-	 * @param keyPrefix put before every key; must not contain <code>{</code> or <code>}</code>, so
-	 * that the hash tag the store appends decides the Redis Cluster slot
-	 * @param replicasToAck replicas that must acknowledge a reservation or completion; 0 for none
-	 * @param replicasAckTimeout how long to wait for them; a transition they did not all acknowledge
-	 * in time fails with {@link IdempotencyStoreException}
+	 * @param keyPrefix put before every key; must not contain <code>{</code> or
+	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
+	 * slot
+	 * @param replicasToAck replicas that must acknowledge a reservation or completion; 0
+	 * for none
+	 * @param replicasAckTimeout how long to wait for them; a transition they did not all
+	 * acknowledge in time fails with {@link IdempotencyStoreException}
 	 */
 	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix, int replicasToAck,
 			Duration replicasAckTimeout) {
@@ -105,7 +110,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		this.replicasToAck = replicasToAck;
 		this.replicasAckTimeout = replicasAckTimeout;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-			// Redis Cluster hashes the first {...} of a key: braces in the prefix would put every
+			// Redis Cluster hashes the first {...} of a key: braces in the prefix would
+			// put every
 			// record in one slot
 			throw new IllegalArgumentException("key prefix must not contain '{' or '}': " + keyPrefix);
 		}
@@ -131,7 +137,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 					millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
 		}
 		catch (NotReplicatedException ex) {
-			// the reservation is on the primary only: give it back rather than leave it in flight
+			// the reservation is on the primary only: give it back rather than leave it
+			// in flight
 			// under a token whose request is answered with an error
 			try {
 				release(id, request.ownerToken());
@@ -189,9 +196,10 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * The Redis key of a record: the prefix, then a hash tag holding the SHA-256 (hex) of the
-	 * scope's length, the scope and the key. Hashing keeps any character of the scope (braces
-	 * included) out of the key, and the length makes the split between scope and key unambiguous.
+	 * The Redis key of a record: the prefix, then a hash tag holding the SHA-256 (hex) of
+	 * the scope's length, the scope and the key. Hashing keeps any character of the scope
+	 * (braces included) out of the key, and the length makes the split between scope and
+	 * key unambiguous.
 	 */
 	String key(RecordId id) {
 		byte[] scope = bytes(id.scope());
@@ -209,11 +217,12 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Runs one script on the record's key and, when the script wrote something that must reach
-	 * replicas ({@code wrote}), {@code WAIT}s for them on the same connection: {@code WAIT} counts
-	 * the writes of the connection it is sent on, so it must follow the script there (in Redis
-	 * Cluster, on the connection to the primary of the key's slot). Scripts go by SHA
-	 * ({@code EVALSHA}) and fall back to {@code EVAL} on {@code NOSCRIPT}.
+	 * Runs one script on the record's key and, when the script wrote something that must
+	 * reach replicas ({@code wrote}), {@code WAIT}s for them on the same connection:
+	 * {@code WAIT} counts the writes of the connection it is sent on, so it must follow
+	 * the script there (in Redis Cluster, on the connection to the primary of the key's
+	 * slot). Scripts go by SHA ({@code EVALSHA}) and fall back to {@code EVAL} on
+	 * {@code NOSCRIPT}.
 	 */
 	private <T> T run(String transition, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
 		byte[] key = bytes(key(id));
@@ -249,7 +258,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			if (!isNoScript(ex)) {
 				throw ex;
 			}
-			// not in this server's script cache (first use, restart, failover, SCRIPT FLUSH): EVAL
+			// not in this server's script cache (first use, restart, failover, SCRIPT
+			// FLUSH): EVAL
 			// runs it and caches it, so the next call goes by SHA again
 			return (T) connection.scriptingCommands()
 				.eval(bytes(script.getScriptAsString()), returnType, 1, keysAndArgs);
@@ -336,8 +346,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * For transitions not worth a wait for replicas: a lost release or heartbeat leaves a record in
-	 * flight for at most a lease (see docs/redis-store.md); find writes nothing.
+	 * For transitions not worth a wait for replicas: a lost release or heartbeat leaves a
+	 * record in flight for at most a lease (see docs/redis-store.md); find writes
+	 * nothing.
 	 */
 	private static <T> Predicate<T> noWait() {
 		return (result) -> false;
@@ -353,10 +364,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * {@code WAIT} through Lettuce's native connection, where Spring Data Redis has no command for
-	 * it. Standalone and Sentinel: the connection the script ran on. Cluster: the connection to the
-	 * primary that serves the key's slot, which is the one Lettuce routed the script through (both
-	 * are Lettuce's write connection to that host and port). Only loaded when Lettuce is present.
+	 * {@code WAIT} through Lettuce's native connection, where Spring Data Redis has no
+	 * command for it. Standalone and Sentinel: the connection the script ran on. Cluster:
+	 * the connection to the primary that serves the key's slot, which is the one Lettuce
+	 * routed the script through (both are Lettuce's write connection to that host and
+	 * port). Only loaded when Lettuce is present.
 	 */
 	private static final class LettuceReplicaWait {
 
@@ -382,7 +394,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				target = (BaseRedisAsyncCommands<byte[], byte[]>) nativeConnection;
 			}
 			try {
-				// WAIT blocks for at most timeoutMillis on the server; the margin covers the round trip
+				// WAIT blocks for at most timeoutMillis on the server; the margin covers
+				// the round trip
 				Long acknowledged = target.waitForReplication(replicas, timeoutMillis)
 					.get(timeoutMillis + 5000, TimeUnit.MILLISECONDS);
 				return (acknowledged != null) ? acknowledged : 0;

@@ -17,13 +17,13 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The Lua scripts of {@link RedisIdempotencyStore}, read once from the single resource
  * {@value #LOCATION} so that a reader finds every Redis transition in one file.
  * <p>
- * One file rather than one file per script because the scripts share helpers (Redis's clock, the
- * owner fence, the expiry test) that must stay identical: the file's {@code -- @common} section is
- * put in front of each {@code -- @script <name>} section. Each script is a
- * {@link DefaultRedisScript} (its SHA-1 computed once): the store sends {@code EVALSHA} with it and
- * falls back to {@code EVAL} (which also caches it in Redis) only when the server answers
- * {@code NOSCRIPT}, so after the first call on a server every transition sends the digest, not the
- * source.
+ * One file rather than one file per script because the scripts share helpers (Redis's
+ * clock, the owner fence, the expiry test) that must stay identical: the file's
+ * {@code -- @common} section is put in front of each {@code -- @script <name>} section.
+ * Each script is a {@link DefaultRedisScript} (its SHA-1 computed once): the store sends
+ * {@code EVALSHA} with it and falls back to {@code EVAL} (which also caches it in Redis)
+ * only when the server answers {@code NOSCRIPT}, so after the first call on a server
+ * every transition sends the digest, not the source.
  */
 final class RedisScripts {
 

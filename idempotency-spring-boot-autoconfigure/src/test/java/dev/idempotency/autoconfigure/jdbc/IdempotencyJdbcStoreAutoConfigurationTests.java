@@ -35,8 +35,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Which beans the JDBC store's auto-configuration contributes, under which properties, and how
- * they back off. Each context gets an H2 database of its own.
+ * Which beans the JDBC store's auto-configuration contributes, under which properties,
+ * and how they back off. Each context gets an H2 database of its own.
  */
 class IdempotencyJdbcStoreAutoConfigurationTests {
 
@@ -99,8 +99,9 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	@Test
 	void initializeSchemaNeverRunsNoChangelogAndWithoutATableFailsTheStart() {
 		String url = h2Url();
-		this.runner.withPropertyValues("spring.datasource.url=" + url, "idempotency.store.type=jdbc",
-				"idempotency.store.jdbc.initialize-schema=never")
+		this.runner
+			.withPropertyValues("spring.datasource.url=" + url, "idempotency.store.type=jdbc",
+					"idempotency.store.jdbc.initialize-schema=never")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(IdempotencyTableMissingException.class)
@@ -137,7 +138,8 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	@Test
 	void theStartersChangelogRunsBesideTheApplicationsOwn() {
 		this.runner.withConfiguration(AutoConfigurations.of(LiquibaseAutoConfiguration.class))
-			.withPropertyValues("idempotency.store.type=jdbc", "spring.liquibase.change-log=classpath:db/test-app/changelog.yaml")
+			.withPropertyValues("idempotency.store.type=jdbc",
+					"spring.liquibase.change-log=classpath:db/test-app/changelog.yaml")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(SpringLiquibase.class).hasSingleBean(JdbcIdempotencyStore.class);
 				assertThat(tables(context.getBean(DataSource.class))).contains("APP_ORDERS", "DATABASECHANGELOG",
@@ -148,8 +150,9 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	@Test
 	void aDedicatedUrlIsUsedInsteadOfTheApplicationDataSource() {
 		String dedicatedUrl = h2Url();
-		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + dedicatedUrl,
-				"idempotency.store.jdbc.username=sa")
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + dedicatedUrl,
+					"idempotency.store.jdbc.username=sa")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
 				// What the application gets by type is still its own DataSource.
@@ -164,9 +167,10 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 
 	@Test
 	void theDedicatedPoolTakesItsSettingsFromPoolProperties() {
-		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
-				"idempotency.store.jdbc.username=sa", "idempotency.store.jdbc.pool.maximum-pool-size=24",
-				"idempotency.store.jdbc.pool.pool-name=idempotency-store")
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
+					"idempotency.store.jdbc.username=sa", "idempotency.store.jdbc.pool.maximum-pool-size=24",
+					"idempotency.store.jdbc.pool.pool-name=idempotency-store")
 			.run((context) -> {
 				HikariDataSource pool = (HikariDataSource) context.getBean(IdempotencyJdbcDataSource.class)
 					.getDataSource();
@@ -178,8 +182,9 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 
 	@Test
 	void aPoolSettingThePoolDoesNotHaveFailsTheStartNamingIt() {
-		this.runner.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
-				"idempotency.store.jdbc.pool.maximum-pool-sise=24")
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url(),
+					"idempotency.store.jdbc.pool.maximum-pool-sise=24")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.hasMessageContaining("idempotency.store.jdbc.pool.maximum-pool-sise"));
@@ -192,7 +197,8 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.url=" + h2Url())
 			.run((context) -> {
 				assertThat(context).hasSingleBean(JdbcIdempotencyStore.class);
-				// The only DataSource is the store's own pool, which Boot did not make for the application.
+				// The only DataSource is the store's own pool, which Boot did not make
+				// for the application.
 				assertThat(context.getBeanNamesForType(DataSource.class)).containsExactly("idempotencyStoreDataSource");
 				assertThat(context.getBean(IdempotencyJdbcDataSource.class).getDataSource())
 					.isSameAs(context.getBean("idempotencyStoreDataSource"));
@@ -212,7 +218,10 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			});
 	}
 
-	/** First contact: a server database and nothing but the store type gives a working table. */
+	/**
+	 * First contact: a server database and nothing but the store type gives a working
+	 * table.
+	 */
 	@Test
 	void onAServerDatabaseTheTableIsCreatedByDefault() throws Exception {
 		withPostgres((postgres) -> postgres.run((context) -> {
@@ -244,7 +253,8 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(IllegalStateException.class)
-				.hasMessageContaining("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true needs PostgreSQL")
+				.hasMessageContaining(
+						"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true needs PostgreSQL")
 				.hasMessageContaining("H2"));
 	}
 
@@ -261,8 +271,10 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		withPostgres((postgres) -> postgres.withPropertyValues("idempotency.store.jdbc.initialize-schema=never")
 			.run((context) -> {
 				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
-				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
-				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "initialize-schema=never");
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer()
+					.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL",
+						"initialize-schema=never");
 				assertThat(analysis.getAction()).contains("idempotency.store.jdbc.initialize-schema=always");
 			}));
 	}
@@ -272,7 +284,8 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		withPostgres((postgres) -> postgres.withClassLoader(new FilteredClassLoader(SpringLiquibase.class))
 			.run((context) -> {
 				assertThat(context).getFailure().rootCause().isInstanceOf(IdempotencyTableMissingException.class);
-				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer().analyze(context.getStartupFailure());
+				FailureAnalysis analysis = new IdempotencyTableMissingFailureAnalyzer()
+					.analyze(context.getStartupFailure());
 				assertThat(analysis.getDescription()).contains("idempotency_record", "PostgreSQL", "liquibase-core");
 				assertThat(analysis.getAction()).contains("liquibase-core", "4.33.0");
 			}));
@@ -288,17 +301,18 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	}
 
 	/**
-	 * The starter's changelog included in the application's own, applied by Boot's Liquibase:
-	 * the store waits for it (Boot's database initialization ordering) and finds its table, with
-	 * the starter's own set-up switched off or left on (its change set then sees the table and
-	 * is marked as run).
+	 * The starter's changelog included in the application's own, applied by Boot's
+	 * Liquibase: the store waits for it (Boot's database initialization ordering) and
+	 * finds its table, with the starter's own set-up switched off or left on (its change
+	 * set then sees the table and is marked as run).
 	 */
 	@Test
 	void theStartersChangelogCanBeIncludedInTheApplicationsOwn() throws Exception {
 		withPostgres((postgres) -> {
 			ApplicationContextRunner including = postgres
 				.withConfiguration(AutoConfigurations.of(LiquibaseAutoConfiguration.class))
-				.withPropertyValues("spring.liquibase.change-log=classpath:db/test-app/changelog-including-idempotency.yaml");
+				.withPropertyValues(
+						"spring.liquibase.change-log=classpath:db/test-app/changelog-including-idempotency.yaml");
 			including.withPropertyValues("idempotency.store.jdbc.initialize-schema=never").run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(tables(context.getBean(DataSource.class))).contains("APP_ORDERS", "IDEMPOTENCY_RECORD")
@@ -314,7 +328,9 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 		});
 	}
 
-	/** Boot's ordering: a store bean depends on every database initializer, ours included. */
+	/**
+	 * Boot's ordering: a store bean depends on every database initializer, ours included.
+	 */
 	@Test
 	void theStoreDependsOnDatabaseInitialization() {
 		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {

@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * Which store beans {@link IdempotencyRedisStoreAutoConfiguration} contributes, with Spring Boot's
- * own Redis auto-configuration providing the connection factory (to 127.0.0.1:6379, Boot's
- * default).
+ * Which store beans {@link IdempotencyRedisStoreAutoConfiguration} contributes, with
+ * Spring Boot's own Redis auto-configuration providing the connection factory (to
+ * 127.0.0.1:6379, Boot's default).
  */
 class IdempotencyRedisStoreAutoConfigurationTests {
 
@@ -48,14 +48,15 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 	@Test
 	void theConfiguredStoreTalksToRedisUnderTheConfiguredPrefix() {
 		String prefix = "idem-test-" + UUID.randomUUID() + ":";
-		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=" + prefix)
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=" + prefix)
 			.run((context) -> {
 				RedisIdempotencyStore store = context.getBean(RedisIdempotencyStore.class);
 				assertThat(store.keyPrefix()).isEqualTo(prefix);
 				RecordId id = new RecordId("autoconfigure-test", UUID.randomUUID().toString());
 				String owner = UUID.randomUUID().toString();
-				assertThat(store.reserve(new ReserveRequest(id, "fp", "op", owner, Duration.ofMinutes(1),
-						Duration.ofMinutes(2))))
+				assertThat(store
+					.reserve(new ReserveRequest(id, "fp", "op", owner, Duration.ofMinutes(1), Duration.ofMinutes(2))))
 					.isEqualTo(new ReserveResult.Acquired(false));
 				// release deletes the only key this test wrote
 				assertThat(store.release(id, owner)).isTrue();
@@ -153,7 +154,8 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 
 	@Test
 	void aPrefixWithBracesFailsTheContext() {
-		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=app{1}:")
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.key-prefix=app{1}:")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(IllegalArgumentException.class)

@@ -39,10 +39,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * The store contract on one database, plus what only a database store has: dialect detection,
- * the Liquibase schema, batched purge, transaction isolation from the caller and the database
- * clock. Each subclass names its database; the database (a schema or database of its own on the
- * shared server) is made once per class and dropped afterwards.
+ * The store contract on one database, plus what only a database store has: dialect
+ * detection, the Liquibase schema, batched purge, transaction isolation from the caller
+ * and the database clock. Each subclass names its database; the database (a schema or
+ * database of its own on the shared server) is made once per class and dropped
+ * afterwards.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContractTests {
@@ -107,9 +108,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	}
 
 	/**
-	 * A statement that cannot finish (here: its row locked by another transaction that never
-	 * ends) is cancelled by the store's query timeout, and the call fails as a store failure
-	 * instead of holding the request.
+	 * A statement that cannot finish (here: its row locked by another transaction that
+	 * never ends) is cancelled by the store's query timeout, and the call fails as a
+	 * store failure instead of holding the request.
 	 */
 	@Test
 	void aStatementThatCannotFinishIsCancelledByTheQueryTimeout() throws Exception {
@@ -126,15 +127,18 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 				lock.setString(2, id.key());
 				lock.executeQuery().close();
 			}
-			assertTimeoutPreemptively(Duration.ofSeconds(15), () -> assertThatExceptionOfType(
-					IdempotencyStoreException.class)
-				.isThrownBy(() -> timed.complete(id, owner, response(200, "{}"))));
+			assertTimeoutPreemptively(Duration.ofSeconds(15),
+					() -> assertThatExceptionOfType(IdempotencyStoreException.class)
+						.isThrownBy(() -> timed.complete(id, owner, response(200, "{}"))));
 			locker.rollback();
 		}
 		assertThat(timed.complete(id, owner, response(200, "{}"))).isTrue();
 	}
 
-	/** What an operator reads in the health endpoint when the table was dropped under the store. */
+	/**
+	 * What an operator reads in the health endpoint when the table was dropped under the
+	 * store.
+	 */
 	@Test
 	void aMissingTableIsNamedInTheHealthDetail() {
 		Health health = new IdempotencyStoreHealthIndicator(store(this.dataSource, "no_such_table", false)).health();
@@ -161,7 +165,8 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		fill(purging, 12, SHORT_LEASE);
 		elapse(SHORT_LEASE);
 		assertThat(new IdempotencyPurgeScheduler(purging, Duration.ofMinutes(1), 5).purge())
-			.as("one scheduled run loops 5, 5, 2").isEqualTo(12);
+			.as("one scheduled run loops 5, 5, 2")
+			.isEqualTo(12);
 		assertThat(rowCount(table)).isEqualTo(3);
 	}
 
@@ -194,8 +199,8 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		assertThat(initializer(table).initializeSchema()).isTrue();
 
 		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":true}"));
-		assertThat(jdbc().sql("SELECT COUNT(*) FROM " + IdempotencyJdbcSchemaInitializer.CHANGELOG_TABLE
-				+ " WHERE id = :id")
+		assertThat(jdbc()
+			.sql("SELECT COUNT(*) FROM " + IdempotencyJdbcSchemaInitializer.CHANGELOG_TABLE + " WHERE id = :id")
 			.param("id", "idempotency-record-table-" + table)
 			.query(Integer.class)
 			.single()).as("the change set for this table ran once").isEqualTo(1);
@@ -207,9 +212,12 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		String owner = token();
 		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
 		caller.executeWithoutResult((status) -> {
-			assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
-			// An existing key is an ordinary outcome, not an error that would poison the caller's transaction.
-			assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE))).isInstanceOf(ReserveResult.Existing.class);
+			assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE)))
+				.isInstanceOf(ReserveResult.Acquired.class);
+			// An existing key is an ordinary outcome, not an error that would poison the
+			// caller's transaction.
+			assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
+				.isInstanceOf(ReserveResult.Existing.class);
 			assertThat(this.store.complete(id, owner, response(201, "{}"))).isTrue();
 			assertThat(jdbc().sql("SELECT 1 FROM " + TABLE + " WHERE idem_key = :key")
 				.param("key", id.key())
@@ -252,17 +260,19 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	}
 
 	/**
-	 * Proves that leases and expiry are judged by the database's clock, not the JVM's. The
-	 * {@code clockAhead} data source reaches the same table through sessions whose clock runs two
-	 * hours ahead of the JVM (and of the other sessions). A store reading the JVM clock would
-	 * behave identically through both data sources; this one must not:
+	 * Proves that leases and expiry are judged by the database's clock, not the JVM's.
+	 * The {@code clockAhead} data source reaches the same table through sessions whose
+	 * clock runs two hours ahead of the JVM (and of the other sessions). A store reading
+	 * the JVM clock would behave identically through both data sources; this one must
+	 * not:
 	 * <ul>
-	 * <li>a record reserved with a one-hour lease through the normal sessions is taken over through
-	 * the clock-ahead sessions (its lease is over by their clock, not by the JVM's);</li>
-	 * <li>a lease written through the clock-ahead sessions ends about three hours from the JVM's
-	 * now (their now + one hour), not one hour;</li>
-	 * <li>a record whose retention (one hour) is over by the clock-ahead sessions is reported
-	 * absent by them while the normal sessions still find it.</li>
+	 * <li>a record reserved with a one-hour lease through the normal sessions is taken
+	 * over through the clock-ahead sessions (its lease is over by their clock, not by the
+	 * JVM's);</li>
+	 * <li>a lease written through the clock-ahead sessions ends about three hours from
+	 * the JVM's now (their now + one hour), not one hour;</li>
+	 * <li>a record whose retention (one hour) is over by the clock-ahead sessions is
+	 * reported absent by them while the normal sessions still find it.</li>
 	 * </ul>
 	 * @param clockAhead sessions on the same table whose clock is two hours ahead
 	 */

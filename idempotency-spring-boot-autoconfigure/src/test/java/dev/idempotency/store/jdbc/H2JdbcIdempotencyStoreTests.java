@@ -1,8 +1,8 @@
 package dev.idempotency.store.jdbc;
 
 /**
- * The JDBC store on an in-memory H2 database. H2 runs inside the JVM, so its clock is the JVM's:
- * the database-clock test runs on PostgreSQL and MariaDB only.
+ * The JDBC store on an in-memory H2 database. H2 runs inside the JVM, so its clock is the
+ * JVM's: the database-clock test runs on PostgreSQL and MariaDB only.
  */
 class H2JdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests {
 

@@ -8,7 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
-/** Dialect detection, table name validation and duration conversion, without a database. */
+/**
+ * Dialect detection, table name validation and duration conversion, without a database.
+ */
 class JdbcIdempotencyDialectTests {
 
 	@Test
@@ -27,7 +29,8 @@ class JdbcIdempotencyDialectTests {
 		assertThat(JdbcIdempotencyDialect.validateTableName("_Keys2")).isEqualTo("_Keys2");
 		for (String bad : new String[] { "", "1keys", "keys;drop table x", "a.b", "\"keys\"", "keys--", "k y",
 				"x".repeat(51) }) {
-			assertThatIllegalArgumentException().as(bad).isThrownBy(() -> JdbcIdempotencyDialect.validateTableName(bad));
+			assertThatIllegalArgumentException().as(bad)
+				.isThrownBy(() -> JdbcIdempotencyDialect.validateTableName(bad));
 		}
 		assertThatIllegalArgumentException().isThrownBy(() -> JdbcIdempotencyDialect.validateTableName(null));
 	}

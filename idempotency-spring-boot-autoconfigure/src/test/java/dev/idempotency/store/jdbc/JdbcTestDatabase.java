@@ -11,9 +11,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 
 /**
- * A database of its own for one test class, on the shared servers of the machine (PostgreSQL:
- * a schema, MariaDB: a database) or in H2's memory. {@link #drop()} removes only what
- * {@link #create} made. The servers are expected to be up (CI runs
+ * A database of its own for one test class, on the shared servers of the machine
+ * (PostgreSQL: a schema, MariaDB: a database) or in H2's memory. {@link #drop()} removes
+ * only what {@link #create} made. The servers are expected to be up (CI runs
  * {@code /work/shared/ci/services.sh postgres mariadb}); a test fails when they are not.
  */
 public abstract class JdbcTestDatabase {
@@ -28,7 +28,10 @@ public abstract class JdbcTestDatabase {
 	/** Creates the schema or database. */
 	public abstract JdbcTestDatabase create() throws SQLException;
 
-	/** A pool on the created schema or database; {@code initSql} runs on every new connection. */
+	/**
+	 * A pool on the created schema or database; {@code initSql} runs on every new
+	 * connection.
+	 */
 	public HikariDataSource dataSource(int maxConnections, String initSql) {
 		HikariConfig config = new HikariConfig();
 		config.setJdbcUrl(url());
@@ -63,7 +66,8 @@ public abstract class JdbcTestDatabase {
 	}
 
 	protected static void execute(String url, String user, String sql) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(url, user, ""); Statement statement = connection.createStatement()) {
+		try (Connection connection = DriverManager.getConnection(url, user, "");
+				Statement statement = connection.createStatement()) {
 			statement.execute(sql);
 		}
 	}

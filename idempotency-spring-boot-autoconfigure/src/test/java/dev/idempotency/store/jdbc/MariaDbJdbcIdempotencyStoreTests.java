@@ -18,20 +18,20 @@ class MariaDbJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests
 
 	/**
 	 * MariaDB lets a session set its own clock: {@code SET timestamp} fixes what
-	 * {@code NOW()} and {@code UTC_TIMESTAMP()} return in that session (here, two hours ahead of
-	 * the real time), while the JVM's clock and the other sessions' are untouched.
+	 * {@code NOW()} and {@code UTC_TIMESTAMP()} return in that session (here, two hours
+	 * ahead of the real time), while the JVM's clock and the other sessions' are
+	 * untouched.
 	 */
 	@Test
 	void leasesFollowTheDatabaseClock() {
-		try (HikariDataSource ahead = this.database.dataSource(2,
-				"SET @@timestamp = UNIX_TIMESTAMP(NOW(6)) + 7200")) {
+		try (HikariDataSource ahead = this.database.dataSource(2, "SET @@timestamp = UNIX_TIMESTAMP(NOW(6)) + 7200")) {
 			assertLeasesFollowTheDatabaseClock(ahead);
 		}
 	}
 
 	/**
-	 * Times are stored as UTC {@code DATETIME(6)}: a session in another time zone reads and
-	 * judges the same instants.
+	 * Times are stored as UTC {@code DATETIME(6)}: a session in another time zone reads
+	 * and judges the same instants.
 	 */
 	@Test
 	void theSessionTimeZoneDoesNotMoveLeases() {

@@ -35,16 +35,18 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	}
 
 	/**
-	 * PostgreSQL's {@code now()} cannot be set, but it can be shadowed: with {@code pg_catalog}
-	 * named explicitly after the test schema in the search path, the unqualified {@code now()} in
-	 * the store's SQL resolves to the test schema's {@code now()}, which runs two hours ahead.
-	 * The ordinary sessions (search path: the test schema only, {@code pg_catalog} implicitly
-	 * first) keep the real clock.
+	 * PostgreSQL's {@code now()} cannot be set, but it can be shadowed: with
+	 * {@code pg_catalog} named explicitly after the test schema in the search path, the
+	 * unqualified {@code now()} in the store's SQL resolves to the test schema's
+	 * {@code now()}, which runs two hours ahead. The ordinary sessions (search path: the
+	 * test schema only, {@code pg_catalog} implicitly first) keep the real clock.
 	 */
 	@Test
 	void leasesFollowTheDatabaseClock() {
-		jdbc().sql("CREATE FUNCTION " + this.database.name() + ".now() RETURNS timestamptz LANGUAGE sql STABLE"
-				+ " AS 'SELECT pg_catalog.now() + interval ''2 hours'''").update();
+		jdbc()
+			.sql("CREATE FUNCTION " + this.database.name() + ".now() RETURNS timestamptz LANGUAGE sql STABLE"
+					+ " AS 'SELECT pg_catalog.now() + interval ''2 hours'''")
+			.update();
 		try (HikariDataSource ahead = this.database.dataSource(2,
 				"SET search_path TO " + this.database.name() + ", pg_catalog")) {
 			assertLeasesFollowTheDatabaseClock(ahead);
@@ -52,12 +54,13 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	}
 
 	/**
-	 * Which {@code synchronous_commit} each write of the store ran under, and that none of it
-	 * stays on the pooled connection. A trigger on the table records, for every row the store
-	 * writes, the setting in effect in that writing transaction and the server process of the
-	 * connection. The setting is read at commit, and nothing in the store's statement changes
-	 * it after the row is written, so the recorded value is the one the commit used. The pool
-	 * has one connection, so every call and the final {@code SHOW} use the same session.
+	 * Which {@code synchronous_commit} each write of the store ran under, and that none
+	 * of it stays on the pooled connection. A trigger on the table records, for every row
+	 * the store writes, the setting in effect in that writing transaction and the server
+	 * process of the connection. The setting is read at commit, and nothing in the
+	 * store's statement changes it after the row is written, so the recorded value is the
+	 * one the commit used. The pool has one connection, so every call and the final
+	 * {@code SHOW} use the same session.
 	 */
 	@Test
 	void aReservationCommitsWithItsOwnSynchronousCommitAndTheConnectionKeepsTheDefault() throws Exception {
@@ -76,10 +79,12 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 			String reserve = expectedReserveSynchronousCommit();
 
 			RecordId taken = newId();
-			assertThat(probe.reserve(request(taken, "fp", token(), SHORT_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
+			assertThat(probe.reserve(request(taken, "fp", token(), SHORT_LEASE)))
+				.isInstanceOf(ReserveResult.Acquired.class);
 			elapse(SHORT_LEASE);
 			String owner = token();
-			assertThat(probe.reserve(request(taken, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(true));
+			assertThat(probe.reserve(request(taken, "fp", owner, LONG_LEASE)))
+				.isEqualTo(new ReserveResult.Acquired(true));
 			assertThat(probe.heartbeat(taken, owner, LONG_LEASE)).isTrue();
 			assertThat(probe.complete(taken, owner, response(201, "{}"))).isTrue();
 			assertThat(probe.reserve(request(taken, "fp", token(), LONG_LEASE))).as("a replay writes nothing")

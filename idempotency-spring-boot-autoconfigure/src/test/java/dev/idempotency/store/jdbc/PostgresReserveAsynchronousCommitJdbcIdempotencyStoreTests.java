@@ -5,9 +5,10 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 /**
- * The JDBC store on PostgreSQL with reservations that commit without waiting for their WAL
- * flush: the whole contract and every PostgreSQL test again, and the reservation's writes must
- * commit with {@code synchronous_commit = off} while everything else stays durable.
+ * The JDBC store on PostgreSQL with reservations that commit without waiting for their
+ * WAL flush: the whole contract and every PostgreSQL test again, and the reservation's
+ * writes must commit with {@code synchronous_commit = off} while everything else stays
+ * durable.
  */
 class PostgresReserveAsynchronousCommitJdbcIdempotencyStoreTests extends PostgresJdbcIdempotencyStoreTests {
 

@@ -22,10 +22,11 @@ import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
  * Measures the reservation on PostgreSQL with and without
- * {@code idempotency.store.jdbc.postgresql.reserve-asynchronous-commit}: fresh keys (every
- * reservation writes), from 1 and 8 threads, rounds alternating the two stores, on the server at
- * 127.0.0.1:5432 in a schema of its own. Not a test: run by hand (docs/jdbc-store.md), prints a
- * Markdown table. Arguments: calls per round (2000), rounds (3), warm-up per store (500).
+ * {@code idempotency.store.jdbc.postgresql.reserve-asynchronous-commit}: fresh keys
+ * (every reservation writes), from 1 and 8 threads, rounds alternating the two stores, on
+ * the server at 127.0.0.1:5432 in a schema of its own. Not a test: run by hand
+ * (docs/jdbc-store.md), prints a Markdown table. Arguments: calls per round (2000),
+ * rounds (3), warm-up per store (500).
  */
 public final class ReserveAsynchronousCommitMeasurement {
 
@@ -71,7 +72,10 @@ public final class ReserveAsynchronousCommitMeasurement {
 		}
 	}
 
-	/** {@code count} fresh-key reservations (and completions when {@code pairs}) over {@code threads}. */
+	/**
+	 * {@code count} fresh-key reservations (and completions when {@code pairs}) over
+	 * {@code threads}.
+	 */
 	private static Result run(JdbcIdempotencyStore store, int threads, int count, boolean pairs) throws Exception {
 		long[] micros = new long[count];
 		AtomicInteger next = new AtomicInteger();
@@ -86,8 +90,8 @@ public final class ReserveAsynchronousCommitMeasurement {
 						RecordId id = new RecordId("measure", UUID.randomUUID().toString());
 						String owner = UUID.randomUUID().toString();
 						long before = System.nanoTime();
-						ReserveResult result = store.reserve(new ReserveRequest(id, "fp", "POST /measure", owner, LEASE,
-								RETENTION));
+						ReserveResult result = store
+							.reserve(new ReserveRequest(id, "fp", "POST /measure", owner, LEASE, RETENTION));
 						if (pairs) {
 							store.complete(id, owner, response);
 						}

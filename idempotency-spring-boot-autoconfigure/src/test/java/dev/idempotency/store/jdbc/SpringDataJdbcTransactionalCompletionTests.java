@@ -40,8 +40,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * With {@code transactional-completion}, a Spring Data JDBC repository write and the record's
- * completion commit together, or roll back together, on PostgreSQL (a schema of its own).
+ * With {@code transactional-completion}, a Spring Data JDBC repository write and the
+ * record's completion commit together, or roll back together, on PostgreSQL (a schema of
+ * its own).
  */
 class SpringDataJdbcTransactionalCompletionTests {
 
@@ -112,8 +113,8 @@ class SpringDataJdbcTransactionalCompletionTests {
 	private RecordId reserve() {
 		RecordId id = new RecordId("data-jdbc", UUID.randomUUID().toString());
 		this.owner = UUID.randomUUID().toString();
-		assertThat(this.store.reserve(new ReserveRequest(id, "fp", "op", this.owner, Duration.ofMinutes(1),
-				Duration.ofMinutes(10))))
+		assertThat(this.store
+			.reserve(new ReserveRequest(id, "fp", "op", this.owner, Duration.ofMinutes(1), Duration.ofMinutes(10))))
 			.isInstanceOf(ReserveResult.Acquired.class);
 		return id;
 	}

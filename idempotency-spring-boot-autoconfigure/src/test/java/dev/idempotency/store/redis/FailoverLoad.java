@@ -22,10 +22,10 @@ import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 
 /**
- * Threads that reserve and complete new records on a store until stopped, recording every call:
- * when it started and ended, whether it failed, and whether its record lives on the server a
- * failover test kills. The records whose completion the store acknowledged are kept, so that the
- * test can count those a failover lost.
+ * Threads that reserve and complete new records on a store until stopped, recording every
+ * call: when it started and ended, whether it failed, and whether its record lives on the
+ * server a failover test kills. The records whose completion the store acknowledged are
+ * kept, so that the test can count those a failover lost.
  */
 final class FailoverLoad implements AutoCloseable {
 
@@ -59,8 +59,8 @@ final class FailoverLoad implements AutoCloseable {
 			String owner = UUID.randomUUID().toString();
 			long started = System.nanoTime();
 			try {
-				ReserveResult reserved = this.store.reserve(
-						new ReserveRequest(id, "fp", "op", owner, Duration.ofMinutes(1), Duration.ofMinutes(10)));
+				ReserveResult reserved = this.store
+					.reserve(new ReserveRequest(id, "fp", "op", owner, Duration.ofMinutes(1), Duration.ofMinutes(10)));
 				if (reserved instanceof ReserveResult.Acquired && this.store.complete(id, owner, RESPONSE)) {
 					this.acknowledged.add(id);
 				}
@@ -75,7 +75,10 @@ final class FailoverLoad implements AutoCloseable {
 		}
 	}
 
-	/** Waits until a call on the victim's records that started after {@code nanos} succeeds; its end, or 0. */
+	/**
+	 * Waits until a call on the victim's records that started after {@code nanos}
+	 * succeeds; its end, or 0.
+	 */
 	long awaitVictimSuccessStartedAfter(long nanos, long deadline) throws InterruptedException {
 		while (System.nanoTime() < deadline) {
 			Optional<Call> success = this.calls.stream()
@@ -89,7 +92,10 @@ final class FailoverLoad implements AutoCloseable {
 		return 0;
 	}
 
-	/** Stops the threads and sums up; {@code killedAt} and the other instants are {@link System#nanoTime()}. */
+	/**
+	 * Stops the threads and sums up; {@code killedAt} and the other instants are
+	 * {@link System#nanoTime()}.
+	 */
 	Result finish(int replicasToAck, long killedAt, long promotedAt, long recoveredAt) throws InterruptedException {
 		close();
 		int lost = 0;

@@ -21,15 +21,17 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A real Redis Cluster on this machine for tests: {@code masters} primaries with one replica each,
- * started from Java with the {@code redis-server} and {@code redis-cli} binaries on the
- * {@code PATH} (Redis 7), so that {@code ./mvnw verify} needs nothing started by hand.
+ * A real Redis Cluster on this machine for tests: {@code masters} primaries with one
+ * replica each, started from Java with the {@code redis-server} and {@code redis-cli}
+ * binaries on the {@code PATH} (Redis 7), so that {@code ./mvnw verify} needs nothing
+ * started by hand.
  * <p>
  * Each node runs in its own temporary directory (no persistence: {@code save ""},
- * {@code appendonly no}), on a port picked at run time whose cluster bus port (port + 10000) is free
- * too. {@link #start} waits until every node reports {@code cluster_state:ok} and sees every slot
- * covered; {@link #close} kills every process and deletes the directories, and a JVM shutdown hook
- * does the same if a test run is cut short. The same steps as a script, for a shell:
+ * {@code appendonly no}), on a port picked at run time whose cluster bus port (port +
+ * 10000) is free too. {@link #start} waits until every node reports
+ * {@code cluster_state:ok} and sees every slot covered; {@link #close} kills every
+ * process and deletes the directories, and a JVM shutdown hook does the same if a test
+ * run is cut short. The same steps as a script, for a shell:
  * {@code .ci/redis-cluster/cluster.sh}.
  */
 public final class RedisCluster implements AutoCloseable {
@@ -49,7 +51,10 @@ public final class RedisCluster implements AutoCloseable {
 		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
 	}
 
-	/** Starts {@code masters} primaries and as many replicas, and waits until the cluster is ok. */
+	/**
+	 * Starts {@code masters} primaries and as many replicas, and waits until the cluster
+	 * is ok.
+	 */
 	public static RedisCluster start(int masters) {
 		RedisCluster cluster;
 		try {
@@ -87,8 +92,8 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
-	 * The port of the primary serving {@code slot}, as the first live node says (a primary that
-	 * failed keeps the slot until a replica has been promoted).
+	 * The port of the primary serving {@code slot}, as the first live node says (a
+	 * primary that failed keeps the slot until a replica has been promoted).
 	 */
 	public int masterOfSlot(int slot) {
 		for (Node node : this.nodes) {
@@ -97,7 +102,8 @@ public final class RedisCluster implements AutoCloseable {
 			}
 			for (String line : cli(node.port, "CLUSTER", "NODES").lines().toList()) {
 				String[] fields = line.split(" ");
-				// a failed primary keeps its slots in the table until a replica takes them over
+				// a failed primary keeps its slots in the table until a replica takes
+				// them over
 				if (fields.length < 9 || !fields[2].contains("master")) {
 					continue;
 				}
@@ -148,7 +154,9 @@ public final class RedisCluster implements AutoCloseable {
 		return masters;
 	}
 
-	/** The port of a replica of the primary on {@code primaryPort}, as that primary says. */
+	/**
+	 * The port of a replica of the primary on {@code primaryPort}, as that primary says.
+	 */
 	public int replicaOf(int primaryPort) {
 		String myself = null;
 		List<String> lines = cli(primaryPort, "CLUSTER", "NODES").lines().toList();
@@ -169,7 +177,10 @@ public final class RedisCluster implements AutoCloseable {
 		throw new IllegalStateException("no live replica of " + primaryPort);
 	}
 
-	/** Stops the node on {@code port} (SIGSTOP): it keeps its connections but answers nothing. */
+	/**
+	 * Stops the node on {@code port} (SIGSTOP): it keeps its connections but answers
+	 * nothing.
+	 */
 	public void pause(int port) {
 		signal(port, "-STOP");
 	}
@@ -211,7 +222,10 @@ public final class RedisCluster implements AutoCloseable {
 		return run(arguments);
 	}
 
-	/** A Lettuce connection factory for the cluster, with topology refresh on (periodic and adaptive). */
+	/**
+	 * A Lettuce connection factory for the cluster, with topology refresh on (periodic
+	 * and adaptive).
+	 */
 	public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
 		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
 		this.nodes.forEach((node) -> configuration.clusterNode("127.0.0.1", node.port));
@@ -230,9 +244,10 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Waits until every live node says {@code cluster_state:ok} and knows a primary for every slot,
-	 * and every live replica has finished its sync with its primary ({@code master_link_status:up}):
-	 * before that a replica can neither acknowledge writes nor be promoted.
+	 * Waits until every live node says {@code cluster_state:ok} and knows a primary for
+	 * every slot, and every live replica has finished its sync with its primary
+	 * ({@code master_link_status:up}): before that a replica can neither acknowledge
+	 * writes nor be promoted.
 	 */
 	public void awaitOk() {
 		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
@@ -278,9 +293,9 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the killed node on {@code port} again, from its directory: with its {@code nodes.conf}
-	 * it rejoins the cluster (as a replica, once another node has been promoted in its place); its
-	 * data comes back from its primary, not from disk.
+	 * Starts the killed node on {@code port} again, from its directory: with its
+	 * {@code nodes.conf} it rejoins the cluster (as a replica, once another node has been
+	 * promoted in its place); its data comes back from its primary, not from disk.
 	 */
 	public void restart(int port) {
 		Node old = node(port);
@@ -311,12 +326,11 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private static Node startNode(int port, Path dir) {
-		return new Node(port,
-				RedisProcesses.start(dir, List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-						"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-						"2000", "--dir", dir.toString(), "--save", "", "--appendonly", "no",
-						"--repl-diskless-sync-delay", "0", "--daemonize", "no", "--logfile",
-						dir.resolve("redis.log").toString())),
+		return new Node(port, RedisProcesses.start(dir,
+				List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1", "--cluster-enabled",
+						"yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000", "--dir",
+						dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
+						"--daemonize", "no", "--logfile", dir.resolve("redis.log").toString())),
 				dir);
 	}
 

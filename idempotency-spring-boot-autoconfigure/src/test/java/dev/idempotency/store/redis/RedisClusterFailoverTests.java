@@ -21,17 +21,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * A Redis Cluster primary killed (SIGKILL) while eight threads reserve and complete records, a
- * third of which live in the killed primary's slots. What is measured: the store calls that
- * failed, how long failures lasted, and the completions the store acknowledged that the promoted
- * replica does not have (lost to asynchronous replication).
+ * A Redis Cluster primary killed (SIGKILL) while eight threads reserve and complete
+ * records, a third of which live in the killed primary's slots. What is measured: the
+ * store calls that failed, how long failures lasted, and the completions the store
+ * acknowledged that the promoted replica does not have (lost to asynchronous
+ * replication).
  * <p>
- * The default run does one failover with {@code replicas-to-ack=1} and asserts what that setting
- * promises with one replica per primary: no acknowledged completion is lost, every failure is an
- * {@link IdempotencyStoreException}, and the slots are writable again once the killed node is back
- * (as a replica of the promoted one; until then a primary without replica cannot acknowledge).
- * The measurements (several failovers with 0 and 1 replicas to acknowledge, and the latency a
- * WAIT adds) run only with {@code -Didempotency.redis.failover.measure=true}; their figures are in
+ * The default run does one failover with {@code replicas-to-ack=1} and asserts what that
+ * setting promises with one replica per primary: no acknowledged completion is lost,
+ * every failure is an {@link IdempotencyStoreException}, and the slots are writable again
+ * once the killed node is back (as a replica of the promoted one; until then a primary
+ * without replica cannot acknowledge). The measurements (several failovers with 0 and 1
+ * replicas to acknowledge, and the latency a WAIT adds) run only with
+ * {@code -Didempotency.redis.failover.measure=true}; their figures are in
  * docs/redis-store.md.
  */
 class RedisClusterFailoverTests {
@@ -51,12 +53,13 @@ class RedisClusterFailoverTests {
 	}
 
 	/**
-	 * What asynchronous replication loses and what {@code replicas-to-ack} closes, made certain
-	 * rather than left to chance: the replica is stopped (SIGSTOP) and its primary drops the link
-	 * to it, so writes acknowledged from then on exist on the primary alone. The primary is killed
-	 * and the replica promoted: a completion the store acknowledged without waiting is gone (a
-	 * retry would run the operation again); the store that waits for a replica refused to
-	 * acknowledge its reservation (an error the client sees) instead of losing it.
+	 * What asynchronous replication loses and what {@code replicas-to-ack} closes, made
+	 * certain rather than left to chance: the replica is stopped (SIGSTOP) and its
+	 * primary drops the link to it, so writes acknowledged from then on exist on the
+	 * primary alone. The primary is killed and the replica promoted: a completion the
+	 * store acknowledged without waiting is gone (a retry would run the operation again);
+	 * the store that waits for a replica refused to acknowledge its reservation (an error
+	 * the client sees) instead of losing it.
 	 */
 	@Test
 	void aCompletionOnThePrimaryAloneIsLostOnFailoverUnlessAReplicaMustAcknowledgeIt() throws Exception {
@@ -78,8 +81,9 @@ class RedisClusterFailoverTests {
 				RecordId primaryOnly = idOn(plain, slots);
 				completeWith(plain, primaryOnly);
 				RecordId refused = idOn(plain, slots);
-				assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> acking.reserve(
-						new ReserveRequest(refused, "fp", "op", "owner", Duration.ofMinutes(1), Duration.ofMinutes(10))));
+				assertThatExceptionOfType(IdempotencyStoreException.class)
+					.isThrownBy(() -> acking.reserve(new ReserveRequest(refused, "fp", "op", "owner",
+							Duration.ofMinutes(1), Duration.ofMinutes(10))));
 				assertThat(plain.find(primaryOnly)).as("acknowledged by the primary").isPresent();
 
 				cluster.kill(primary);
@@ -112,12 +116,15 @@ class RedisClusterFailoverTests {
 	}
 
 	private static void completeWith(RedisIdempotencyStore store, RecordId id) {
-		assertThat(store.reserve(new ReserveRequest(id, "fp", "op", "owner", Duration.ofMinutes(1), Duration.ofMinutes(10))))
+		assertThat(store
+			.reserve(new ReserveRequest(id, "fp", "op", "owner", Duration.ofMinutes(1), Duration.ofMinutes(10))))
 			.isInstanceOf(ReserveResult.Acquired.class);
 		assertThat(store.complete(id, "owner", RESPONSE)).isTrue();
 	}
 
-	/** The record as the promoted primary has it, once the client has found that primary. */
+	/**
+	 * The record as the promoted primary has it, once the client has found that primary.
+	 */
 	private static Optional<IdempotencyRecord> awaitFind(RedisIdempotencyStore store, RecordId id)
 			throws InterruptedException {
 		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
@@ -197,8 +204,8 @@ class RedisClusterFailoverTests {
 		}
 	}
 
-	private static FailoverLoad.Result failover(RedisCluster cluster, LettuceConnectionFactory factory, int replicasToAck)
-			throws Exception {
+	private static FailoverLoad.Result failover(RedisCluster cluster, LettuceConnectionFactory factory,
+			int replicasToAck) throws Exception {
 		RedisIdempotencyStore store = new RedisIdempotencyStore(factory, "idem-failover-" + UUID.randomUUID() + ":",
 				replicasToAck, Duration.ofMillis(500));
 		int victim = cluster.masters().get(0);
@@ -216,7 +223,8 @@ class RedisClusterFailoverTests {
 			}
 			long promotedAt = System.nanoTime();
 			if (replicasToAck > 0) {
-				// the promoted primary has no replica to acknowledge until the killed node is back
+				// the promoted primary has no replica to acknowledge until the killed
+				// node is back
 				Thread.sleep(1000);
 				cluster.restart(victim);
 			}

@@ -25,12 +25,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The store contract, unchanged, on a real Redis Cluster of three primaries and three replicas
- * ({@link RedisCluster}, started for this class and killed afterwards), through Spring Data Redis's
- * {@code RedisClusterConfiguration} with Lettuce and topology refresh on. Plus what Cluster adds:
- * one record is one key in one slot (the hash tag), records spread over every primary, scripts go
- * by SHA on every primary, and a script cache flushed on every node (as after a restart or a
- * failover) costs nothing but one {@code EVAL}.
+ * The store contract, unchanged, on a real Redis Cluster of three primaries and three
+ * replicas ({@link RedisCluster}, started for this class and killed afterwards), through
+ * Spring Data Redis's {@code RedisClusterConfiguration} with Lettuce and topology refresh
+ * on. Plus what Cluster adds: one record is one key in one slot (the hash tag), records
+ * spread over every primary, scripts go by SHA on every primary, and a script cache
+ * flushed on every node (as after a restart or a failover) costs nothing but one
+ * {@code EVAL}.
  */
 class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
@@ -56,7 +57,8 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Override
 	protected IdempotencyStore createStore() {
-		// the cluster is this class's own and is thrown away afterwards: nothing to clean up
+		// the cluster is this class's own and is thrown away afterwards: nothing to clean
+		// up
 		return new RedisIdempotencyStore(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":");
 	}
 
@@ -122,8 +124,10 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(acking.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
 		assertThat(acking.complete(id, owner, response(201, "{}"))).isTrue();
 
-		// A replica that stops answering (SIGSTOP) still looks connected to its primary. A WAIT sent
-		// on another connection than the script's would count no write of its own and return at
+		// A replica that stops answering (SIGSTOP) still looks connected to its primary.
+		// A WAIT sent
+		// on another connection than the script's would count no write of its own and
+		// return at
 		// once; on the script's connection it times out.
 		RecordId other = newId();
 		int primary = cluster.masterOfSlot(SlotHash.getSlot(tag(acking.key(other))));
@@ -139,7 +143,8 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			cluster.resume(replica);
 		}
 		String again = token();
-		assertThat(acking.reserve(request(other, "fp", again, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(acking.reserve(request(other, "fp", again, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 		assertThat(acking.complete(other, again, response(201, "{}"))).isTrue();
 	}
 
@@ -152,7 +157,8 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		RecordId id = newId();
 		String owner = token();
 		cluster.onEveryNode("SCRIPT", "FLUSH");
-		assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 		cluster.onEveryNode("SCRIPT", "FLUSH");
 		assertThat(this.store.heartbeat(id, owner, LONG_LEASE)).isTrue();
 		cluster.onEveryNode("SCRIPT", "FLUSH");
@@ -160,7 +166,8 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		cluster.onEveryNode("SCRIPT", "FLUSH");
 		assertThat(this.store.complete(id, owner, response(201, "{\"a\":1}"))).isTrue();
 		cluster.onEveryNode("SCRIPT", "FLUSH");
-		assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE))).isInstanceOf(ReserveResult.Existing.class);
+		assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
+			.isInstanceOf(ReserveResult.Existing.class);
 		cluster.onEveryNode("SCRIPT", "FLUSH");
 		assertThat(new String(this.store.find(id).orElseThrow().response().body(), StandardCharsets.UTF_8))
 			.isEqualTo("{\"a\":1}");

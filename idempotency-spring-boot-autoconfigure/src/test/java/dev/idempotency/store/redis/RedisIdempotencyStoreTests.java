@@ -35,11 +35,11 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The store contract against the real Redis at 127.0.0.1:6379 ({@code .ci/run} starts it in
- * CI), plus what is particular to Redis: native
- * expiry, key layout, prefixes and how the scripts are sent. The server is shared: every test
- * writes under its own {@code idem-test-<uuid>:} prefix and deletes exactly those keys afterwards.
- * When Redis is down these tests fail, they do not skip.
+ * The store contract against the real Redis at 127.0.0.1:6379 ({@code .ci/run} starts it
+ * in CI), plus what is particular to Redis: native expiry, key layout, prefixes and how
+ * the scripts are sent. The server is shared: every test writes under its own
+ * {@code idem-test-<uuid>:} prefix and deletes exactly those keys afterwards. When Redis
+ * is down these tests fail, they do not skip.
  */
 class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
@@ -81,7 +81,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			for (String prefix : this.prefixes) {
 				for (byte[] key : keysUnder(connection, prefix)) {
-					// -1 means no expiry: such a key would live forever. (-2, expired since the scan, is fine.)
+					// -1 means no expiry: such a key would live forever. (-2, expired
+					// since the scan, is fine.)
 					assertThat(connection.keyCommands().pTtl(key)).as("PTTL of %s", string(key)).isNotEqualTo(-1L);
 					connection.keyCommands().del(key);
 				}
@@ -138,7 +139,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
 
-			// Redis TIME counts milliseconds: a beat in the same millisecond would extend nothing.
+			// Redis TIME counts milliseconds: a beat in the same millisecond would extend
+			// nothing.
 			Thread.sleep(5);
 			assertThat(this.store.heartbeat(id, first, lease)).isTrue();
 			assertThat(expireTime(connection, key)).isEqualTo(expiresAt);
@@ -185,7 +187,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		RedisIdempotencyStore store = redisStore();
 		RecordId braces = new RecordId("tenant{a}}{b:ü\u0000", UUID.randomUUID().toString());
 		String owner = token();
-		assertThat(store.reserve(request(braces, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(store.reserve(request(braces, "fp", owner, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 		String key = store.key(braces);
 		assertThat(key).matches(java.util.regex.Pattern.quote(store.keyPrefix()) + "\\{[0-9a-f]{64}\\}");
 		try (RedisConnection connection = connectionFactory.getConnection()) {
@@ -194,12 +197,15 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			fields.forEach((name, value) -> readable.put(string(name), string(value)));
 			assertThat(readable).containsEntry("scope", braces.scope()).containsEntry("key", braces.key());
 		}
-		// scope and key are split unambiguously: moving characters across the boundary is another record
+		// scope and key are split unambiguously: moving characters across the boundary is
+		// another record
 		RecordId left = new RecordId("a\u0000b", "c");
 		RecordId right = new RecordId("a", "b\u0000c");
 		assertThat(store.key(left)).isNotEqualTo(store.key(right));
-		assertThat(store.reserve(request(left, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
-		assertThat(store.reserve(request(right, "fp", token(), LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(store.reserve(request(left, "fp", token(), LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(store.reserve(request(right, "fp", token(), LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 	}
 
 	@Test
@@ -214,7 +220,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(this.store.find(id)).isEmpty();
 
 		String owner = token();
-		assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(this.store.reserve(request(id, "fp", owner, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> acking.complete(id, owner, response(201, "{}")));
 		assertThat(this.store.find(id).orElseThrow().state())
@@ -239,7 +246,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void everyTransitionIsSentByShaOfAScriptCachedOnTheServer() {
-		// a connection of its own, named, so that CLIENT LIST shows the last command it sent
+		// a connection of its own, named, so that CLIENT LIST shows the last command it
+		// sent
 		String clientName = "idem-test-" + UUID.randomUUID();
 		LettuceConnectionFactory named = connectionFactory(clientName);
 		try (RedisConnection inspector = connectionFactory.getConnection()) {
@@ -247,7 +255,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			RecordId id = newId();
 			String owner = token();
 			Set<String> lastCommands = new HashSet<>();
-			// each transition twice: the first may meet an empty script cache (EVALSHA, NOSCRIPT, EVAL),
+			// each transition twice: the first may meet an empty script cache (EVALSHA,
+			// NOSCRIPT, EVAL),
 			// the second must go by SHA alone
 			for (int i = 0; i < 2; i++) {
 				store.reserve(request(id, "fp", owner, LONG_LEASE));
@@ -276,7 +285,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			List<String> shas = scripts.stream().map(RedisScript::getSha1).toList();
 			assertThat(shas).doesNotHaveDuplicates();
 			assertThat(inspector.scriptingCommands().scriptExists(shas.toArray(String[]::new)))
-				.as("every script is in the server's cache").containsOnly(true);
+				.as("every script is in the server's cache")
+				.containsOnly(true);
 		}
 		finally {
 			named.destroy();
@@ -294,7 +304,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	}
 
 	private static long expireTime(RedisConnection connection, byte[] key) {
-		// PEXPIRETIME (Redis 7): the absolute Unix time in ms at which the key expires. Sent inside EVAL
+		// PEXPIRETIME (Redis 7): the absolute Unix time in ms at which the key expires.
+		// Sent inside EVAL
 		// because Lettuce's generic execute expects a bulk reply, and this is an integer.
 		return connection.scriptingCommands()
 			.eval(bytes("return redis.call('PEXPIRETIME', KEYS[1])"), ReturnType.INTEGER, 1, key);

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Starting and stopping the {@code redis-server} processes of the test set-ups ({@link RedisCluster},
- * {@link RedisSentinelGroup}): each in its own directory, its output in {@code stdout.log} there.
+ * Starting and stopping the {@code redis-server} processes of the test set-ups
+ * ({@link RedisCluster}, {@link RedisSentinelGroup}): each in its own directory, its
+ * output in {@code stdout.log} there.
  */
 final class RedisProcesses {
 
@@ -54,7 +55,9 @@ final class RedisProcesses {
 		throw new IllegalStateException("redis-server on " + port + " does not answer; see " + dir);
 	}
 
-	/** Kills every process (SIGKILL), waits for them, and deletes their common directory. */
+	/**
+	 * Kills every process (SIGKILL), waits for them, and deletes their common directory.
+	 */
 	static void stopAll(Collection<Process> processes, Path directory) {
 		processes.forEach(Process::destroyForcibly);
 		for (Process process : processes) {

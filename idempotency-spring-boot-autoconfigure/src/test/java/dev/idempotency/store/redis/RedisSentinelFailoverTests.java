@@ -11,14 +11,15 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The failover of {@link RedisClusterFailoverTests} through Redis Sentinel: a primary, one
- * replica and three Sentinels ({@link RedisSentinelGroup}), the store connected with Spring Data
- * Redis's {@code RedisSentinelConfiguration} (Lettuce). Eight threads reserve and complete records
- * (all on the one primary) while the primary is killed with SIGKILL; the Sentinels promote the
- * replica. The default run does one failover with {@code replicas-to-ack=1} (the killed server is
- * started again as a replica of the promoted one, so that acknowledgements can resume) and asserts
- * that no acknowledged completion is lost; {@code -Didempotency.redis.failover.measure=true} adds
- * runs with 0 and 1 replicas to acknowledge, printed as {@code [sentinel]} lines.
+ * The failover of {@link RedisClusterFailoverTests} through Redis Sentinel: a primary,
+ * one replica and three Sentinels ({@link RedisSentinelGroup}), the store connected with
+ * Spring Data Redis's {@code RedisSentinelConfiguration} (Lettuce). Eight threads reserve
+ * and complete records (all on the one primary) while the primary is killed with SIGKILL;
+ * the Sentinels promote the replica. The default run does one failover with
+ * {@code replicas-to-ack=1} (the killed server is started again as a replica of the
+ * promoted one, so that acknowledgements can resume) and asserts that no acknowledged
+ * completion is lost; {@code -Didempotency.redis.failover.measure=true} adds runs with 0
+ * and 1 replicas to acknowledge, printed as {@code [sentinel]} lines.
  */
 class RedisSentinelFailoverTests {
 
@@ -61,7 +62,8 @@ class RedisSentinelFailoverTests {
 					}
 					long promotedAt = System.nanoTime();
 					if (replicasToAck > 0) {
-						// the promoted primary has no replica to acknowledge until the killed server is back
+						// the promoted primary has no replica to acknowledge until the
+						// killed server is back
 						Thread.sleep(1000);
 						group.restartAsReplica(victim);
 					}

@@ -15,10 +15,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A real Redis primary with one replica, watched by three Sentinels (quorum 2), started from Java
- * with the {@code redis-server} binary on the {@code PATH}, each process in its own temporary
- * directory, on ports picked at run time. {@link #close} (or a JVM shutdown hook) kills them all.
- * Sentinels declare the primary down after one second without an answer.
+ * A real Redis primary with one replica, watched by three Sentinels (quorum 2), started
+ * from Java with the {@code redis-server} binary on the {@code PATH}, each process in its
+ * own temporary directory, on ports picked at run time. {@link #close} (or a JVM shutdown
+ * hook) kills them all. Sentinels declare the primary down after one second without an
+ * answer.
  */
 public final class RedisSentinelGroup implements AutoCloseable {
 
@@ -40,7 +41,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
 	}
 
-	/** Starts the primary, its replica and three Sentinels; waits until the Sentinels see both. */
+	/**
+	 * Starts the primary, its replica and three Sentinels; waits until the Sentinels see
+	 * both.
+	 */
 	public static RedisSentinelGroup start() {
 		RedisSentinelGroup group;
 		try {
@@ -74,7 +78,8 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	public int primary() {
 		for (Server sentinel : this.sentinels) {
 			if (sentinel.process.isAlive()) {
-				List<String> address = RedisCluster.cli(sentinel.port, "SENTINEL", "get-master-addr-by-name", MASTER_NAME)
+				List<String> address = RedisCluster
+					.cli(sentinel.port, "SENTINEL", "get-master-addr-by-name", MASTER_NAME)
 					.lines()
 					.toList();
 				if (address.size() == 2) {
@@ -97,7 +102,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		}
 	}
 
-	/** Starts the killed server on {@code port} again, as a replica of the current primary. */
+	/**
+	 * Starts the killed server on {@code port} again, as a replica of the current
+	 * primary.
+	 */
 	public void restartAsReplica(int port) {
 		Server old = server(port);
 		Server restarted = startServer(port, primary());
@@ -105,7 +113,9 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		awaitPing(restarted);
 	}
 
-	/** A Lettuce connection factory that finds the primary through the three Sentinels. */
+	/**
+	 * A Lettuce connection factory that finds the primary through the three Sentinels.
+	 */
 	public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
 		RedisSentinelConfiguration configuration = new RedisSentinelConfiguration().master(MASTER_NAME);
 		this.sentinels.forEach((sentinel) -> configuration.sentinel("127.0.0.1", sentinel.port));
@@ -145,8 +155,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		Path dir = this.directory.resolve(Integer.toString(port));
 		List<String> command = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port), "--bind",
 				"127.0.0.1", "--dir", dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay",
-				"0", "--daemonize", "no",
-				"--logfile", dir.resolve("redis.log").toString()));
+				"0", "--daemonize", "no", "--logfile", dir.resolve("redis.log").toString()));
 		if (primaryPort != null) {
 			command.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(primaryPort)));
 		}
@@ -159,12 +168,13 @@ public final class RedisSentinelGroup implements AutoCloseable {
 			Files.createDirectories(dir);
 			// Sentinel rewrites its configuration file: it must be its own and writable
 			Path config = dir.resolve("sentinel.conf");
-			Files.writeString(config, String.join("\n", "port " + port, "bind 127.0.0.1", "dir " + dir,
-					"logfile " + dir.resolve("sentinel.log"), "sentinel monitor " + MASTER_NAME + " 127.0.0.1 "
-							+ primaryPort + " 2",
-					"sentinel down-after-milliseconds " + MASTER_NAME + " 1000",
-					"sentinel failover-timeout " + MASTER_NAME + " 10000",
-					"sentinel parallel-syncs " + MASTER_NAME + " 1", ""));
+			Files.writeString(config,
+					String.join("\n", "port " + port, "bind 127.0.0.1", "dir " + dir,
+							"logfile " + dir.resolve("sentinel.log"),
+							"sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + primaryPort + " 2",
+							"sentinel down-after-milliseconds " + MASTER_NAME + " 1000",
+							"sentinel failover-timeout " + MASTER_NAME + " 10000",
+							"sentinel parallel-syncs " + MASTER_NAME + " 1", ""));
 			return start(port, dir, List.of("redis-server", config.toString(), "--sentinel"));
 		}
 		catch (IOException ex) {

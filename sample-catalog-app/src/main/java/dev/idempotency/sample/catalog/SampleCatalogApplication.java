@@ -5,8 +5,8 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
 /**
- * An Apache Iceberg REST catalog whose mutations are made safe to retry by the Idempotency-Key
- * starter.
+ * An Apache Iceberg REST catalog whose mutations are made safe to retry by the
+ * Idempotency-Key starter.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan

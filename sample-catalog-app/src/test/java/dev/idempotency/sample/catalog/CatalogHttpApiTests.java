@@ -13,8 +13,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The REST API as a client sees it on the wire: routes with and without prefix, the config,
- * statuses and Iceberg's error shape.
+ * The REST API as a client sees it on the wire: routes with and without prefix, the
+ * config, statuses and Iceberg's error shape.
  */
 class CatalogHttpApiTests extends CatalogServerTestSupport {
 
@@ -37,9 +37,10 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 		assertThat(config.json().path("idempotency-key-lifetime").asText()).isEqualTo("PT30M");
 		List<String> endpoints = new ArrayList<>();
 		config.json().path("endpoints").forEach(endpoint -> endpoints.add(endpoint.asText()));
-		assertThat(endpoints).contains("POST /v1/{prefix}/namespaces", "HEAD /v1/{prefix}/namespaces/{namespace}",
-				"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register-view",
-				"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}")
+		assertThat(endpoints)
+			.contains("POST /v1/{prefix}/namespaces", "HEAD /v1/{prefix}/namespaces/{namespace}",
+					"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}")
 			.hasSize(24)
 			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/credentials"));
 	}

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Iceberg's own Java client (1.12.0, unmodified) against the running catalog: every kind of object
- * round-trips, and the client sends an {@code Idempotency-Key} with every mutation because the
- * catalog advertises a key lifetime.
+ * Iceberg's own Java client (1.12.0, unmodified) against the running catalog: every kind
+ * of object round-trips, and the client sends an {@code Idempotency-Key} with every
+ * mutation because the catalog advertises a key lifetime.
  */
 class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 
@@ -158,8 +158,8 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 	private void assertEveryMutationCarriedItsOwnKey(int expectedMutations) {
 		List<CatalogProxy.Exchange> mutations = this.proxy.mutations();
 		assertThat(mutations).as("mutations seen by the catalog").hasSize(expectedMutations);
-		assertThat(mutations).allSatisfy(exchange -> assertThat(exchange.idempotencyKey()).as(exchange.toString())
-			.matches(UUID_V7));
+		assertThat(mutations)
+			.allSatisfy(exchange -> assertThat(exchange.idempotencyKey()).as(exchange.toString()).matches(UUID_V7));
 		assertThat(mutations.stream().map(CatalogProxy.Exchange::idempotencyKey).distinct()).hasSize(expectedMutations);
 	}
 

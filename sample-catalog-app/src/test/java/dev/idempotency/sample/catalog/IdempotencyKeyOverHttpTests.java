@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * The Idempotency-Key behaviour on the wire, with bearer-token authentication on: replays, key
- * reuse, errors in Iceberg's shape, and keys scoped by principal and catalog prefix.
+ * The Idempotency-Key behaviour on the wire, with bearer-token authentication on:
+ * replays, key reuse, errors in Iceberg's shape, and keys scoped by principal and catalog
+ * prefix.
  */
 @TestPropertySource(properties = { "catalog.auth.enabled=true", "catalog.auth.tokens.token-of-alice=alice",
 		"catalog.auth.tokens.token-of-bob=bob" })

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Responses lost on the way back: a proxy lets the catalog run the first attempt of every
- * mutation and answers the client {@code 502} instead. Iceberg's 1.12.0 client retries with the
- * same {@code Idempotency-Key}, the catalog replays the stored answer, and every operation
- * succeeds exactly once: no AlreadyExists, CommitFailed or CommitStateUnknown.
+ * mutation and answers the client {@code 502} instead. Iceberg's 1.12.0 client retries
+ * with the same {@code Idempotency-Key}, the catalog replays the stored answer, and every
+ * operation succeeds exactly once: no AlreadyExists, CommitFailed or CommitStateUnknown.
  */
 class LostResponseTests extends LostResponseTestSupport {
 

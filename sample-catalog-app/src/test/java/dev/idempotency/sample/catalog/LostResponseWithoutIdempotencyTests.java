@@ -17,9 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * The same lost responses as {@link LostResponseTests} with the starter switched off: the catalog
- * advertises no key lifetime, the client sends no key and cannot safely retry, and every lost
- * response becomes an error although the operation took effect. This is what the starter fixes.
+ * The same lost responses as {@link LostResponseTests} with the starter switched off: the
+ * catalog advertises no key lifetime, the client sends no key and cannot safely retry,
+ * and every lost response becomes an error although the operation took effect. This is
+ * what the starter fixes.
  */
 @TestPropertySource(properties = "idempotency.enabled=false")
 class LostResponseWithoutIdempotencyTests extends LostResponseTestSupport {
@@ -35,8 +36,7 @@ class LostResponseWithoutIdempotencyTests extends LostResponseTestSupport {
 		assertThatThrownBy(() -> this.client.createNamespace(namespace)).hasMessageContaining("502");
 		assertThat(this.direct.namespaceExists(namespace)).as("created although the client was told it failed")
 			.isTrue();
-		assertThatThrownBy(() -> this.client.createNamespace(namespace))
-			.as("the application's own retry")
+		assertThatThrownBy(() -> this.client.createNamespace(namespace)).as("the application's own retry")
 			.isInstanceOf(AlreadyExistsException.class);
 
 		TableIdentifier events = TableIdentifier.of(namespace, "events");

@@ -13,8 +13,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The JDBC store on the shared PostgreSQL server (127.0.0.1:5432), in a schema of this run's own
- * that the test drops at the end; the catalog itself stays on H2.
+ * The JDBC store on the shared PostgreSQL server (127.0.0.1:5432), in a schema of this
+ * run's own that the test drops at the end; the catalog itself stays on H2.
  */
 class PostgresStoreEndToEndTests extends SharedStoreEndToEndTests {
 

@@ -15,8 +15,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The Redis store on the shared Redis server (127.0.0.1:6379), under a key prefix of this run's
- * own whose keys the test deletes at the end; the catalog itself stays on H2.
+ * The Redis store on the shared Redis server (127.0.0.1:6379), under a key prefix of this
+ * run's own whose keys the test deletes at the end; the catalog itself stays on H2.
  */
 class RedisStoreEndToEndTests extends SharedStoreEndToEndTests {
 
@@ -53,7 +53,8 @@ class RedisStoreEndToEndTests extends SharedStoreEndToEndTests {
 		withRedis((redis) -> {
 			ScanCursor cursor = ScanCursor.INITIAL;
 			do {
-				KeyScanCursor<String> page = redis.sync().scan(cursor, ScanArgs.Builder.matches(PREFIX + "*").limit(500));
+				KeyScanCursor<String> page = redis.sync()
+					.scan(cursor, ScanArgs.Builder.matches(PREFIX + "*").limit(500));
 				keys.addAll(page.getKeys());
 				cursor = page;
 			}

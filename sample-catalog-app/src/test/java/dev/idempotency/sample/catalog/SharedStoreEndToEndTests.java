@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
 /**
- * The sample catalog end to end over real HTTP with its idempotency records in a shared store
- * (PostgreSQL or Redis, one subclass each): a replay, a refused reuse, and the Iceberg client's
- * own keyed mutations, with the records really written to that store.
+ * The sample catalog end to end over real HTTP with its idempotency records in a shared
+ * store (PostgreSQL or Redis, one subclass each): a replay, a refused reuse, and the
+ * Iceberg client's own keyed mutations, with the records really written to that store.
  */
 abstract class SharedStoreEndToEndTests extends CatalogServerTestSupport {
 
@@ -66,8 +66,10 @@ abstract class SharedStoreEndToEndTests extends CatalogServerTestSupport {
 	void theIcebergClientsKeyedMutationsGoThroughTheSharedStore() throws Exception {
 		long before = recordsInServer();
 		try (RESTCatalog client = connect(catalogUri())) {
-			// Iceberg looks up a null key in the map: Map.of refuses that, a HashMap does not.
-			client.createNamespace(Namespace.of("client_" + expectedStore()), new java.util.HashMap<>(Map.of("a", "1")));
+			// Iceberg looks up a null key in the map: Map.of refuses that, a HashMap does
+			// not.
+			client.createNamespace(Namespace.of("client_" + expectedStore()),
+					new java.util.HashMap<>(Map.of("a", "1")));
 			client.setProperties(Namespace.of("client_" + expectedStore()), new java.util.HashMap<>(Map.of("b", "2")));
 			Map<String, String> properties = client.loadNamespaceMetadata(Namespace.of("client_" + expectedStore()));
 			assertThat(properties.get("a")).isEqualTo("1");

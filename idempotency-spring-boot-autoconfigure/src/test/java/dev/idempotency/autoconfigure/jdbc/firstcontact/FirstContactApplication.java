@@ -13,8 +13,9 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * What a new user writes: one application class, one protected POST. Boot's own Liquibase
- * auto-configuration is excluded only because this test module has it on its classpath (without
- * an application changelog); a user who follows the README has liquibase-core alone.
+ * auto-configuration is excluded only because this test module has it on its classpath
+ * (without an application changelog); a user who follows the README has liquibase-core
+ * alone.
  */
 @SpringBootApplication(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 public class FirstContactApplication {

@@ -15,9 +15,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Exactly what a new user does: a fresh application on PostgreSQL (a schema of its own, as a
- * fresh database would be), {@code idempotency.store.type=jdbc} and nothing else, a real server
- * on a random port. The first start already protects the POST.
+ * Exactly what a new user does: a fresh application on PostgreSQL (a schema of its own,
+ * as a fresh database would be), {@code idempotency.store.type=jdbc} and nothing else, a
+ * real server on a random port. The first start already protects the POST.
  */
 class JdbcFirstContactTests {
 
@@ -26,11 +26,11 @@ class JdbcFirstContactTests {
 	@Test
 	void aFreshPostgresAppProtectsAPostOnItsFirstStart() throws Exception {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
-		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(FirstContactApplication.class)
-			.run("--server.port=0", "--spring.datasource.url=" + database.url(),
-					"--spring.datasource.username=postgres", "--idempotency.store.type=jdbc")) {
-			URI orders = URI.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port")
-					+ "/orders");
+		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(FirstContactApplication.class).run(
+				"--server.port=0", "--spring.datasource.url=" + database.url(), "--spring.datasource.username=postgres",
+				"--idempotency.store.type=jdbc")) {
+			URI orders = URI
+				.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + "/orders");
 			String key = TestKeys.newKey();
 
 			HttpResponse<String> first = post(orders, key);

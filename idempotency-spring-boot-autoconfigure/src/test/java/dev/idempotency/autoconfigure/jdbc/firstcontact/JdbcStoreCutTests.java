@@ -17,10 +17,11 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A PostgreSQL store cut under a running application (a TCP proxy that closes every connection
- * and refuses new ones), with the store's default timeouts: the keyed request is answered 503
- * in about the dedicated pool's connection timeout, not after Hikari's 30 s default. The bound
- * asserted is generous; the measured time is printed (docs/failure-modes.md quotes it).
+ * A PostgreSQL store cut under a running application (a TCP proxy that closes every
+ * connection and refuses new ones), with the store's default timeouts: the keyed request
+ * is answered 503 in about the dedicated pool's connection timeout, not after Hikari's 30
+ * s default. The bound asserted is generous; the measured time is printed
+ * (docs/failure-modes.md quotes it).
  */
 class JdbcStoreCutTests {
 
@@ -30,13 +31,13 @@ class JdbcStoreCutTests {
 	void aCutStoreIsAnswered503WithinTheDefaultTimeoutsNotAfterThirtySeconds() throws Exception {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
 		try (TcpProxy proxy = TcpProxy.to(5432);
-				ConfigurableApplicationContext app = new SpringApplicationBuilder(FirstContactApplication.class)
-					.run("--server.port=0", "--idempotency.store.type=jdbc",
-							"--idempotency.store.jdbc.url=jdbc:postgresql://127.0.0.1:" + proxy.port()
-									+ "/test?currentSchema=" + database.name(),
-							"--idempotency.store.jdbc.username=postgres")) {
-			URI orders = URI.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port")
-					+ "/orders");
+				ConfigurableApplicationContext app = new SpringApplicationBuilder(FirstContactApplication.class).run(
+						"--server.port=0", "--idempotency.store.type=jdbc",
+						"--idempotency.store.jdbc.url=jdbc:postgresql://127.0.0.1:" + proxy.port()
+								+ "/test?currentSchema=" + database.name(),
+						"--idempotency.store.jdbc.username=postgres")) {
+			URI orders = URI
+				.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + "/orders");
 			assertThat(post(orders, TestKeys.newKey()).statusCode()).isEqualTo(201);
 
 			proxy.cut();

@@ -18,13 +18,14 @@ import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 
 /**
- * Commits a multi-table transaction ({@code POST /v1/{prefix}/transactions/commit}). Iceberg has no
- * public handler for it.
+ * Commits a multi-table transaction ({@code POST /v1/{prefix}/transactions/commit}).
+ * Iceberg has no public handler for it.
  * <p>
- * Every table's requirements are checked and its updates applied in memory first; only when all
- * tables pass are the tables committed, one after the other. The JDBC catalog commits each table
- * on its own, so a failure (a concurrent writer) between two table commits leaves the earlier
- * ones committed: this is the same guarantee as Iceberg's reference server, not true atomicity.
+ * Every table's requirements are checked and its updates applied in memory first; only
+ * when all tables pass are the tables committed, one after the other. The JDBC catalog
+ * commits each table on its own, so a failure (a concurrent writer) between two table
+ * commits leaves the earlier ones committed: this is the same guarantee as Iceberg's
+ * reference server, not true atomicity.
  */
 public final class CatalogTransactions {
 
@@ -50,7 +51,10 @@ public final class CatalogTransactions {
 		transactions.forEach(Transaction::commitTransaction);
 	}
 
-	/** Validates the requirements and applies the updates to the transaction's in-memory state. */
+	/**
+	 * Validates the requirements and applies the updates to the transaction's in-memory
+	 * state.
+	 */
 	private static void stage(TableOperations operations, UpdateTableRequest change) {
 		TableMetadata base = operations.current();
 		change.requirements().forEach(requirement -> requirement.validate(base));

@@ -11,15 +11,15 @@ import org.apache.iceberg.jdbc.UncheckedSQLException;
 
 /**
  * Lets Iceberg's {@code JdbcCatalog} borrow its connections from the application's
- * {@link DataSource} (and its pool and credentials) instead of opening its own through the
- * {@code DriverManager}.
+ * {@link DataSource} (and its pool and credentials) instead of opening its own through
+ * the {@code DriverManager}.
  * <p>
- * Each action borrows a connection and gives it back at once. Iceberg's own pool would keep a
- * borrowed connection for good: once the database link broke (a restart, a network cut) while it
- * was in use, the application's pool closes it, and every later catalog call failed with
- * "Connection is closed" until the application restarted, since Iceberg reconnects only on
- * {@code SQLNonTransientConnectionException}. The application's pool checks a connection before
- * lending it and replaces broken ones.
+ * Each action borrows a connection and gives it back at once. Iceberg's own pool would
+ * keep a borrowed connection for good: once the database link broke (a restart, a network
+ * cut) while it was in use, the application's pool closes it, and every later catalog
+ * call failed with "Connection is closed" until the application restarted, since Iceberg
+ * reconnects only on {@code SQLNonTransientConnectionException}. The application's pool
+ * checks a connection before lending it and replaces broken ones.
  */
 class DataSourceJdbcClientPool extends JdbcClientPool {
 

@@ -24,12 +24,12 @@ import org.springframework.context.annotation.Configuration;
 public class IcebergCatalogConfiguration {
 
 	@Bean(destroyMethod = "close")
-	JdbcCatalog icebergCatalog(DataSource dataSource, SampleCatalogProperties properties)
-			throws IOException {
+	JdbcCatalog icebergCatalog(DataSource dataSource, SampleCatalogProperties properties) throws IOException {
 		Path warehouse = properties.getWarehouse().toAbsolutePath().normalize();
 		Files.createDirectories(warehouse);
 		Map<String, String> catalogProperties = new LinkedHashMap<>();
-		// V1 adds views to the JDBC catalog's schema; a later properties entry can still override it.
+		// V1 adds views to the JDBC catalog's schema; a later properties entry can still
+		// override it.
 		catalogProperties.put("jdbc.schema-version", "V1");
 		catalogProperties.putAll(properties.getProperties());
 		catalogProperties.put(CatalogProperties.URI, jdbcUrl(dataSource));

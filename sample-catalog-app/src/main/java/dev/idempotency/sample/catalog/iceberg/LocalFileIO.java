@@ -14,8 +14,9 @@ import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
 
 /**
- * A {@link FileIO} on the local file system through {@code java.nio}: Iceberg's own local IO goes
- * through Hadoop, which this app does not ship. Accepts plain paths and {@code file:} URIs.
+ * A {@link FileIO} on the local file system through {@code java.nio}: Iceberg's own local
+ * IO goes through Hadoop, which this app does not ship. Accepts plain paths and
+ * {@code file:} URIs.
  */
 public class LocalFileIO implements FileIO {
 
@@ -61,11 +62,15 @@ public class LocalFileIO implements FileIO {
 	}
 
 	static Path toPath(String location) {
-		// Iceberg writes locations unencoded: "file:/a/b", "file:///a/b" and "/a/b" are one file.
+		// Iceberg writes locations unencoded: "file:/a/b", "file:///a/b" and "/a/b" are
+		// one file.
 		return Path.of(location.startsWith("file:") ? location.replaceFirst("^file:/*", "/") : location);
 	}
 
-	/** Keeps the location as given ({@code file:} scheme included): it ends up in the catalog's metadata. */
+	/**
+	 * Keeps the location as given ({@code file:} scheme included): it ends up in the
+	 * catalog's metadata.
+	 */
 	private record LocatedInputFile(String location, InputFile file) implements InputFile {
 
 		@Override
@@ -76,7 +81,8 @@ public class LocalFileIO implements FileIO {
 		@Override
 		public SeekableInputStream newStream() {
 			if (!this.file.exists()) {
-				// Worded like Iceberg's HadoopFileIO, which clients (and the compatibility kit) know.
+				// Worded like Iceberg's HadoopFileIO, which clients (and the
+				// compatibility kit) know.
 				throw new NotFoundException("Failed to open input stream for file: %s", this.location);
 			}
 			return this.file.newStream();
@@ -89,7 +95,10 @@ public class LocalFileIO implements FileIO {
 
 	}
 
-	/** Keeps the location as given ({@code file:} scheme included): it ends up in the catalog's metadata. */
+	/**
+	 * Keeps the location as given ({@code file:} scheme included): it ends up in the
+	 * catalog's metadata.
+	 */
 	private record LocatedOutputFile(String location, OutputFile file) implements OutputFile {
 
 		@Override

@@ -16,12 +16,16 @@ public class SampleCatalogProperties {
 	private String name = "sample";
 
 	/**
-	 * Local directory that holds table and view metadata. Clients write data and manifest files
-	 * under the table locations the server returns, so it must be a path both sides can reach.
+	 * Local directory that holds table and view metadata. Clients write data and manifest
+	 * files under the table locations the server returns, so it must be a path both sides
+	 * can reach.
 	 */
 	private Path warehouse = Path.of("data", "warehouse");
 
-	/** Extra properties handed to Iceberg's JdbcCatalog (for example {@code jdbc.schema-version}). */
+	/**
+	 * Extra properties handed to Iceberg's JdbcCatalog (for example
+	 * {@code jdbc.schema-version}).
+	 */
 	private Map<String, String> properties = new LinkedHashMap<>();
 
 	private final Auth auth = new Auth();

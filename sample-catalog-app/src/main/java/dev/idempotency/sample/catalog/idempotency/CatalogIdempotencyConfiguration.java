@@ -8,7 +8,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** How the catalog plugs into the Idempotency-Key starter: its error shape and its key scope. */
+/**
+ * How the catalog plugs into the Idempotency-Key starter: its error shape and its key
+ * scope.
+ */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 public class CatalogIdempotencyConfiguration {

@@ -12,8 +12,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.web.servlet.HandlerMapping;
 
 /**
- * A key belongs to the authenticated principal and the catalog prefix of the route: the same key
- * sent by another principal, or to another prefix, is another request.
+ * A key belongs to the authenticated principal and the catalog prefix of the route: the
+ * same key sent by another principal, or to another prefix, is another request.
  */
 public class CatalogScopeResolver implements IdempotencyScopeResolver {
 
@@ -30,7 +30,8 @@ public class CatalogScopeResolver implements IdempotencyScopeResolver {
 	}
 
 	private static String prefix(HttpServletRequest request) {
-		// Set once Spring MVC has matched the route (the HTTP interceptor runs after that).
+		// Set once Spring MVC has matched the route (the HTTP interceptor runs after
+		// that).
 		if (request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE) instanceof Map<?, ?> variables) {
 			Object prefix = variables.get("prefix");
 			return (prefix != null) ? prefix.toString() : null;

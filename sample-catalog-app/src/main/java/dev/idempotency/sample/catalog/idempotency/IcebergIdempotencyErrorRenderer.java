@@ -10,9 +10,10 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * Answers the starter's refusals in Iceberg's {@code ErrorResponse} shape instead of RFC 9457, so
- * that Iceberg clients read them like any other catalog error. The status is the starter's (for
- * a request still in flight the app configures 503, which Iceberg clients retry).
+ * Answers the starter's refusals in Iceberg's {@code ErrorResponse} shape instead of RFC
+ * 9457, so that Iceberg clients read them like any other catalog error. The status is the
+ * starter's (for a request still in flight the app configures 503, which Iceberg clients
+ * retry).
  */
 public class IcebergIdempotencyErrorRenderer implements IdempotencyErrorRenderer {
 

@@ -15,9 +15,10 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Optional bearer-token authentication: a request must carry {@code Authorization: Bearer <token>}
- * with a configured token, else it is refused with 401. The token's principal becomes the
- * request's user principal, which scopes idempotency keys.
+ * Optional bearer-token authentication: a request must carry
+ * {@code Authorization: Bearer <token>} with a configured token, else it is refused with
+ * 401. The token's principal becomes the request's user principal, which scopes
+ * idempotency keys.
  */
 public class BearerTokenFilter extends OncePerRequestFilter {
 

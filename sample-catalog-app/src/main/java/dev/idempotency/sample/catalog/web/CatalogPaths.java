@@ -4,8 +4,9 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * Turns the REST paths' variables into Iceberg identifiers. Namespace levels travel joined by the
- * unit separator ({@code %1F}); Spring has already percent-decoded path variables and parameters.
+ * Turns the REST paths' variables into Iceberg identifiers. Namespace levels travel
+ * joined by the unit separator ({@code %1F}); Spring has already percent-decoded path
+ * variables and parameters.
  */
 final class CatalogPaths {
 

@@ -12,22 +12,25 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code GET /v1/config}: the routes this server serves, and the Idempotency-Key lifetime when the
- * starter is on. Iceberg clients send the {@code Idempotency-Key} header only when the lifetime is
- * advertised, and assume a default set of routes (without views) when {@code endpoints} is absent.
+ * {@code GET /v1/config}: the routes this server serves, and the Idempotency-Key lifetime
+ * when the starter is on. Iceberg clients send the {@code Idempotency-Key} header only
+ * when the lifetime is advertised, and assume a default set of routes (without views)
+ * when {@code endpoints} is absent.
  */
 @RestController
 public class ConfigController {
 
-	/** Every route of the spec this server serves. Scan planning and credential vending are left out. */
+	/**
+	 * Every route of the spec this server serves. Scan planning and credential vending
+	 * are left out.
+	 */
 	static final List<Endpoint> ENDPOINTS = List.of(Endpoint.V1_LIST_NAMESPACES, Endpoint.V1_LOAD_NAMESPACE,
 			Endpoint.V1_NAMESPACE_EXISTS, Endpoint.V1_CREATE_NAMESPACE, Endpoint.V1_UPDATE_NAMESPACE,
 			Endpoint.V1_DELETE_NAMESPACE, Endpoint.V1_COMMIT_TRANSACTION, Endpoint.V1_LIST_TABLES,
 			Endpoint.V1_LOAD_TABLE, Endpoint.V1_TABLE_EXISTS, Endpoint.V1_CREATE_TABLE, Endpoint.V1_UPDATE_TABLE,
-			Endpoint.V1_DELETE_TABLE, Endpoint.V1_RENAME_TABLE, Endpoint.V1_REGISTER_TABLE,
-			Endpoint.V1_REPORT_METRICS, Endpoint.V1_LIST_VIEWS, Endpoint.V1_LOAD_VIEW, Endpoint.V1_VIEW_EXISTS,
-			Endpoint.V1_CREATE_VIEW, Endpoint.V1_UPDATE_VIEW, Endpoint.V1_DELETE_VIEW, Endpoint.V1_RENAME_VIEW,
-			Endpoint.V1_REGISTER_VIEW);
+			Endpoint.V1_DELETE_TABLE, Endpoint.V1_RENAME_TABLE, Endpoint.V1_REGISTER_TABLE, Endpoint.V1_REPORT_METRICS,
+			Endpoint.V1_LIST_VIEWS, Endpoint.V1_LOAD_VIEW, Endpoint.V1_VIEW_EXISTS, Endpoint.V1_CREATE_VIEW,
+			Endpoint.V1_UPDATE_VIEW, Endpoint.V1_DELETE_VIEW, Endpoint.V1_RENAME_VIEW, Endpoint.V1_REGISTER_VIEW);
 
 	private final IdempotencyProperties idempotency;
 
@@ -37,7 +40,8 @@ public class ConfigController {
 
 	@GetMapping(path = "/v1/config", produces = MediaType.APPLICATION_JSON_VALUE)
 	public ConfigResponse config(@RequestParam(required = false) String warehouse) {
-		// One catalog serves every warehouse name and prefix: nothing to override per warehouse.
+		// One catalog serves every warehouse name and prefix: nothing to override per
+		// warehouse.
 		ConfigResponse.Builder config = ConfigResponse.builder().withEndpoints(ENDPOINTS);
 		if (this.idempotency.isEnabled()) {
 			config.withIdempotencyKeyLifetime(this.idempotency.getLifetime().toString());

@@ -19,9 +19,11 @@ public final class IcebergErrors {
 		return ErrorResponse.builder().responseCode(status).withType(type).withMessage(message).build();
 	}
 
-	/** Writes an error straight to the servlet response, for code that runs outside Spring MVC's handlers. */
-	public static void write(HttpServletResponse response, int status, String type, String message)
-			throws IOException {
+	/**
+	 * Writes an error straight to the servlet response, for code that runs outside Spring
+	 * MVC's handlers.
+	 */
+	public static void write(HttpServletResponse response, int status, String type, String message) throws IOException {
 		response.setStatus(status);
 		response.setContentType(MediaType.APPLICATION_JSON_VALUE);
 		byte[] body = ErrorResponseParser.toJson(of(status, type, message)).getBytes(StandardCharsets.UTF_8);

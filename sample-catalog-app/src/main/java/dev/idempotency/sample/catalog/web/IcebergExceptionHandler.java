@@ -27,9 +27,10 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * Answers every failure in Iceberg's {@code ErrorResponse} shape, with the status Iceberg's
- * reference server uses for the exception's exact class and {@code type} = its simple class name:
- * the Iceberg client tells a missing namespace from a missing table by that type.
+ * Answers every failure in Iceberg's {@code ErrorResponse} shape, with the status
+ * Iceberg's reference server uses for the exception's exact class and {@code type} = its
+ * simple class name: the Iceberg client tells a missing namespace from a missing table by
+ * that type.
  */
 @RestControllerAdvice
 public class IcebergExceptionHandler {
@@ -56,7 +57,8 @@ public class IcebergExceptionHandler {
 
 	@ExceptionHandler(Exception.class)
 	ResponseEntity<ErrorResponse> catalog(Exception ex) {
-		// Spring MVC's own failures (unknown route, wrong method, missing parameter) keep their status.
+		// Spring MVC's own failures (unknown route, wrong method, missing parameter) keep
+		// their status.
 		if (ex instanceof org.springframework.web.ErrorResponse springError) {
 			HttpStatusCode status = springError.getStatusCode();
 			String detail = springError.getBody().getDetail();

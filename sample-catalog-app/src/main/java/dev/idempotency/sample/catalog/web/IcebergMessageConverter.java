@@ -21,9 +21,9 @@ import org.springframework.http.converter.AbstractHttpMessageConverter;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 
 /**
- * Reads and writes Iceberg's REST model ({@link RESTMessage} requests and responses) with a
- * Jackson 2 mapper set up the way Iceberg's own client sets up its mapper. Every other type is
- * left to Spring Boot's own (Jackson 3) converters.
+ * Reads and writes Iceberg's REST model ({@link RESTMessage} requests and responses) with
+ * a Jackson 2 mapper set up the way Iceberg's own client sets up its mapper. Every other
+ * type is left to Spring Boot's own (Jackson 3) converters.
  */
 public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object> {
 
@@ -34,7 +34,10 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 		this.mapper = createMapper();
 	}
 
-	/** A mapper configured like Iceberg's: kebab-case, field access, unknown properties ignored. */
+	/**
+	 * A mapper configured like Iceberg's: kebab-case, field access, unknown properties
+	 * ignored.
+	 */
 	public static ObjectMapper createMapper() {
 		ObjectMapper mapper = new ObjectMapper();
 		mapper.setVisibility(PropertyAccessor.FIELD, JsonAutoDetect.Visibility.ANY);
@@ -61,13 +64,15 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 				throw new HttpMessageNotReadableException("Request body is empty", inputMessage);
 			}
 			if (value instanceof RESTRequest request) {
-				// Required fields missing: refuse at the door (400) before any handler sees a half request.
+				// Required fields missing: refuse at the door (400) before any handler
+				// sees a half request.
 				request.validate();
 			}
 			return value;
 		}
 		catch (JacksonException | IllegalArgumentException | NullPointerException ex) {
-			// Iceberg's parsers report missing or invalid fields with IllegalArgumentException.
+			// Iceberg's parsers report missing or invalid fields with
+			// IllegalArgumentException.
 			throw new HttpMessageNotReadableException("Invalid " + clazz.getSimpleName() + ": " + ex.getMessage(), ex,
 					inputMessage);
 		}
@@ -75,7 +80,8 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 
 	@Override
 	protected void writeInternal(Object value, HttpOutputMessage outputMessage) throws IOException {
-		// Leave the response stream open: filters after us may still add to or copy the response.
+		// Leave the response stream open: filters after us may still add to or copy the
+		// response.
 		try (JsonGenerator generator = this.mapper.getFactory().createGenerator(outputMessage.getBody())) {
 			generator.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
 			this.mapper.writeValue(generator, value);

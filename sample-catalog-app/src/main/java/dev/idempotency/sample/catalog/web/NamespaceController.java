@@ -54,8 +54,7 @@ public class NamespaceController {
 		return CatalogHandlers.loadNamespace(this.catalog, CatalogPaths.namespace(namespace));
 	}
 
-	@RequestMapping(method = RequestMethod.HEAD,
-			path = "/namespaces/{namespace}")
+	@RequestMapping(method = RequestMethod.HEAD, path = "/namespaces/{namespace}")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void namespaceExists(@PathVariable String namespace) {
 		CatalogHandlers.namespaceExists(this.catalog, CatalogPaths.namespace(namespace));

@@ -10,8 +10,8 @@ final class Pages {
 	}
 
 	/**
-	 * One listing route: the whole list without {@code pageSize}, else the page the checked
-	 * {@code pageToken} and {@code pageSize} select.
+	 * One listing route: the whole list without {@code pageSize}, else the page the
+	 * checked {@code pageToken} and {@code pageSize} select.
 	 */
 	static <T> T list(String pageToken, String pageSize, Supplier<T> whole, BiFunction<String, String, T> page) {
 		String size = pageSize(pageSize);
@@ -19,8 +19,8 @@ final class Pages {
 	}
 
 	/**
-	 * Checks {@code pageSize}: {@code null} means "no paging", anything else must be a positive
-	 * integer.
+	 * Checks {@code pageSize}: {@code null} means "no paging", anything else must be a
+	 * positive integer.
 	 */
 	static String pageSize(String pageSize) {
 		if (pageSize == null || pageSize.isEmpty()) {
@@ -37,7 +37,9 @@ final class Pages {
 		throw new IllegalArgumentException("Invalid pageSize: " + pageSize + " (must be a positive integer)");
 	}
 
-	/** Checks {@code pageToken}: the handlers' tokens are offsets into the full listing. */
+	/**
+	 * Checks {@code pageToken}: the handlers' tokens are offsets into the full listing.
+	 */
 	static String pageToken(String pageToken) {
 		if (pageToken == null || pageToken.isEmpty()) {
 			return pageToken;

@@ -58,7 +58,10 @@ public class TableController {
 				(token, size) -> CatalogHandlers.listTables(this.catalog, parent, token, size));
 	}
 
-	/** Creates a table, or with {@code stage-create} only returns the metadata a later commit creates. */
+	/**
+	 * Creates a table, or with {@code stage-create} only returns the metadata a later
+	 * commit creates.
+	 */
 	@Idempotent(operation = "createTable")
 	@PostMapping(TABLES)
 	public ResponseEntity<LoadTableResponse> createTable(@PathVariable String namespace,
@@ -79,7 +82,10 @@ public class TableController {
 				SnapshotMode.ALL);
 	}
 
-	/** Loads a table; answers 304 when the client's {@code If-None-Match} names the current metadata. */
+	/**
+	 * Loads a table; answers 304 when the client's {@code If-None-Match} names the
+	 * current metadata.
+	 */
 	@GetMapping(TABLE)
 	public ResponseEntity<LoadTableResponse> loadTable(@PathVariable String namespace, @PathVariable String table,
 			@RequestParam(required = false) String snapshots,
@@ -161,7 +167,9 @@ public class TableController {
 		return ResponseEntity.ok().eTag(etag(response.metadataLocation(), mode)).body(response);
 	}
 
-	/** A strong ETag naming the metadata file and the snapshot mode it was loaded with. */
+	/**
+	 * A strong ETag naming the metadata file and the snapshot mode it was loaded with.
+	 */
 	static String etag(String metadataLocation, SnapshotMode mode) {
 		return "\"" + Fingerprints.sha256Hex(metadataLocation + "\n" + mode.name()).substring(0, 32) + "\"";
 	}

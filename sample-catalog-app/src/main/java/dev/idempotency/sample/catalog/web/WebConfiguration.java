@@ -7,7 +7,10 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class WebConfiguration {
 
-	/** Boot puts converter beans ahead of its defaults: Iceberg's model is (de)serialized by Iceberg's rules. */
+	/**
+	 * Boot puts converter beans ahead of its defaults: Iceberg's model is (de)serialized
+	 * by Iceberg's rules.
+	 */
 	@Bean
 	IcebergMessageConverter icebergMessageConverter() {
 		return new IcebergMessageConverter();

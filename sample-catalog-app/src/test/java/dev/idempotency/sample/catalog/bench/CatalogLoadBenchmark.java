@@ -50,20 +50,22 @@ import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * HTTP load driver: starts the sample catalog on a random port once per idempotency store (the
- * catalog itself always on an in-memory H2 database, so only the store varies), drives it with
- * {@link HttpClient} from N threads, and prints a Markdown table. createNamespace with and without
- * a key: a calibration run of {@code bench.seconds} without a key sets the number of requests,
- * then each side sends exactly that many, alternating AB BA ..., each from an emptied catalog
- * (the catalog's own cost grows with its number of namespaces). createTable first execution and
- * replay: {@code bench.seconds} each.
+ * HTTP load driver: starts the sample catalog on a random port once per idempotency store
+ * (the catalog itself always on an in-memory H2 database, so only the store varies),
+ * drives it with {@link HttpClient} from N threads, and prints a Markdown table.
+ * createNamespace with and without a key: a calibration run of {@code bench.seconds}
+ * without a key sets the number of requests, then each side sends exactly that many,
+ * alternating AB BA ..., each from an emptied catalog (the catalog's own cost grows with
+ * its number of namespaces). createTable first execution and replay:
+ * {@code bench.seconds} each.
  * <p>
  * Run with {@code ./mvnw -B -Pbench -DskipTests verify} (see docs/benchmarks.md). System
- * properties: {@code bench.stores} (memory,h2,postgresql,redis), {@code bench.clients} (1,16),
- * {@code bench.seconds} per measured phase (10), {@code bench.warmup} seconds (5),
- * {@code bench.rounds} alternations of unprotected/protected (2), {@code bench.out} (a Markdown
- * file for the results). Load goes to 127.0.0.1 only. PostgreSQL gets a schema
- * {@code idem_bench_<random>} and Redis a key prefix of the same name; both are removed at the end.
+ * properties: {@code bench.stores} (memory,h2,postgresql,redis), {@code bench.clients}
+ * (1,16), {@code bench.seconds} per measured phase (10), {@code bench.warmup} seconds
+ * (5), {@code bench.rounds} alternations of unprotected/protected (2), {@code bench.out}
+ * (a Markdown file for the results). Load goes to 127.0.0.1 only. PostgreSQL gets a
+ * schema {@code idem_bench_<random>} and Redis a key prefix of the same name; both are
+ * removed at the end.
  */
 public final class CatalogLoadBenchmark {
 
@@ -93,11 +95,16 @@ public final class CatalogLoadBenchmark {
 			: CpuAccounting.unpinned();
 
 	private final List<Integer> clients = Arrays.stream(System.getProperty("bench.clients", "1,16").split(","))
-		.map(String::strip).map(Integer::valueOf).toList();
+		.map(String::strip)
+		.map(Integer::valueOf)
+		.toList();
 
 	private final StringBuilder report = new StringBuilder();
 
-	/** CPU and wall time of the store calls made on request threads (heartbeats excluded: none here). */
+	/**
+	 * CPU and wall time of the store calls made on request threads (heartbeats excluded:
+	 * none here).
+	 */
 	private final StoreCallMeter storeCalls = new StoreCallMeter();
 
 	private URI base;
@@ -117,7 +124,8 @@ public final class CatalogLoadBenchmark {
 
 	private void run() throws Exception {
 		List<String> stores = Arrays.stream(System.getProperty("bench.stores", "memory,h2,postgresql,redis").split(","))
-			.map(String::strip).toList();
+			.map(String::strip)
+			.toList();
 		line("# HTTP benchmark of the sample catalog, " + LocalDateTime.now().withNano(0));
 		line("");
 		line("cores=" + Runtime.getRuntime().availableProcessors() + " jdk=" + System.getProperty("java.version")
@@ -151,9 +159,12 @@ public final class CatalogLoadBenchmark {
 		properties.put("idempotency.store.memory.max-entries", "10000000");
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
-			// A control: the in-memory store, but every call waits as long as a store round trip
-			// would, without using any CPU. What this costs more than "memory" is the cost of
-			// waiting itself (more requests in the catalog at once), not of a store client.
+			// A control: the in-memory store, but every call waits as long as a store
+			// round trip
+			// would, without using any CPU. What this costs more than "memory" is the
+			// cost of
+			// waiting itself (more requests in the catalog at once), not of a store
+			// client.
 			case "memory-wait" -> properties.put("idempotency.store.type", "memory");
 			case "h2" -> {
 				properties.put("idempotency.store.type", "jdbc");
@@ -163,8 +174,10 @@ public final class CatalogLoadBenchmark {
 			case "postgresql", "postgresql-async-commit" -> {
 				pg("CREATE SCHEMA " + name);
 				if (store.equals("postgresql-async-commit")) {
-					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per statement,
-					// at the price of losing the last records on a crash of the database server.
+					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per
+					// statement,
+					// at the price of losing the last records on a crash of the database
+					// server.
 					properties.put("idempotency.store.jdbc.pool.connection-init-sql", "SET synchronous_commit TO off");
 				}
 				properties.put("idempotency.store.type", "jdbc");
@@ -186,8 +199,11 @@ public final class CatalogLoadBenchmark {
 		}
 		line("## Store: " + store + " (load at start: " + load() + ")");
 		line("");
-		// As command-line arguments: they win over the application's own application.yaml.
-		String[] args = properties.entrySet().stream().map((e) -> "--" + e.getKey() + "=" + e.getValue())
+		// As command-line arguments: they win over the application's own
+		// application.yaml.
+		String[] args = properties.entrySet()
+			.stream()
+			.map((e) -> "--" + e.getKey() + "=" + e.getValue())
 			.toArray(String[]::new);
 		SpringApplicationBuilder application = new SpringApplicationBuilder(SampleCatalogApplication.class);
 		long waitNanos = "memory-wait".equals(store) ? Long.getLong("bench.wait.micros", 300) * 1000 : 0;
@@ -198,7 +214,8 @@ public final class CatalogLoadBenchmark {
 			}
 
 			private Object measured(Object bean) {
-				// A subclass proxy, so beans that need the store's own class still get one.
+				// A subclass proxy, so beans that need the store's own class still get
+				// one.
 				ProxyFactory proxy = new ProxyFactory(bean);
 				proxy.setProxyTargetClass(true);
 				proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
@@ -240,9 +257,12 @@ public final class CatalogLoadBenchmark {
 		line("| createNamespace | clients | unprotected req/s | protected req/s | **ratio** | ratio per pair: median [min, max] | p50 ms unprot → prot | p99 ms unprot → prot | app CPU µs/req unprot → prot | in store calls: CPU µs/req (wall ms/req) | store server CPU µs/req unprot → prot | JVM CPU µs/req unprot → prot | errors | load |");
 		line("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 		for (int c : this.clients) {
-			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all namespaces: its cost
-			// grows with their number. So every phase sends the same number of requests from an
-			// emptied catalog, and the sides alternate in pairs AB BA AB ... A pair's ratio compares
+			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all
+			// namespaces: its cost
+			// grows with their number. So every phase sends the same number of requests
+			// from an
+			// emptied catalog, and the sides alternate in pairs AB BA AB ... A pair's
+			// ratio compares
 			// two phases a few seconds apart; the spread over the pairs is the noise.
 			clearNamespaces();
 			int budget = budget(drive(c, Integer.MAX_VALUE, this.seconds, unprotected));
@@ -269,23 +289,27 @@ public final class CatalogLoadBenchmark {
 				on.add(pairOn);
 			}
 			List<Double> sortedRatios = pairRatios.stream().sorted().toList();
-			double median = (sortedRatios.get((sortedRatios.size() - 1) / 2) + sortedRatios.get(sortedRatios.size() / 2)) / 2;
+			double median = (sortedRatios.get((sortedRatios.size() - 1) / 2)
+					+ sortedRatios.get(sortedRatios.size() / 2)) / 2;
 			line(String.format(Locale.ROOT,
 					"| %s | %d | %.0f | %.0f | **%.2f** | %.2f [%.2f, %.2f] | %.2f → %.2f | %.1f → %.1f | %.0f → %.0f | %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %d/%d | %s |",
 					store, c, off.throughput(), on.throughput(), on.throughput() / off.throughput(), median,
 					sortedRatios.get(0), sortedRatios.get(sortedRatios.size() - 1), off.percentile(50),
-					on.percentile(50), off.percentile(99), on.percentile(99), off.micros(CpuAccounting.Usage::appThreadNanos),
-					on.micros(CpuAccounting.Usage::appThreadNanos), on.store[0] / 1e3 / on.requests(),
-					on.store[1] / 1e6 / on.requests(), off.micros(CpuAccounting.Usage::serverNanos),
-					on.micros(CpuAccounting.Usage::serverNanos), off.micros(CpuAccounting.Usage::jvmNanos),
-					on.micros(CpuAccounting.Usage::jvmNanos), off.errors, on.errors, load()));
+					on.percentile(50), off.percentile(99), on.percentile(99),
+					off.micros(CpuAccounting.Usage::appThreadNanos), on.micros(CpuAccounting.Usage::appThreadNanos),
+					on.store[0] / 1e3 / on.requests(), on.store[1] / 1e6 / on.requests(),
+					off.micros(CpuAccounting.Usage::serverNanos), on.micros(CpuAccounting.Usage::serverNanos),
+					off.micros(CpuAccounting.Usage::jvmNanos), on.micros(CpuAccounting.Usage::jvmNanos), off.errors,
+					on.errors, load()));
 		}
 		line("");
 
-		// createTable: first execution (new key, new table) against a replay of a completed key.
+		// createTable: first execution (new key, new table) against a replay of a
+		// completed key.
 		String namespace = "tables_" + this.names.incrementAndGet();
 		send(namespaceRequest(null, namespace));
-		IntFunction<HttpRequest> first = (client) -> tableRequest(namespace, "t" + this.names.incrementAndGet(), newKey());
+		IntFunction<HttpRequest> first = (client) -> tableRequest(namespace, "t" + this.names.incrementAndGet(),
+				newKey());
 		drive(16, Integer.MAX_VALUE, this.warmup, first);
 		line("| createTable | clients | first execution req/s | replay req/s | replay/first | first p50 ms | replay p50 ms | first p99 ms | replay p99 ms | errors | load |");
 		line("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -307,15 +331,19 @@ public final class CatalogLoadBenchmark {
 				firstRun.add(drive(c, Integer.MAX_VALUE, this.seconds, first));
 				replay.add(drive(c, Integer.MAX_VALUE, this.seconds, (client) -> completed.get(client)));
 			}
-			line(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |",
-					store, c, firstRun.throughput(), replay.throughput(), replay.throughput() / firstRun.throughput(),
+			line(String.format(Locale.ROOT,
+					"| %s | %d | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | %d/%d | %s |", store, c,
+					firstRun.throughput(), replay.throughput(), replay.throughput() / firstRun.throughput(),
 					firstRun.percentile(50), replay.percentile(50), firstRun.percentile(99), replay.percentile(99),
 					firstRun.errors, replay.errors, load()));
 		}
 		line("");
 	}
 
-	/** 64 clients send the same request with the same key at once: it must run exactly once. */
+	/**
+	 * 64 clients send the same request with the same key at once: it must run exactly
+	 * once.
+	 */
 	private void oneKeyManyClients(MeterRegistry meters) throws Exception {
 		line("| 64 clients, one key | trial | executions (metric) | answered 200 first | replayed | other | all answered after ms |");
 		line("|---|---|---|---|---|---|---|");
@@ -360,7 +388,10 @@ public final class CatalogLoadBenchmark {
 		line("");
 	}
 
-	/** Reads and key-less writes never reach the store: the store-call timer does not move. */
+	/**
+	 * Reads and key-less writes never reach the store: the store-call timer does not
+	 * move.
+	 */
 	private void unprotectedReads(MeterRegistry meters) throws Exception {
 		String namespace = "reads_" + this.names.incrementAndGet();
 		send(namespaceRequest(null, namespace));
@@ -371,7 +402,8 @@ public final class CatalogLoadBenchmark {
 			send(HttpRequest.newBuilder(this.base.resolve("/v1/namespaces")).GET().build());
 			send(HttpRequest.newBuilder(this.base.resolve("/v1/config")).GET().build());
 			send(HttpRequest.newBuilder(this.base.resolve("/v1/namespaces/" + namespace))
-				.method("HEAD", HttpRequest.BodyPublishers.noBody()).build());
+				.method("HEAD", HttpRequest.BodyPublishers.noBody())
+				.build());
 			requests += 4;
 		}
 		long afterReads = storeCalls(meters);
@@ -388,8 +420,12 @@ public final class CatalogLoadBenchmark {
 	}
 
 	private static double count(MeterRegistry meters, String outcome) {
-		return meters.find("idempotency.requests").tag("outcome", outcome).counters().stream()
-			.mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+		return meters.find("idempotency.requests")
+			.tag("outcome", outcome)
+			.counters()
+			.stream()
+			.mapToDouble(io.micrometer.core.instrument.Counter::count)
+			.sum();
 	}
 
 	private HttpRequest namespaceRequest(String key) {
@@ -397,7 +433,8 @@ public final class CatalogLoadBenchmark {
 	}
 
 	private HttpRequest namespaceRequest(String key, String namespace) {
-		String body = "{\"namespace\":[\"" + namespace + "\"],\"properties\":{\"owner\":\"bench\",\"team\":\"orders\"}}";
+		String body = "{\"namespace\":[\"" + namespace
+				+ "\"],\"properties\":{\"owner\":\"bench\",\"team\":\"orders\"}}";
 		HttpRequest.Builder builder = HttpRequest.newBuilder(this.base.resolve("/v1/namespaces"))
 			.header("Content-Type", "application/json")
 			.POST(HttpRequest.BodyPublishers.ofString(body));
@@ -423,7 +460,10 @@ public final class CatalogLoadBenchmark {
 		this.catalogDb.sql("DELETE FROM iceberg_namespace_properties").update();
 	}
 
-	/** As many requests as the calibration run did: one phase of about {@code bench.seconds}. */
+	/**
+	 * As many requests as the calibration run did: one phase of about
+	 * {@code bench.seconds}.
+	 */
 	private static int budget(Result calibration) {
 		return (int) Math.max(50, calibration.requests());
 	}
@@ -440,7 +480,8 @@ public final class CatalogLoadBenchmark {
 			result.store[i] = storeAfter[i] - storeBefore[i];
 		}
 		if (DETAIL) {
-			StringBuilder detail = new StringBuilder("phase of " + result.requests() + " requests, µs/request cpu (user):");
+			StringBuilder detail = new StringBuilder(
+					"phase of " + result.requests() + " requests, µs/request cpu (user):");
 			this.cpu.appThreadGroups().forEach((group, sums) -> {
 				long[] earlier = groupsBefore.getOrDefault(group, new long[2]);
 				double cpuMicros = (sums[0] - earlier[0]) / 1e3 / result.requests();
@@ -599,7 +640,8 @@ public final class CatalogLoadBenchmark {
 
 	/** A UUIDv7 for now (RFC 9562). */
 	static String newKey() {
-		// Not a secure random: the driver's keys need only be unique, and SecureRandom's lock
+		// Not a secure random: the driver's keys need only be unique, and SecureRandom's
+		// lock
 		// would slow the protected side's clients, not the server.
 		ThreadLocalRandom random = ThreadLocalRandom.current();
 		long millis = System.currentTimeMillis();

@@ -13,21 +13,24 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * Where the CPU of a benchmark phase went, and (optionally) which core each party may use.
+ * Where the CPU of a benchmark phase went, and (optionally) which core each party may
+ * use.
  * <p>
- * Accounting: every thread of this JVM but the load driver's (named {@value #CLIENT_THREAD_PREFIX}…
- * and the {@code HttpClient-}… threads of {@link java.net.http.HttpClient}), which is the
- * application (Tomcat, the starter, Lettuce, the catalog's H2; not GC and JIT, which only the whole
- * process's {@link Usage#jvmNanos} counts, together with the driver), and the store servers'
- * processes ({@code postgres}, {@code redis-server}) read from {@code /proc}. A thread that ends
- * during a phase (a Hikari adder, a trimmed Tomcat worker) takes its count with it, so the
- * application figure is a lower bound. The driver's own threads are not counted apart for the
- * same reason: the HTTP client's worker threads come and go.
+ * Accounting: every thread of this JVM but the load driver's (named
+ * {@value #CLIENT_THREAD_PREFIX}… and the {@code HttpClient-}… threads of
+ * {@link java.net.http.HttpClient}), which is the application (Tomcat, the starter,
+ * Lettuce, the catalog's H2; not GC and JIT, which only the whole process's
+ * {@link Usage#jvmNanos} counts, together with the driver), and the store servers'
+ * processes ({@code postgres}, {@code redis-server}) read from {@code /proc}. A thread
+ * that ends during a phase (a Hikari adder, a trimmed Tomcat worker) takes its count with
+ * it, so the application figure is a lower bound. The driver's own threads are not
+ * counted apart for the same reason: the HTTP client's worker threads come and go.
  * <p>
- * Pinning ({@code bench.pin=true}): the application's threads get one core, the load driver's
- * threads and the store servers the other, so the store and the clients stand in for other
- * machines, as in production, and the application's core is the only one the comparison is about.
- * The servers' previous CPU masks are put back by {@link #close()} (and by a shutdown hook).
+ * Pinning ({@code bench.pin=true}): the application's threads get one core, the load
+ * driver's threads and the store servers the other, so the store and the clients stand in
+ * for other machines, as in production, and the application's core is the only one the
+ * comparison is about. The servers' previous CPU masks are put back by {@link #close()}
+ * (and by a shutdown hook).
  */
 final class CpuAccounting implements AutoCloseable {
 
@@ -60,7 +63,10 @@ final class CpuAccounting implements AutoCloseable {
 		return new CpuAccounting(null, null);
 	}
 
-	/** Accounting, and this JVM on {@code appCpus}, the driver's threads and the servers on {@code otherCpus}. */
+	/**
+	 * Accounting, and this JVM on {@code appCpus}, the driver's threads and the servers
+	 * on {@code otherCpus}.
+	 */
 	static CpuAccounting pinned(String appCpus, String otherCpus) {
 		CpuAccounting accounting = new CpuAccounting(appCpus, otherCpus);
 		Runtime.getRuntime().addShutdownHook(accounting.restoreHook);
@@ -90,7 +96,10 @@ final class CpuAccounting implements AutoCloseable {
 				+ this.serverMasks.size() + " processes) on CPU " + this.otherCpus : "not pinned";
 	}
 
-	/** Moves the load driver's threads that exist now to the other core(s); a no-op when not pinned. */
+	/**
+	 * Moves the load driver's threads that exist now to the other core(s); a no-op when
+	 * not pinned.
+	 */
 	void pinDriverThreads() {
 		if (!isPinned()) {
 			return;
@@ -108,14 +117,18 @@ final class CpuAccounting implements AutoCloseable {
 		}
 	}
 
-	/** CPU and user-mode CPU nanoseconds of the application's threads, by thread name without digits. */
+	/**
+	 * CPU and user-mode CPU nanoseconds of the application's threads, by thread name
+	 * without digits.
+	 */
 	Map<String, long[]> appThreadGroups() {
 		Map<String, long[]> groups = new java.util.TreeMap<>();
 		for (long id : this.threads.getAllThreadIds()) {
 			java.lang.management.ThreadInfo info = this.threads.getThreadInfo(id);
 			long cpu = this.threads.getThreadCpuTime(id);
 			long user = this.threads.getThreadUserTime(id);
-			if (info == null || cpu < 0 || isDriverThread(info.getThreadName()) || "main".equals(info.getThreadName())) {
+			if (info == null || cpu < 0 || isDriverThread(info.getThreadName())
+					|| "main".equals(info.getThreadName())) {
 				continue;
 			}
 			long[] sums = groups.computeIfAbsent(info.getThreadName().replaceAll("[0-9]+", "N"), (k) -> new long[2]);
@@ -154,7 +167,8 @@ final class CpuAccounting implements AutoCloseable {
 	}
 
 	private synchronized void restoreServers() {
-		// Processes forked while pinned (new backends) inherited the pin: give every server process
+		// Processes forked while pinned (new backends) inherited the pin: give every
+		// server process
 		// the mask its first process had before.
 		String mask = this.serverMasks.values().stream().findFirst().orElse(null);
 		if (mask == null) {
@@ -202,7 +216,10 @@ final class CpuAccounting implements AutoCloseable {
 		return pids;
 	}
 
-	/** utime + stime of every store server process alive now (processes that ended are not counted). */
+	/**
+	 * utime + stime of every store server process alive now (processes that ended are not
+	 * counted).
+	 */
 	private static long serverCpuNanos() {
 		long ticks = 0;
 		for (long pid : serverPids()) {
@@ -210,7 +227,8 @@ final class CpuAccounting implements AutoCloseable {
 			if (stat == null) {
 				continue;
 			}
-			// Fields after the command name, which is in parentheses: state is field 3, utime 14, stime 15.
+			// Fields after the command name, which is in parentheses: state is field 3,
+			// utime 14, stime 15.
 			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
 			ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
 		}

@@ -6,10 +6,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Adds up, over the store calls made on request threads (Tomcat's {@code http-nio-…}; not the
- * purge scheduler or the heartbeat sweep), the calling thread's CPU time and the wall time inside
- * the call: what a protected request spends in its store client, apart from the rest of the
- * request. Optionally waits (parked, no CPU) before each call: the "memory-wait" control.
+ * Adds up, over the store calls made on request threads (Tomcat's {@code http-nio-…}; not
+ * the purge scheduler or the heartbeat sweep), the calling thread's CPU time and the wall
+ * time inside the call: what a protected request spends in its store client, apart from
+ * the rest of the request. Optionally waits (parked, no CPU) before each call: the
+ * "memory-wait" control.
  */
 final class StoreCallMeter {
 

@@ -22,16 +22,17 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The catalog on PostgreSQL survives a cut of its database connections: once the database is
- * reachable again, requests succeed again (the catalog borrows a checked connection from the pool
- * per call instead of keeping one that the cut broke for good).
+ * The catalog on PostgreSQL survives a cut of its database connections: once the database
+ * is reachable again, requests succeed again (the catalog borrows a checked connection
+ * from the pool per call instead of keeping one that the cut broke for good).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class CatalogDatabaseCutTests {
 
 	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
-	private static final String DATABASE = "catalog_cut_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+	private static final String DATABASE = "catalog_cut_"
+			+ UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
 	private static FaultyTcpProxy databaseLink;
 
@@ -42,7 +43,8 @@ class CatalogDatabaseCutTests {
 	static void catalogOnPostgres(DynamicPropertyRegistry registry) throws SQLException, IOException {
 		execute("CREATE DATABASE " + DATABASE);
 		databaseLink = new FaultyTcpProxy(5432, 0, 0, 1);
-		registry.add("spring.datasource.url", () -> "jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + DATABASE);
+		registry.add("spring.datasource.url",
+				() -> "jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + DATABASE);
 		registry.add("spring.datasource.username", () -> "postgres");
 		registry.add("spring.datasource.password", () -> "");
 		registry.add("catalog.warehouse", () -> {
@@ -65,7 +67,8 @@ class CatalogDatabaseCutTests {
 	void afterADatabaseCutTheCatalogAnswersAgain() throws Exception {
 		assertThat(createNamespace("before_cut")).isEqualTo(200);
 
-		// The cut falls on connections in use: requests keep coming from several threads meanwhile.
+		// The cut falls on connections in use: requests keep coming from several threads
+		// meanwhile.
 		AtomicBoolean busy = new AtomicBoolean(true);
 		List<Thread> threads = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {

@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
 
 /**
- * One node of the sample catalog in a JVM of its own (the test's class path), so that it can be
- * killed with SIGKILL and started again on the same port.
+ * One node of the sample catalog in a JVM of its own (the test's class path), so that it
+ * can be killed with SIGKILL and started again on the same port.
  */
 final class CatalogNode implements AutoCloseable {
 
@@ -59,7 +59,8 @@ final class CatalogNode implements AutoCloseable {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
 		while (System.nanoTime() < deadline) {
 			if (!this.process.isAlive()) {
-				throw new IllegalStateException(this.name + " exited with " + this.process.exitValue() + "; see " + this.log);
+				throw new IllegalStateException(
+						this.name + " exited with " + this.process.exitValue() + "; see " + this.log);
 			}
 			try {
 				if (RawHttp.exchange(this.port, "GET", "/v1/config", null, null).status() == 200) {
@@ -74,7 +75,10 @@ final class CatalogNode implements AutoCloseable {
 		throw new IllegalStateException(this.name + " did not answer within 90 s; see " + this.log);
 	}
 
-	/** SIGKILL: no shutdown hook, no graceful stop, in-flight requests die with the process. */
+	/**
+	 * SIGKILL: no shutdown hook, no graceful stop, in-flight requests die with the
+	 * process.
+	 */
 	void kill() throws InterruptedException {
 		Process running = this.process;
 		if (running != null) {

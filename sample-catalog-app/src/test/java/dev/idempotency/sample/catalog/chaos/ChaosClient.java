@@ -12,10 +12,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
- * One client of the chaos run: it works in a namespace of its own, so what the catalog must hold
- * afterwards follows from what this client was told. Each operation gets a fresh UUIDv7 key and is
- * retried with that same key, as Iceberg's client does, on an I/O error or a 5xx (honouring
- * {@code Retry-After}), on either node, until it gets a final answer.
+ * One client of the chaos run: it works in a namespace of its own, so what the catalog
+ * must hold afterwards follows from what this client was told. Each operation gets a
+ * fresh UUIDv7 key and is retried with that same key, as Iceberg's client does, on an I/O
+ * error or a 5xx (honouring {@code Retry-After}), on either node, until it gets a final
+ * answer.
  */
 final class ChaosClient implements Runnable {
 
@@ -34,10 +35,15 @@ final class ChaosClient implements Runnable {
 
 	private final long answerDeadlineMillis;
 
-	/** When the run started: the attempt trails of wrong answers give times since then. */
+	/**
+	 * When the run started: the attempt trails of wrong answers give times since then.
+	 */
 	private final long originMillis;
 
-	/** Tables this client was told exist, by name, with the appends it was told were committed. */
+	/**
+	 * Tables this client was told exist, by name, with the appends it was told were
+	 * committed.
+	 */
 	final Map<String, TableState> tables = new LinkedHashMap<>();
 
 	final List<String> wrongAnswers = new ArrayList<>();
@@ -131,7 +137,8 @@ final class ChaosClient implements Runnable {
 			this.tables.put(table, next);
 		}
 		else {
-			// Told it failed: it may still have taken effect (once) before the answer went wrong.
+			// Told it failed: it may still have taken effect (once) before the answer
+			// went wrong.
 			state.unacknowledgedAppends++;
 			resync(table);
 		}
@@ -169,8 +176,8 @@ final class ChaosClient implements Runnable {
 	}
 
 	/**
-	 * After a wrong or missing answer, carries on from what the catalog holds (the wrong answer is
-	 * already counted); appends already acknowledged for the table are kept.
+	 * After a wrong or missing answer, carries on from what the catalog holds (the wrong
+	 * answer is already counted); appends already acknowledged for the table are kept.
 	 */
 	private void resync(String table) {
 		TableState known = this.tables.remove(table);
@@ -190,13 +197,12 @@ final class ChaosClient implements Runnable {
 	}
 
 	/**
-	 * Sends the request until a final answer: the parsed body of the expected status (an empty
-	 * object for 204), or {@code null} after a wrong final answer or none within the deadline. A
-	 * wrong answer is reported with the trail of its attempts: when, through which node's entry,
-	 * and what came back.
+	 * Sends the request until a final answer: the parsed body of the expected status (an
+	 * empty object for 204), or {@code null} after a wrong final answer or none within
+	 * the deadline. A wrong answer is reported with the trail of its attempts: when,
+	 * through which node's entry, and what came back.
 	 */
-	private JsonNode call(String operation, String method, String path, String body, int expected,
-			int... alsoFinal) {
+	private JsonNode call(String operation, String method, String path, String body, int expected, int... alsoFinal) {
 		String key = "GET".equals(method) ? null : uuid7();
 		long deadline = System.currentTimeMillis() + this.answerDeadlineMillis;
 		StringBuilder trail = new StringBuilder();
@@ -231,9 +237,9 @@ final class ChaosClient implements Runnable {
 			if (answer.replayed()) {
 				this.replays++;
 			}
-			this.history.set(entryIndex, this.history.get(entryIndex) + " -> " + answer.status()
-					+ (answer.replayed() ? " replayed" : "") + " after " + (trail.toString().split("\n").length - 1)
-					+ " attempts");
+			this.history.set(entryIndex,
+					this.history.get(entryIndex) + " -> " + answer.status() + (answer.replayed() ? " replayed" : "")
+							+ " after " + (trail.toString().split("\n").length - 1) + " attempts");
 			if (answer.status() == expected) {
 				if (answer.body().isEmpty()) {
 					return JSON.createObjectNode();
@@ -242,9 +248,9 @@ final class ChaosClient implements Runnable {
 					return JSON.readTree(answer.body());
 				}
 				catch (IOException ex) {
-					this.invalidBodies.add(operation + " key=" + key + ": " + answer.status()
-							+ (answer.replayed() ? " replayed" : "") + " with a body that is not JSON ("
-							+ answer.body().length() + " chars)");
+					this.invalidBodies
+						.add(operation + " key=" + key + ": " + answer.status() + (answer.replayed() ? " replayed" : "")
+								+ " with a body that is not JSON (" + answer.body().length() + " chars)");
 					return null;
 				}
 			}
@@ -293,7 +299,10 @@ final class ChaosClient implements Runnable {
 
 		int acknowledgedAppends;
 
-		/** Appends answered as failed (or not at all): each may have taken effect at most once. */
+		/**
+		 * Appends answered as failed (or not at all): each may have taken effect at most
+		 * once.
+		 */
 		int unacknowledgedAppends;
 
 		static TableState of(JsonNode metadata) {

@@ -34,22 +34,23 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Everything going wrong at once, then a check that every effect happened exactly once.
  * <p>
- * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the run,
- * dropped after it) for the catalog, through a proxy that cuts the database off now and then.
- * The idempotency records are in that database too, or in a Redis Cluster of the run's own whose
- * primaries are killed and paused ({@link ChaosStore}). Each node sits behind a proxy that loses
- * random responses and cuts others off mid-way. A monkey SIGKILLs a random node (and starts it
- * again). Clients issue keyed operations on their own namespaces (create table, append a snapshot
- * with Iceberg's optimistic requirement, rename, drop), each retried with its key on I/O errors
- * and 5xx on either node until it is answered. Afterwards the catalog must hold exactly what the
- * clients were told.
+ * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the
+ * run, dropped after it) for the catalog, through a proxy that cuts the database off now
+ * and then. The idempotency records are in that database too, or in a Redis Cluster of
+ * the run's own whose primaries are killed and paused ({@link ChaosStore}). Each node
+ * sits behind a proxy that loses random responses and cuts others off mid-way. A monkey
+ * SIGKILLs a random node (and starts it again). Clients issue keyed operations on their
+ * own namespaces (create table, append a snapshot with Iceberg's optimistic requirement,
+ * rename, drop), each retried with its key on I/O errors and 5xx on either node until it
+ * is answered. Afterwards the catalog must hold exactly what the clients were told.
  * <p>
  * Short by default (part of the test suite, once per store); a long run of one store:
  * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=redis-cluster -Dchaos.operations=3000}.
- * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}), {@code chaos.operations},
- * {@code chaos.clients}, {@code chaos.seed}, {@code chaos.lose-rate}, {@code chaos.cut-rate},
- * {@code chaos.replicas-to-ack}; the figures go to standard output and to
- * {@code target/chaos/report-<store>-<seed>.txt}; each client's calls and their answers to
+ * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}),
+ * {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
+ * {@code chaos.lose-rate}, {@code chaos.cut-rate}, {@code chaos.replicas-to-ack}; the
+ * figures go to standard output and to {@code target/chaos/report-<store>-<seed>.txt};
+ * each client's calls and their answers to
  * {@code target/chaos/<run>/history-<client>.txt}.
  */
 class ChaosRunTests {
@@ -74,7 +75,8 @@ class ChaosRunTests {
 		String runName = "chaos_" + ((store == ChaosStore.POSTGRESQL) ? "pg" : "rc") + "_"
 				+ Long.toHexString(seed & 0xFFFFFFFFFFL);
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
-		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in every schema.
+		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in
+		// every schema.
 		execute("CREATE DATABASE " + runName);
 		List<CatalogNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
@@ -90,11 +92,13 @@ class ChaosRunTests {
 					"--spring.datasource.username=postgres", "--spring.datasource.password=",
 					"--spring.datasource.hikari.maximum-pool-size=6",
 					"--spring.datasource.hikari.connection-timeout=3000",
-					// A node started during a database cut waits for the database instead of exiting.
+					// A node started during a database cut waits for the database instead
+					// of exiting.
 					"--spring.datasource.hikari.initialization-fail-timeout=20000",
 					"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
 					"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
-					// INFO for the starter: a takeover after a lease ran out is logged at INFO.
+					// INFO for the starter: a takeover after a lease ran out is logged at
+					// INFO.
 					"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
 			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
@@ -189,8 +193,8 @@ class ChaosRunTests {
 						.formatted(lost, cut, kills.get(), databaseCuts.get(),
 								records.hasOwnFaults() ? "the catalog" : "the catalog and the records",
 								databaseLink.refusedConnections.get(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
-					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts, done,
-							attempts - done, replays),
+					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts,
+							done, attempts - done, replays),
 					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d %s"
 						.formatted(wrong.size(), causes),
 					"unanswered: %d; bodies that are not JSON: %d".formatted(unanswered.size(), invalid.size()),
@@ -200,14 +204,19 @@ class ChaosRunTests {
 					+ "\n";
 			StringBuilder details = new StringBuilder(report);
 			logLinesOfWrong.forEach((line, logLines) -> {
-				details.append("re-executed (").append(ReExecutionCause.of(line, logLines)).append("): ").append(line).append('\n');
+				details.append("re-executed (")
+					.append(ReExecutionCause.of(line, logLines))
+					.append("): ")
+					.append(line)
+					.append('\n');
 				logLines.forEach(log -> details.append("    ").append(log).append('\n'));
 			});
 			unanswered.forEach(line -> details.append("unanswered: ").append(line).append('\n'));
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
 			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
-			monkeyFailures.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
+			monkeyFailures
+				.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
 			details.append("timeline of the faults other than lost and cut responses:\n");
 			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
 			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + seed + ".txt"), details);
@@ -221,8 +230,10 @@ class ChaosRunTests {
 			assertThat(invalid).as("answers whose body is not what the handler produced").isEmpty();
 			assertThat(verdict.missing).as("acknowledged operations missing from the catalog").isEmpty();
 			assertThat(verdict.unexpected).as("effects no client was told of (duplicates)").isEmpty();
-			// A re-execution is answered from the catalog's own state (409 AlreadyExists, 404, 409
-			// CommitFailed) and never applies twice; how often it happens is the figure reported above.
+			// A re-execution is answered from the catalog's own state (409 AlreadyExists,
+			// 404, 409
+			// CommitFailed) and never applies twice; how often it happens is the figure
+			// reported above.
 			assertThat(wrong).as("answers other than a re-execution's").allMatch(ChaosRunTests::isReExecution);
 			assertThat(done).isEqualTo(clientCount * (operations / clientCount));
 		}
@@ -238,30 +249,42 @@ class ChaosRunTests {
 	}
 
 	/**
-	 * Why an operation ran a second time, read from its attempt trail and the nodes' log lines of
-	 * its key. A guide for the report, not a proof: the trail and the timeline are printed with it.
+	 * Why an operation ran a second time, read from its attempt trail and the nodes' log
+	 * lines of its key. A guide for the report, not a proof: the trail and the timeline
+	 * are printed with it.
 	 */
 	enum ReExecutionCause {
 
-		/** The owner could not write the record's completion: it stayed in progress, and was taken over after its lease. */
+		/**
+		 * The owner could not write the record's completion: it stayed in progress, and
+		 * was taken over after its lease.
+		 */
 		STORE_FAILED_AT_COMPLETION,
 
-		/** The owner went away before completing (its node killed, or its lease lost), and another request took the key over. */
+		/**
+		 * The owner went away before completing (its node killed, or its lease lost), and
+		 * another request took the key over.
+		 */
 		OWNER_GONE_BEFORE_COMPLETION,
 
 		/**
-		 * A single attempt: inside one request, the catalog's JDBC client ran a statement again on a
-		 * new connection after the database cut the first one, whose commit had been applied.
+		 * A single attempt: inside one request, the catalog's JDBC client ran a statement
+		 * again on a new connection after the database cut the first one, whose commit
+		 * had been applied.
 		 */
 		CATALOG_STATEMENT_RETRIED,
 
 		/**
-		 * The catalog answered 500 although its commit had been applied (the commit's acknowledgement
-		 * was lost, or a read after it failed): the 500 released the key, and a retry ran again.
+		 * The catalog answered 500 although its commit had been applied (the commit's
+		 * acknowledgement was lost, or a read after it failed): the 500 released the key,
+		 * and a retry ran again.
 		 */
 		CATALOG_ERROR_AFTER_COMMIT,
 
-		/** None of the above: no takeover, no store error, no catalog error (a record lost?). */
+		/**
+		 * None of the above: no takeover, no store error, no catalog error (a record
+		 * lost?).
+		 */
 		UNEXPLAINED;
 
 		static ReExecutionCause of(String reported, List<String> logLines) {
@@ -283,15 +306,20 @@ class ChaosRunTests {
 
 	}
 
-	/** The nodes' log lines that name the key of a reported operation ({@code key=<key>:}). */
+	/**
+	 * The nodes' log lines that name the key of a reported operation
+	 * ({@code key=<key>:}).
+	 */
 	private static List<String> nodeLogLinesOf(String reported, List<CatalogNode> nodes, Path runDirectory)
 			throws IOException {
 		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
 		List<String> lines = new ArrayList<>();
 		if (key.find()) {
 			for (CatalogNode node : nodes) {
-				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"), StandardCharsets.ISO_8859_1)) {
-					log.filter(line -> line.contains(key.group(1))).forEach(line -> lines.add(node.name() + ": " + line));
+				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
+						StandardCharsets.ISO_8859_1)) {
+					log.filter(line -> line.contains(key.group(1)))
+						.forEach(line -> lines.add(node.name() + ": " + line));
 				}
 			}
 		}
@@ -308,8 +336,8 @@ class ChaosRunTests {
 	}
 
 	/**
-	 * Starts a killed node again, as an orchestrator would: a start that falls into a store cut
-	 * fails (the schema check cannot reach the database) and is tried again.
+	 * Starts a killed node again, as an orchestrator would: a start that falls into a
+	 * store cut fails (the schema check cannot reach the database) and is tried again.
 	 */
 	private static void restart(CatalogNode node) throws InterruptedException, IOException {
 		for (int attempt = 1;; attempt++) {
@@ -327,8 +355,8 @@ class ChaosRunTests {
 
 	/** The answer a second run of the client's own operation gets from the catalog. */
 	private static boolean isReExecution(String wrongAnswer) {
-		return wrongAnswer.contains("told 409") && (wrongAnswer.contains("AlreadyExistsException")
-				|| wrongAnswer.contains("CommitFailedException"))
+		return wrongAnswer.contains("told 409")
+				&& (wrongAnswer.contains("AlreadyExistsException") || wrongAnswer.contains("CommitFailedException"))
 				|| wrongAnswer.contains("told 404") && wrongAnswer.contains("NoSuchTableException");
 	}
 
@@ -356,7 +384,9 @@ class ChaosRunTests {
 
 	}
 
-	/** Compares the catalog, read from one node directly, with what the clients were told. */
+	/**
+	 * Compares the catalog, read from one node directly, with what the clients were told.
+	 */
 	private static Verdict verify(int port, List<ChaosClient> clients) throws IOException, InterruptedException {
 		Verdict verdict = new Verdict();
 		Set<String> expectedNamespaces = new TreeSet<>();
@@ -386,8 +416,7 @@ class ChaosRunTests {
 					verdict.unexpected.add(client.namespace() + "." + table + " (no client was told it exists)");
 					continue;
 				}
-				int snapshots = get(port, "/v1/namespaces/" + client.namespace() + "/tables/" + table)
-					.path("metadata")
+				int snapshots = get(port, "/v1/namespaces/" + client.namespace() + "/tables/" + table).path("metadata")
 					.path("snapshots")
 					.size();
 				verdict.snapshots += snapshots;
@@ -406,7 +435,10 @@ class ChaosRunTests {
 		return verdict;
 	}
 
-	/** A read for the check, tried again while a pooled connection broken by the last cut is replaced. */
+	/**
+	 * A read for the check, tried again while a pooled connection broken by the last cut
+	 * is replaced.
+	 */
 	private static JsonNode get(int port, String path) throws IOException, InterruptedException {
 		RawHttp.Answer answer = null;
 		for (int attempt = 0; attempt < 20; attempt++) {
@@ -436,7 +468,10 @@ class ChaosRunTests {
 
 		int snapshots;
 
-		/** Appends that took effect although their client was answered that they had failed. */
+		/**
+		 * Appends that took effect although their client was answered that they had
+		 * failed.
+		 */
 		int appliedButToldFailed;
 
 	}

@@ -11,19 +11,24 @@ import java.util.stream.Collectors;
 import dev.idempotency.store.redis.RedisCluster;
 
 /**
- * Where a chaos run keeps its idempotency records, and the faults it puts on them besides the
- * database cuts every run has. The catalog is always on the run's own PostgreSQL database.
- * {@code -Dchaos.store=postgresql} or {@code redis-cluster} picks one; both run by default.
+ * Where a chaos run keeps its idempotency records, and the faults it puts on them besides
+ * the database cuts every run has. The catalog is always on the run's own PostgreSQL
+ * database. {@code -Dchaos.store=postgresql} or {@code redis-cluster} picks one; both run
+ * by default.
  */
 enum ChaosStore {
 
-	/** The records beside the catalog, in the same database: the database cuts are the store's faults. */
+	/**
+	 * The records beside the catalog, in the same database: the database cuts are the
+	 * store's faults.
+	 */
 	POSTGRESQL("postgresql"),
 
 	/**
-	 * The records in a Redis Cluster of the run's own (three primaries, three replicas): primaries
-	 * are killed (a replica takes over; the killed one is started again and rejoins as a replica)
-	 * and paused (SIGSTOP for about a second, less than the cluster's node timeout).
+	 * The records in a Redis Cluster of the run's own (three primaries, three replicas):
+	 * primaries are killed (a replica takes over; the killed one is started again and
+	 * rejoins as a replica) and paused (SIGSTOP for about a second, less than the
+	 * cluster's node timeout).
 	 */
 	REDIS_CLUSTER("redis-cluster");
 
@@ -69,7 +74,9 @@ enum ChaosStore {
 	/** What a fault-injecting thread needs of the run. */
 	interface Run {
 
-		/** Sleeps, cut short when the run ends, and says whether the run is still going. */
+		/**
+		 * Sleeps, cut short when the run ends, and says whether the run is still going.
+		 */
 		boolean sleep(long millis) throws InterruptedException;
 
 		/** Notes a fault in the run's timeline. */
@@ -86,10 +93,15 @@ enum ChaosStore {
 		/** The node's settings for the store. */
 		List<String> nodeArguments();
 
-		/** Whether {@link #injectFault} does anything: the database cuts may be the store's faults. */
+		/**
+		 * Whether {@link #injectFault} does anything: the database cuts may be the
+		 * store's faults.
+		 */
 		boolean hasOwnFaults();
 
-		/** One fault on the store, with its pause before; it leaves the store whole again. */
+		/**
+		 * One fault on the store, with its pause before; it leaves the store whole again.
+		 */
 		void injectFault(Run run) throws Exception;
 
 		/** The faults injected, for the report; empty when none of its own. */
@@ -179,9 +191,9 @@ enum ChaosStore {
 		}
 
 		/**
-		 * Kills a primary or pauses it. Before each fault every primary has a replica in sync: a
-		 * primary killed without one would come back empty (no persistence), which is a lost data
-		 * set, not a failover.
+		 * Kills a primary or pauses it. Before each fault every primary has a replica in
+		 * sync: a primary killed without one would come back empty (no persistence),
+		 * which is a lost data set, not a failover.
 		 */
 		@Override
 		public void injectFault(Run run) throws InterruptedException {

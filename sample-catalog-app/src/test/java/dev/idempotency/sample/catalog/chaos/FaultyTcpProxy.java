@@ -15,12 +15,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP proxy on 127.0.0.1 that puts faults on connections, as a network or a load balancer
- * does. Per connection it either relays, or <em>loses the response</em> (the request reaches the
- * server, which runs it; the client's connection is reset when the answer would come), or
- * <em>cuts the response</em> (a random first part of the answer reaches the client, then the
- * connection is reset). {@link #cut(long)} resets every connection and refuses new ones for a
- * while: a store (or network) outage.
+ * A TCP proxy on 127.0.0.1 that puts faults on connections, as a network or a load
+ * balancer does. Per connection it either relays, or <em>loses the response</em> (the
+ * request reaches the server, which runs it; the client's connection is reset when the
+ * answer would come), or <em>cuts the response</em> (a random first part of the answer
+ * reaches the client, then the connection is reset). {@link #cut(long)} resets every
+ * connection and refuses new ones for a while: a store (or network) outage.
  */
 final class FaultyTcpProxy implements AutoCloseable {
 
@@ -126,7 +126,8 @@ final class FaultyTcpProxy implements AutoCloseable {
 			switch (fault) {
 				case NONE -> pump(upstream, client, Long.MAX_VALUE, false);
 				case LOSE_RESPONSE -> {
-					// The server ran the request; its whole answer is swallowed, then the client is reset.
+					// The server ran the request; its whole answer is swallowed, then the
+					// client is reset.
 					upstream.getInputStream().transferTo(OutputStream.nullOutputStream());
 					this.lostResponses.incrementAndGet();
 				}
@@ -148,7 +149,10 @@ final class FaultyTcpProxy implements AutoCloseable {
 		}
 	}
 
-	/** Copies from one socket to the other, at most {@code limit} bytes; true if the limit stopped it. */
+	/**
+	 * Copies from one socket to the other, at most {@code limit} bytes; true if the limit
+	 * stopped it.
+	 */
 	private boolean pump(Socket from, Socket to, long limit, boolean stopAtLimit) {
 		try {
 			InputStream in = from.getInputStream();

@@ -12,10 +12,10 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A minimal HTTP/1.1 client: one connection per request ({@code Connection: close}), so that a
- * fault the proxy puts on a connection hits exactly one request. A response that ends before its
- * declared length, or a chunked body without its last chunk, is an {@link IOException}, as it is
- * for any real client.
+ * A minimal HTTP/1.1 client: one connection per request ({@code Connection: close}), so
+ * that a fault the proxy puts on a connection hits exactly one request. A response that
+ * ends before its declared length, or a chunked body without its last chunk, is an
+ * {@link IOException}, as it is for any real client.
  */
 final class RawHttp {
 
@@ -61,7 +61,8 @@ final class RawHttp {
 		Map<String, String> headers = new LinkedHashMap<>();
 		for (int i = 1; i < lines.length; i++) {
 			int colon = lines[i].indexOf(':');
-			headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
+			headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+					lines[i].substring(colon + 1).trim());
 		}
 		byte[] rest = java.util.Arrays.copyOfRange(all, end + 4, all.length);
 		byte[] body;

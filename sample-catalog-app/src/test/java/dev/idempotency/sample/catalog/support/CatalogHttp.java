@@ -10,7 +10,10 @@ import java.net.http.HttpResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-/** Plain HTTP calls to the catalog, for what the Iceberg client hides (statuses, headers, bodies). */
+/**
+ * Plain HTTP calls to the catalog, for what the Iceberg client hides (statuses, headers,
+ * bodies).
+ */
 public final class CatalogHttp {
 
 	private static final ObjectMapper JSON = new ObjectMapper();

@@ -24,10 +24,11 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 /**
- * An HTTP proxy on 127.0.0.1 between an Iceberg client and the catalog that records every exchange
- * and, when told to, loses responses: the first attempt of each mutation is forwarded to the
- * catalog (which runs it), but the client gets {@code 502 Bad Gateway} instead of the catalog's
- * answer, as when a load balancer or the network drops a response.
+ * An HTTP proxy on 127.0.0.1 between an Iceberg client and the catalog that records every
+ * exchange and, when told to, loses responses: the first attempt of each mutation is
+ * forwarded to the catalog (which runs it), but the client gets {@code 502 Bad Gateway}
+ * instead of the catalog's answer, as when a load balancer or the network drops a
+ * response.
  */
 public final class CatalogProxy implements AutoCloseable {
 
@@ -118,7 +119,8 @@ public final class CatalogProxy implements AutoCloseable {
 			}
 
 			boolean mutation = Exchange.isMutation(method, exchange.getRequestURI().getPath());
-			// A keyed retry carries the same key; an unkeyed one repeats method, path and body.
+			// A keyed retry carries the same key; an unkeyed one repeats method, path and
+			// body.
 			String attempt = (key != null) ? key : method + " " + pathAndQuery + " " + sha256(body);
 			boolean lost = this.loseFirstResponses && mutation && this.attempted.add(attempt);
 			this.exchanges.add(new Exchange(method, exchange.getRequestURI().getPath(), key,

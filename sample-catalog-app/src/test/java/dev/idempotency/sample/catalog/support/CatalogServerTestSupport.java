@@ -21,8 +21,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * Runs the catalog on a random port, on an in-memory H2 database and a temporary warehouse
- * directory of its own (removed when the JVM exits).
+ * Runs the catalog on a random port, on an in-memory H2 database and a temporary
+ * warehouse directory of its own (removed when the JVM exits).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 public abstract class CatalogServerTestSupport {
@@ -43,7 +43,10 @@ public abstract class CatalogServerTestSupport {
 		return URI.create("http://127.0.0.1:" + this.port);
 	}
 
-	/** Iceberg's own REST client, unmodified, writing manifests through the same local file system. */
+	/**
+	 * Iceberg's own REST client, unmodified, writing manifests through the same local
+	 * file system.
+	 */
 	protected static RESTCatalog connect(URI uri) {
 		return connect(uri, Map.of());
 	}

@@ -39,7 +39,10 @@ public final class IcebergFixtures {
 		return ((BaseTable) table).operations().current();
 	}
 
-	/** Stages an append client-side (manifests written, nothing committed) as one table's part of a transaction. */
+	/**
+	 * Stages an append client-side (manifests written, nothing committed) as one table's
+	 * part of a transaction.
+	 */
 	public static TableCommit appendInTransaction(Catalog client, TableIdentifier identifier) {
 		Table table = client.loadTable(identifier);
 		Transaction transaction = table.newTransaction();

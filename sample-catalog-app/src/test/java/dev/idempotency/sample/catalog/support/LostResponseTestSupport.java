@@ -5,9 +5,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * An unmodified Iceberg client behind a proxy that lets the first attempt of each keyed mutation
- * reach the catalog and loses its response, and a second client straight to the catalog that
- * checks what really happened.
+ * An unmodified Iceberg client behind a proxy that lets the first attempt of each keyed
+ * mutation reach the catalog and loses its response, and a second client straight to the
+ * catalog that checks what really happened.
  */
 public abstract class LostResponseTestSupport extends CatalogServerTestSupport {
 

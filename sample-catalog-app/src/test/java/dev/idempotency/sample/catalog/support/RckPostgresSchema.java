@@ -5,9 +5,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * Creates or drops the PostgreSQL schema that one compatibility-kit run keeps its idempotency
- * records in (the {@code rck} Maven profile calls it before the app starts and after the kit
- * ran), so that runs sharing the server never see each other's records.
+ * Creates or drops the PostgreSQL schema that one compatibility-kit run keeps its
+ * idempotency records in (the {@code rck} Maven profile calls it before the app starts
+ * and after the kit ran), so that runs sharing the server never see each other's records.
  * <p>
  * Usage: {@code RckPostgresSchema create|drop <schema>}.
  */
@@ -29,7 +29,8 @@ public final class RckPostgresSchema {
 		};
 		java.util.Properties user = new java.util.Properties();
 		user.setProperty("user", "postgres");
-		// The driver directly, not DriverManager: Maven runs each call in a class loader of its own,
+		// The driver directly, not DriverManager: Maven runs each call in a class loader
+		// of its own,
 		// and DriverManager refuses a driver registered by another one.
 		try (Connection connection = new org.postgresql.Driver().connect(URL, user);
 				Statement statement = connection.createStatement()) {
