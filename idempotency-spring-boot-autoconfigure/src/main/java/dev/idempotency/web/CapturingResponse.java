@@ -78,6 +78,10 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (!this.holding) {
 			return;
 		}
+		if (this.writer != null) {
+			// Text still in the writer's encoder belongs to the held answer.
+			this.writer.flush();
+		}
 		this.holding = false;
 		byte[] held = (this.copy != null) ? this.copy.toByteArray() : new byte[0];
 		if (this.outputStream == null) {

@@ -44,6 +44,18 @@ class CapturingResponseTests {
 	}
 
 	@Test
+	void aHeldAnswerWrittenThroughTheWriterIsSentWhole() throws Exception {
+		MockHttpServletResponse target = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(target);
+		response.startCapture(1024, true);
+		response.setContentType("text/plain");
+		response.getWriter().print("not flushed by the handler");
+
+		response.sendHeld();
+		assertThat(target.getContentAsString()).isEqualTo("not flushed by the handler");
+	}
+
+	@Test
 	void aHeldAnswerIsSentOnlyOnceStoredWithItsLength() throws Exception {
 		MockHttpServletResponse target = new MockHttpServletResponse();
 		CapturingResponse response = new CapturingResponse(target);
