@@ -333,19 +333,13 @@ public class IdempotencyEngine implements AutoCloseable {
 				return new Decision.Replay(record.response());
 			}
 			Duration remaining = Duration.between(this.clock.instant(), deadline);
-			if (remaining.isNegative() || remaining.isZero()) {
-				IdempotencySettings.InFlightStatus status = this.settings.inFlightStatus();
+			// Waited long enough, or interrupted while waiting: an interruption is not a
+			// store failure, so never a reason to run unprotected.
+			if (remaining.isNegative() || remaining.isZero()
+					|| !sleep(min(remaining, this.settings.inFlightPollInterval()))) {
 				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
-						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, status.status(),
-								"a request with this idempotency key is still in progress; retry later",
-								this.settings.inFlightRetryAfter()));
-			}
-			if (!sleep(min(remaining, this.settings.inFlightPollInterval()))) {
-				// Interrupted while waiting: not a store failure, so never a reason to
-				// run unprotected.
-				IdempotencySettings.InFlightStatus status = this.settings.inFlightStatus();
-				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
-						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, status.status(),
+						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT,
+								this.settings.inFlightStatus().status(),
 								"a request with this idempotency key is still in progress; retry later",
 								this.settings.inFlightRetryAfter()));
 			}
