@@ -160,9 +160,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		if (decision instanceof Decision.Reject reject) {
 			if (web != null && reject.error().type() == IdempotencyErrorType.REQUEST_IN_FLIGHT) {
 				// Whatever the request answers now depends on a call still running: never
-				// store it
-				// under the request's own key, or its retries would replay "in flight"
-				// for good.
+				// store it under the request's own key, or its retries would replay "in
+				// flight" for good.
 				web.setAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE,
 						"a call it made (" + operation + ") was still in flight", RequestAttributes.SCOPE_REQUEST);
 			}
@@ -271,8 +270,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		}
 		else {
 			// Type variables resolved against the bean's class: List<T> in Batches<T> is
-			// List<Receipt>
-			// in a ReceiptBatches extends Batches<Receipt>.
+			// List<Receipt> in a ReceiptBatches extends Batches<Receipt>.
 			type = javaType(ResolvableType.forMethodReturnType(method, targetClass));
 		}
 		return this.objectMapper.readValue(response.body(), type);

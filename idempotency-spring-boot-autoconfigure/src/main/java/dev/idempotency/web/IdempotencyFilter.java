@@ -77,9 +77,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		// Both wrappers pass everything through untouched until the interceptor has found
-		// the handler
-		// protected and the key valid: only then is the body read and the response
-		// captured.
+		// the handler protected and the key valid: only then is the body read and the
+		// response captured.
 		HttpServletRequest cachedRequest = new CachedBodyRequest(request);
 		CapturingResponse capturing = new CapturingResponse(response);
 		boolean completedNormally = false;
@@ -104,9 +103,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		if (request.isAsyncStarted()) {
 			// The handler answers later, on another thread: the key stays reserved (and
-			// its lease
-			// beaten) until the container completes the response, then it is stored or
-			// released.
+			// its lease beaten) until the container completes the response, then it is
+			// stored or released.
 			try {
 				response.stopHolding();
 			}

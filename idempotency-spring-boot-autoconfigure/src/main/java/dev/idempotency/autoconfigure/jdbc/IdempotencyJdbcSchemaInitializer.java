@@ -81,8 +81,8 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 		liquibase.setDatabaseChangeLogLockTable(CHANGELOG_LOCK_TABLE);
 		liquibase.setResourceLoader(this.resourceLoader);
 		// Liquibase remembers per JVM that a changelog at a URL was up to date, whatever
-		// its
-		// parameters: without this, a second table on the same database would be skipped.
+		// its parameters: without this, a second table on the same database would be
+		// skipped.
 		Scope.getCurrentScope().getSingleton(FastCheckService.class).clearCache();
 		liquibase.afterPropertiesSet();
 		return true;

@@ -77,8 +77,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
 		// The table must exist before the first statement: resolving the initializer here
-		// makes
-		// the store depend on it. Without the table the application does not start.
+		// makes the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
 		DataSource target = dataSource.getDataSource();
 		IdempotencyTableCheck.verify(target, properties.getTableName(),

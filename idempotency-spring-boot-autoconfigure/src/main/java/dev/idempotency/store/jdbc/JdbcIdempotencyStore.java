@@ -192,8 +192,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			}
 			catch (IdempotencyStoreException ex) {
 				// A race lost on a new key (H2) or a deadlock victim: the transaction
-				// rolled back
-				// and changed nothing, so running it again is safe.
+				// rolled back and changed nothing, so running it again is safe.
 				if (!isRetryable(ex.getCause()) || attempt >= MAX_RESERVE_ATTEMPTS) {
 					throw ex;
 				}

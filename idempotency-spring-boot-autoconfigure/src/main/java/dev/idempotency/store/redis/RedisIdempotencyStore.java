@@ -111,8 +111,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		this.replicasAckTimeout = replicasAckTimeout;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			// Redis Cluster hashes the first {...} of a key: braces in the prefix would
-			// put every
-			// record in one slot
+			// put every record in one slot
 			throw new IllegalArgumentException("key prefix must not contain '{' or '}': " + keyPrefix);
 		}
 		this.keyPrefix = keyPrefix;
@@ -138,8 +137,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 		catch (NotReplicatedException ex) {
 			// the reservation is on the primary only: give it back rather than leave it
-			// in flight
-			// under a token whose request is answered with an error
+			// in flight under a token whose request is answered with an error
 			try {
 				release(id, request.ownerToken());
 			}
@@ -259,8 +257,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				throw ex;
 			}
 			// not in this server's script cache (first use, restart, failover, SCRIPT
-			// FLUSH): EVAL
-			// runs it and caches it, so the next call goes by SHA again
+			// FLUSH): EVAL runs it and caches it, so the next call goes by SHA again
 			return (T) connection.scriptingCommands()
 				.eval(bytes(script.getScriptAsString()), returnType, 1, keysAndArgs);
 		}

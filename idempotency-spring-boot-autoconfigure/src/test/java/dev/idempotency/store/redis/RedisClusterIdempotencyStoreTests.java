@@ -125,10 +125,8 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(acking.complete(id, owner, response(201, "{}"))).isTrue();
 
 		// A replica that stops answering (SIGSTOP) still looks connected to its primary.
-		// A WAIT sent
-		// on another connection than the script's would count no write of its own and
-		// return at
-		// once; on the script's connection it times out.
+		// A WAIT sent on another connection than the script's would count no write of its
+		// own and return at once; on the script's connection it times out.
 		RecordId other = newId();
 		int primary = cluster.masterOfSlot(SlotHash.getSlot(tag(acking.key(other))));
 		int replica = cluster.replicaOf(primary);

@@ -256,8 +256,7 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			String owner = token();
 			Set<String> lastCommands = new HashSet<>();
 			// each transition twice: the first may meet an empty script cache (EVALSHA,
-			// NOSCRIPT, EVAL),
-			// the second must go by SHA alone
+			// NOSCRIPT, EVAL), the second must go by SHA alone
 			for (int i = 0; i < 2; i++) {
 				store.reserve(request(id, "fp", owner, LONG_LEASE));
 			}
@@ -305,8 +304,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	private static long expireTime(RedisConnection connection, byte[] key) {
 		// PEXPIRETIME (Redis 7): the absolute Unix time in ms at which the key expires.
-		// Sent inside EVAL
-		// because Lettuce's generic execute expects a bulk reply, and this is an integer.
+		// Sent inside EVAL because Lettuce's generic execute expects a bulk reply, and
+		// this is an integer.
 		return connection.scriptingCommands()
 			.eval(bytes("return redis.call('PEXPIRETIME', KEYS[1])"), ReturnType.INTEGER, 1, key);
 	}

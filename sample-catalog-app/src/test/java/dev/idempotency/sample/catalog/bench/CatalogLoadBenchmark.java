@@ -160,11 +160,9 @@ public final class CatalogLoadBenchmark {
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
 			// A control: the in-memory store, but every call waits as long as a store
-			// round trip
-			// would, without using any CPU. What this costs more than "memory" is the
-			// cost of
-			// waiting itself (more requests in the catalog at once), not of a store
-			// client.
+			// round trip would, without using any CPU. What this costs more than "memory"
+			// is the cost of waiting itself (more requests in the catalog at once), not
+			// of a store client.
 			case "memory-wait" -> properties.put("idempotency.store.type", "memory");
 			case "h2" -> {
 				properties.put("idempotency.store.type", "jdbc");
@@ -175,9 +173,8 @@ public final class CatalogLoadBenchmark {
 				pg("CREATE SCHEMA " + name);
 				if (store.equals("postgresql-async-commit")) {
 					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per
-					// statement,
-					// at the price of losing the last records on a crash of the database
-					// server.
+					// statement, at the price of losing the last records on a crash of
+					// the database server.
 					properties.put("idempotency.store.jdbc.pool.connection-init-sql", "SET synchronous_commit TO off");
 				}
 				properties.put("idempotency.store.type", "jdbc");
@@ -258,12 +255,10 @@ public final class CatalogLoadBenchmark {
 		line("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 		for (int c : this.clients) {
 			// Iceberg's JdbcCatalog checks a new namespace with a LIKE over all
-			// namespaces: its cost
-			// grows with their number. So every phase sends the same number of requests
-			// from an
-			// emptied catalog, and the sides alternate in pairs AB BA AB ... A pair's
-			// ratio compares
-			// two phases a few seconds apart; the spread over the pairs is the noise.
+			// namespaces: its cost grows with their number. So every phase sends the same
+			// number of requests from an emptied catalog, and the sides alternate in
+			// pairs AB BA AB ... A pair's ratio compares two phases a few seconds apart;
+			// the spread over the pairs is the noise.
 			clearNamespaces();
 			int budget = budget(drive(c, Integer.MAX_VALUE, this.seconds, unprotected));
 			Result off = new Result();
@@ -641,8 +636,7 @@ public final class CatalogLoadBenchmark {
 	/** A UUIDv7 for now (RFC 9562). */
 	static String newKey() {
 		// Not a secure random: the driver's keys need only be unique, and SecureRandom's
-		// lock
-		// would slow the protected side's clients, not the server.
+		// lock would slow the protected side's clients, not the server.
 		ThreadLocalRandom random = ThreadLocalRandom.current();
 		long millis = System.currentTimeMillis();
 		long high = (millis << 16) | 0x7000L | (random.nextInt() & 0x0FFFL);

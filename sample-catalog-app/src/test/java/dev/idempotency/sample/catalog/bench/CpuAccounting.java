@@ -168,8 +168,7 @@ final class CpuAccounting implements AutoCloseable {
 
 	private synchronized void restoreServers() {
 		// Processes forked while pinned (new backends) inherited the pin: give every
-		// server process
-		// the mask its first process had before.
+		// server process the mask its first process had before.
 		String mask = this.serverMasks.values().stream().findFirst().orElse(null);
 		if (mask == null) {
 			return;

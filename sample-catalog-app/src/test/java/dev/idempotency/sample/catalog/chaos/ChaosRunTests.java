@@ -231,9 +231,8 @@ class ChaosRunTests {
 			assertThat(verdict.missing).as("acknowledged operations missing from the catalog").isEmpty();
 			assertThat(verdict.unexpected).as("effects no client was told of (duplicates)").isEmpty();
 			// A re-execution is answered from the catalog's own state (409 AlreadyExists,
-			// 404, 409
-			// CommitFailed) and never applies twice; how often it happens is the figure
-			// reported above.
+			// 404, 409 CommitFailed) and never applies twice; how often it happens is the
+			// figure reported above.
 			assertThat(wrong).as("answers other than a re-execution's").allMatch(ChaosRunTests::isReExecution);
 			assertThat(done).isEqualTo(clientCount * (operations / clientCount));
 		}

@@ -30,8 +30,7 @@ public final class RckPostgresSchema {
 		java.util.Properties user = new java.util.Properties();
 		user.setProperty("user", "postgres");
 		// The driver directly, not DriverManager: Maven runs each call in a class loader
-		// of its own,
-		// and DriverManager refuses a driver registered by another one.
+		// of its own, and DriverManager refuses a driver registered by another one.
 		try (Connection connection = new org.postgresql.Driver().connect(URL, user);
 				Statement statement = connection.createStatement()) {
 			if (args[0].equals("drop")) {
