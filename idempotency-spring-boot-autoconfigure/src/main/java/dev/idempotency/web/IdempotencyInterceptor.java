@@ -77,6 +77,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
+	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
+
 	/**
 	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it
 	 * throws
@@ -148,7 +150,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
 				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				capturing.startCapture(this.engine.settings().maxBodyBytes(), !answersLater(handlerMethod));
+				boolean later = (handlerMethod != null) && this.answeredLater.computeIfAbsent(handlerMethod.getMethod(),
+						IdempotencyInterceptor::answersLater);
+				capturing.startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
 		}
@@ -172,15 +176,12 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			"org.reactivestreams.Publisher");
 
 	/**
-	 * Whether the handler answers asynchronously (its answer then streams to the client
-	 * as it is written, and is stored afterwards); a synchronous answer is held until it
-	 * is stored.
+	 * Whether the handler method answers asynchronously (its answer then streams to the
+	 * client as it is written, and is stored afterwards); a synchronous answer is held
+	 * until it is stored. Looked up once per handler method.
 	 */
-	static boolean answersLater(@Nullable HandlerMethod handlerMethod) {
-		if (handlerMethod == null) {
-			return false;
-		}
-		ResolvableType type = ResolvableType.forMethodParameter(handlerMethod.getReturnType());
+	static boolean answersLater(Method handlerMethod) {
+		ResolvableType type = ResolvableType.forMethodReturnType(handlerMethod);
 		if (HttpEntity.class.isAssignableFrom(type.toClass())) {
 			type = type.as(HttpEntity.class).getGeneric(0);
 		}
