@@ -33,7 +33,7 @@ final class BlackholeTcpProxy implements AutoCloseable {
 		this.targetPort = targetPort;
 		this.listener = new ServerSocket();
 		this.listener.bind(new InetSocketAddress(LOOPBACK, 0));
-		daemon("blackhole-accept", this::accept);
+		TcpProxy.daemon("blackhole-accept", this::accept);
 	}
 
 	int port() {
@@ -47,9 +47,9 @@ final class BlackholeTcpProxy implements AutoCloseable {
 
 	@Override
 	public void close() {
-		closeQuietly(this.listener);
+		TcpProxy.closeQuietly(this.listener);
 		for (Socket socket : this.live) {
-			closeQuietly(socket);
+			TcpProxy.closeQuietly(socket);
 		}
 		this.live.clear();
 	}
@@ -65,7 +65,7 @@ final class BlackholeTcpProxy implements AutoCloseable {
 			}
 			this.live.add(client);
 			if (this.blackholed) {
-				daemon("blackhole-swallow", () -> pump(client, null));
+				TcpProxy.daemon("blackhole-swallow", () -> pump(client, null));
 				continue;
 			}
 			Socket upstream = new Socket();
@@ -74,12 +74,12 @@ final class BlackholeTcpProxy implements AutoCloseable {
 				upstream.connect(new InetSocketAddress(LOOPBACK, this.targetPort), 2000);
 			}
 			catch (IOException ex) {
-				closeQuietly(client);
-				closeQuietly(upstream);
+				TcpProxy.closeQuietly(client);
+				TcpProxy.closeQuietly(upstream);
 				continue;
 			}
-			daemon("blackhole-up", () -> pump(client, upstream));
-			daemon("blackhole-down", () -> pump(upstream, client));
+			TcpProxy.daemon("blackhole-up", () -> pump(client, upstream));
+			TcpProxy.daemon("blackhole-down", () -> pump(upstream, client));
 		}
 	}
 
@@ -104,26 +104,11 @@ final class BlackholeTcpProxy implements AutoCloseable {
 		}
 		finally {
 			if (!this.blackholed) {
-				closeQuietly(from);
+				TcpProxy.closeQuietly(from);
 				if (to != null) {
-					closeQuietly(to);
+					TcpProxy.closeQuietly(to);
 				}
 			}
-		}
-	}
-
-	private static void daemon(String name, Runnable task) {
-		Thread thread = new Thread(task, name);
-		thread.setDaemon(true);
-		thread.start();
-	}
-
-	private static void closeQuietly(AutoCloseable closeable) {
-		try {
-			closeable.close();
-		}
-		catch (Exception ex) {
-			// already closed
 		}
 	}
 

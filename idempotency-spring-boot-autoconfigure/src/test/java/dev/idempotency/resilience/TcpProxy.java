@@ -137,13 +137,13 @@ public final class TcpProxy implements AutoCloseable {
 		});
 	}
 
-	private static void daemon(String name, Runnable task) {
+	static void daemon(String name, Runnable task) {
 		Thread thread = new Thread(task, name);
 		thread.setDaemon(true);
 		thread.start();
 	}
 
-	private static void closeQuietly(AutoCloseable closeable) {
+	static void closeQuietly(AutoCloseable closeable) {
 		try {
 			closeable.close();
 		}
