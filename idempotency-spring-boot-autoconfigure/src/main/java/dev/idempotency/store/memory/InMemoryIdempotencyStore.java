@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 import dev.idempotency.store.IdempotencyRecord;
@@ -82,40 +83,43 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
 		try {
-			return tryReserve(request);
+			return withExpiredDroppedWhenFull(() -> tryReserve(request));
 		}
-		catch (StoreFullException ex) {
-			purgeExpired(Integer.MAX_VALUE);
-			try {
-				return tryReserve(request);
-			}
-			catch (StoreFullException stillFull) {
-				throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
-						+ "); new key refused, live records are never evicted");
-			}
+		catch (StoreFullException stillFull) {
+			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
+					+ "); new key refused, live records are never evicted");
 		}
 	}
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
-		UnaryOperator<Entry> complete = (current) -> new Entry(current.fingerprint, current.operation, null, null,
-				current.expiresAt, encoded);
 		try {
-			return transition(id, ownerToken, complete);
+			return withExpiredDroppedWhenFull(
+					() -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation,
+							null, null, current.expiresAt, encoded)));
+		}
+		catch (StoreFullException stillFull) {
+			// Not stored: free the key so that a retry runs again instead of waiting
+			// out the lease.
+			transition(id, ownerToken, (current) -> null);
+			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
+					+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
+		}
+	}
+
+	/**
+	 * Runs {@code change}; if the store is full, drops the expired records and runs it
+	 * once more.
+	 * @throws StoreFullException if it is still full
+	 */
+	private <T> T withExpiredDroppedWhenFull(Supplier<T> change) {
+		try {
+			return change.get();
 		}
 		catch (StoreFullException ex) {
 			purgeExpired(Integer.MAX_VALUE);
-			try {
-				return transition(id, ownerToken, complete);
-			}
-			catch (StoreFullException stillFull) {
-				// Not stored: free the key so that a retry runs again instead of waiting
-				// out the lease.
-				transition(id, ownerToken, (current) -> null);
-				throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
-						+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
-			}
+			return change.get();
 		}
 	}
 
