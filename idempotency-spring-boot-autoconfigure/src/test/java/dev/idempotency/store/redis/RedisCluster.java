@@ -78,6 +78,7 @@ public final class RedisCluster implements AutoCloseable {
 				throw new IllegalStateException("redis-cli --cluster create failed:\n" + output);
 			}
 			cluster.awaitOk();
+			cluster.awaitEveryPrimaryKnowsItsReplica();
 			return cluster;
 		}
 		catch (RuntimeException ex) {
@@ -268,6 +269,26 @@ public final class RedisCluster implements AutoCloseable {
 			RedisProcesses.sleep(100);
 		}
 		throw new IllegalStateException("the cluster is not ok after " + READY_TIMEOUT + ":\n" + last);
+	}
+
+	/**
+	 * A replica's link can be up before its primary has heard of it by gossip: until then
+	 * {@link #replicaOf} finds no replica.
+	 */
+	private void awaitEveryPrimaryKnowsItsReplica() {
+		long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+		while (true) {
+			try {
+				masters().forEach(this::replicaOf);
+				return;
+			}
+			catch (IllegalStateException ex) {
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				RedisProcesses.sleep(100);
+			}
+		}
 	}
 
 	@Override
