@@ -50,6 +50,20 @@ public interface IdempotencyStore {
 	 */
 	boolean heartbeat(RecordId id, String ownerToken, Duration lease);
 
+	/**
+	 * Record-after-success mode: stores the final response of an operation that ran
+	 * without a reservation, atomically and only if no live record holds the id:
+	 * <ul>
+	 * <li>absent or expired: creates it {@code COMPLETED} with the response, expiry
+	 * counted from now by the store's clock; returns empty;</li>
+	 * <li>otherwise (completed, or in progress under lease mode, whatever its
+	 * fingerprint): changes nothing and returns the record, so the caller can answer what
+	 * was recorded first.</li>
+	 * </ul>
+	 * One round trip (one write) where the store allows it.
+	 */
+	Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request);
+
 	/** Reads a record that has not expired. */
 	Optional<IdempotencyRecord> find(RecordId id);
 

@@ -410,6 +410,138 @@ public abstract class IdempotencyStoreContractTests {
 		assertThat(kept.get().response()).isEqualTo(response(200, "{\"live\":true}"));
 	}
 
+	// Record-after-success mode: recordCompleted creates a completed record only where no
+	// live record is.
+
+	protected static CompletedRecordRequest completed(RecordId id, String fingerprint, StoredResponse response,
+			Duration retention) {
+		return new CompletedRecordRequest(id, fingerprint, "contract-op", response, retention);
+	}
+
+	@Test
+	void recordingANewKeyStoresItCompleted() {
+		RecordId id = newId();
+		assertThat(this.store.recordCompleted(completed(id, "fp-a", response(201, "{\"made\":1}"), RETENTION)))
+			.as("recorded")
+			.isEmpty();
+		IdempotencyRecord record = this.store.find(id).orElseThrow();
+		assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(record.fingerprint()).isEqualTo("fp-a");
+		assertThat(record.operation()).isEqualTo("contract-op");
+		assertThat(record.response()).isEqualTo(response(201, "{\"made\":1}"));
+		IdempotencyRecord replayed = existing(this.store.reserve(request(id, "fp-a", token(), LONG_LEASE)));
+		assertThat(replayed.response()).as("a lease-mode retry replays it").isEqualTo(response(201, "{\"made\":1}"));
+	}
+
+	@Test
+	void aSecondRecordingChangesNothingAndReturnsTheFirst() {
+		RecordId id = newId();
+		this.store.recordCompleted(completed(id, "fp-a", response(201, "{\"first\":1}"), RETENTION));
+		IdempotencyRecord first = this.store
+			.recordCompleted(completed(id, "fp-a", response(409, "{\"second\":2}"), RETENTION))
+			.orElseThrow();
+		assertThat(first.state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(first.response()).isEqualTo(response(201, "{\"first\":1}"));
+		IdempotencyRecord other = this.store
+			.recordCompleted(completed(id, "fp-b", response(200, "{\"other\":3}"), RETENTION))
+			.orElseThrow();
+		assertThat(other.fingerprint()).as("another request changes nothing").isEqualTo("fp-a");
+		assertThat(this.store.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"first\":1}"));
+	}
+
+	@Test
+	void recordingOverALiveReservationChangesNothing() {
+		RecordId id = newId();
+		String owner = token();
+		this.store.reserve(request(id, "fp-a", owner, LONG_LEASE));
+		IdempotencyRecord reserved = this.store.recordCompleted(completed(id, "fp-a", response(200, "{}"), RETENTION))
+			.orElseThrow();
+		assertThat(reserved.state()).isEqualTo(RecordState.IN_PROGRESS);
+		assertThat(this.store.complete(id, owner, response(201, "{\"owner\":1}"))).as("the owner still completes")
+			.isTrue();
+		assertThat(this.store.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"owner\":1}"));
+	}
+
+	@Test
+	void aRecordedKeyCannotBeCompletedReleasedOrBeatenByAnOwnerToken() {
+		RecordId id = newId();
+		this.store.recordCompleted(completed(id, "fp-a", response(201, "{}"), RETENTION));
+		assertThat(this.store.complete(id, token(), response(200, "{\"x\":1}"))).isFalse();
+		assertThat(this.store.release(id, token())).isFalse();
+		assertThat(this.store.heartbeat(id, token(), LONG_LEASE)).isFalse();
+		assertThat(this.store.find(id).orElseThrow().response()).isEqualTo(response(201, "{}"));
+	}
+
+	@Test
+	void anExpiredRecordIsReplacedByANewRecording() throws Exception {
+		RecordId id = newId();
+		this.store.recordCompleted(completed(id, "fp-a", response(200, "{\"old\":1}"), SHORT_LEASE));
+		elapse(SHORT_LEASE);
+		assertThat(this.store.find(id)).isEmpty();
+		assertThat(this.store.recordCompleted(completed(id, "fp-b", response(201, "{\"new\":1}"), RETENTION)))
+			.isEmpty();
+		IdempotencyRecord record = this.store.find(id).orElseThrow();
+		assertThat(record.fingerprint()).isEqualTo("fp-b");
+		assertThat(record.response()).isEqualTo(response(201, "{\"new\":1}"));
+	}
+
+	@Test
+	void recordedDataRoundTripsByteExact() {
+		byte[] body = new byte[300_000];
+		new Random(7).nextBytes(body);
+		Map<String, List<String>> headers = new java.util.LinkedHashMap<>();
+		headers.put("Content-Type", List.of("application/octet-stream"));
+		headers.put("X-Multi", List.of("one", "two", ""));
+		StoredResponse original = new StoredResponse(201, headers, body);
+		RecordId id = newId();
+		assertThat(this.store.recordCompleted(completed(id, "fp", original, RETENTION))).isEmpty();
+		StoredResponse replayed = this.store.find(id).orElseThrow().response();
+		assertThat(replayed.status()).isEqualTo(201);
+		assertThat(replayed.headers()).containsExactlyEntriesOf(headers);
+		assertThat(replayed.body()).isEqualTo(body);
+	}
+
+	@Test
+	void sixteenThreadsRecordingOneKeyLeaveExactlyOneRecordAndAllSeeIt() throws Exception {
+		int threads = 16;
+		for (int round = 0; round < 5; round++) {
+			RecordId id = newId();
+			CyclicBarrier start = new CyclicBarrier(threads);
+			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			try {
+				List<Future<Optional<IdempotencyRecord>>> results = new ArrayList<>();
+				for (int i = 0; i < threads; i++) {
+					int attempt = i;
+					results.add(pool.submit(() -> {
+						start.await(10, TimeUnit.SECONDS);
+						return this.store.recordCompleted(
+								completed(id, "fp", response(200, "{\"attempt\":" + attempt + "}"), RETENTION));
+					}));
+				}
+				int winners = 0;
+				List<StoredResponse> seen = new ArrayList<>();
+				for (Future<Optional<IdempotencyRecord>> result : results) {
+					Optional<IdempotencyRecord> existing = result.get(30, TimeUnit.SECONDS);
+					if (existing.isEmpty()) {
+						winners++;
+					}
+					else {
+						assertThat(existing.get().state()).isEqualTo(RecordState.COMPLETED);
+						seen.add(existing.get().response());
+					}
+				}
+				assertThat(winners).as("exactly one recording wins, round " + round).isEqualTo(1);
+				StoredResponse recorded = this.store.find(id).orElseThrow().response();
+				assertThat(seen).as("every loser is told the one recorded answer")
+					.hasSize(threads - 1)
+					.containsOnly(recorded);
+			}
+			finally {
+				pool.shutdownNow();
+			}
+		}
+	}
+
 	@Test
 	void theStoreHasAName() {
 		assertThat(this.store.name()).isNotBlank();

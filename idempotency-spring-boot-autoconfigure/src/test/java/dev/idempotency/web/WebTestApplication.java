@@ -62,6 +62,12 @@ class WebTestApplication {
 		}
 
 		@Override
+		public java.util.Optional<dev.idempotency.store.IdempotencyRecord> recordCompleted(
+				dev.idempotency.store.CompletedRecordRequest request) {
+			return up().recordCompleted(request);
+		}
+
+		@Override
 		public boolean release(dev.idempotency.store.RecordId id, String ownerToken) {
 			return up().release(id, ownerToken);
 		}

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
+import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
@@ -106,6 +107,34 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
 					+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
 		}
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+		byte[] encoded = StoredResponseCodec.encode(request.response());
+		try {
+			return withExpiredDroppedWhenFull(() -> tryRecordCompleted(request, encoded));
+		}
+		catch (StoreFullException stillFull) {
+			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
+					+ "); the response of " + encoded.length + " bytes was not recorded");
+		}
+	}
+
+	private Optional<IdempotencyRecord> tryRecordCompleted(CompletedRecordRequest request, byte[] encoded) {
+		Instant now = this.clock.instant();
+		IdempotencyRecord[] existing = new IdempotencyRecord[1];
+		this.entries.compute(request.id(), (id, current) -> {
+			if (current == null || current.isExpired(now)) {
+				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
+						now.plus(request.retention()), encoded);
+				account(id, current, next);
+				return next;
+			}
+			existing[0] = current.toRecord(id);
+			return current;
+		});
+		return Optional.ofNullable(existing[0]);
 	}
 
 	/**
