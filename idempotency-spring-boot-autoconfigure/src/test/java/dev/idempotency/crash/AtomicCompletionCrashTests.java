@@ -1,0 +1,606 @@
+package dev.idempotency.crash;
+
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.crash.CrashTestApplication.NewOrder;
+import dev.idempotency.crash.CrashTestApplication.PlacedOrder;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.testing.TestKeys;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * Atomic completion, proved end to end with crashes: {@code POST /orders} of
+ * {@link CrashTestApplication} saves an order (Spring Data JDBC) and moves a ledger in
+ * one transaction on PostgreSQL (a schema of this run's own), the method door protects
+ * the call with the request's {@code Idempotency-Key}, and the record lives in the same
+ * database with {@code idempotency.store.jdbc.transactional-completion=true}, so its
+ * completion joins that transaction. Four nodes (contexts in this JVM) serve the
+ * requests; lease 1 s, heartbeat 500 ms.
+ * <p>
+ * Each trial takes a fresh UUIDv7 key and arms its first node to crash at one
+ * {@link CrashPoint}: {@link CrashPoint#BEFORE_COMMIT before the commit} (the order, the
+ * ledger update and the completion are written, uncommitted),
+ * {@link CrashPoint#AFTER_COMMIT after it} (before the answer is written), or not at all.
+ * A client whose request gets no useful answer (an I/O error or a {@code 5xx}) retries
+ * with the same key on another node, and honours {@code 409} in flight with its
+ * {@code Retry-After}, until it gets a final answer. Then the database must hold exactly
+ * one order for the key, the ledger must have moved by its amount exactly once, the
+ * record must be completed, and the client's final answer must be the committed order
+ * (same id). After a crash before the commit the retry placed the order (the node that
+ * crashed left nothing committed, and its record was taken over once its lease ran out);
+ * after a crash after the commit the retry is a replay; without a crash the answer is the
+ * first one, and a retry on another node replays it.
+ * <p>
+ * <b>Why this crash is a process crash, for the database.</b> At the crash point the
+ * node's every session is ended with {@code pg_terminate_backend} from an administrator's
+ * connection (the node's sessions carry its name as {@code ApplicationName}), and the
+ * test waits until the server has ended them. PostgreSQL then does what it does when the
+ * client process dies and its sockets close: it aborts the open transaction, so nothing
+ * uncommitted survives, and what was committed stays. The request is unwound by an
+ * {@link Error} ({@code NodeCrash}), so the node writes nothing more for it (its attempt
+ * to roll back finds a dead connection), the client gets a {@code 500} without an order,
+ * and the test closes the node's context, which stops its engine (and its heartbeat
+ * thread, so the lease is not kept alive), its web server and its pool, and starts a
+ * fresh node in its place. The node's engine had already counted the completion as done
+ * ({@code idempotency.executions{result=completed}}): it is the database that undid it.
+ * <p>
+ * <b>What it does not cover.</b> The operating system's side of a kill: the client sees a
+ * {@code 500} rather than a reset connection or a silent peer (the retry logic treats
+ * them alike), and the server sees its sessions terminated rather than the TCP
+ * connections reset or, for a machine that vanished, silent until a keepalive or timeout
+ * ends them (the lease then runs out while the session still holds its row lock, which
+ * delays a takeover until the server notices). Threads of the node other than the
+ * request's are not frozen at the crash point but stopped by closing the context right
+ * after; none of them writes to the database in these trials (no purge, no other request;
+ * the heartbeat of this reservation ended when it was completed). A crash inside the
+ * commit itself (the commit record flushed, the acknowledgement lost) is not injected.
+ * <p>
+ * By default each crash point gets at least 20 trials, and more while the run is within
+ * 60 seconds; {@code -Dcrash.trials=N} runs exactly N per point. The figures are printed
+ * as a {@code [crash]} line.
+ */
+class AtomicCompletionCrashTests {
+
+	private static final String TABLE = "idempotency_record";
+
+	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test?ApplicationName=crash-admin";
+
+	/**
+	 * Trials per crash point with {@code -Dcrash.trials=N}; else at least
+	 * {@link #MIN_TRIALS_PER_POINT}, and more while the run is within
+	 * {@link #TIME_BUDGET}.
+	 */
+	private static final @Nullable Integer TRIALS_PER_POINT = Integer.getInteger("crash.trials");
+
+	private static final int MIN_TRIALS_PER_POINT = 20;
+
+	/** Not a limit: the run goes on past it until each point had its minimum. */
+	private static final Duration TIME_BUDGET = Duration.ofSeconds(60);
+
+	/** Nodes serving at once; a crashed one is replaced in the background. */
+	private static final int NODES = 4;
+
+	private static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(20);
+
+	/** Longest a trial may take to get its final answer. */
+	private static final Duration TRIAL_DEADLINE = Duration.ofSeconds(60);
+
+	private static final HttpClient CLIENT = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(5))
+		.build();
+
+	private static final JsonMapper JSON = new JsonMapper();
+
+	private JdbcTestDatabase database;
+
+	private HikariDataSource dataSource;
+
+	private JdbcClient jdbc;
+
+	private JdbcIdempotencyStore store;
+
+	private final List<Cluster> clusters = new ArrayList<>();
+
+	@BeforeEach
+	void createSchema() throws Exception {
+		this.database = JdbcTestDatabase.postgres().create();
+		this.dataSource = this.database.dataSource(2);
+		new IdempotencyJdbcSchemaInitializer(this.dataSource, TABLE, DatabaseInitializationMode.ALWAYS)
+			.initializeSchema();
+		this.jdbc = JdbcClient.create(this.dataSource);
+		this.store = new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.POSTGRESQL, TABLE, false);
+		this.jdbc
+			.sql("CREATE TABLE crash_order (id BIGSERIAL PRIMARY KEY, idem_key VARCHAR(64) NOT NULL,"
+					+ " item VARCHAR(100) NOT NULL, amount INT NOT NULL)")
+			.update();
+		this.jdbc.sql("CREATE INDEX crash_order_key_idx ON crash_order (idem_key)").update();
+		this.jdbc.sql("CREATE TABLE crash_ledger (id INT PRIMARY KEY, total BIGINT NOT NULL, orders INT NOT NULL)")
+			.update();
+		this.jdbc.sql("INSERT INTO crash_ledger (id, total, orders) VALUES (1, 0, 0)").update();
+	}
+
+	@AfterEach
+	void dropSchema() throws Exception {
+		try {
+			for (Cluster cluster : this.clusters) {
+				cluster.close();
+			}
+		}
+		finally {
+			try {
+				this.dataSource.close();
+			}
+			finally {
+				this.database.drop();
+			}
+		}
+	}
+
+	@Test
+	void everyKeyTakesEffectOnceWhereverItsNodeCrashes() {
+		Cluster cluster = cluster("lease", NODES, Map.of("idempotency.store.jdbc.transactional-completion", "true"));
+		Summary summary = new Summary("lease");
+		long started = System.nanoTime();
+		List<CrashPoint> points = List.of(CrashPoint.BEFORE_COMMIT, CrashPoint.AFTER_COMMIT, CrashPoint.NONE);
+		Random random = new Random();
+		long amounts = 0;
+		int trial = 0;
+		for (int round = 0; moreRounds(round, started); round++) {
+			for (CrashPoint point : points) {
+				int amount = 1 + random.nextInt(1000);
+				amounts += amount;
+				trial(cluster, summary, trial, point, new NewOrder("item-" + trial, amount));
+				trial++;
+			}
+		}
+		summary.seconds = (System.nanoTime() - started) / 1e9;
+		summary.nodesStarted = cluster.nodesStarted();
+		System.out.println(summary);
+		// Across the run: one order per key, and the ledger holds each order once.
+		assertThat(this.jdbc.sql("SELECT count(*) FROM crash_order").query(Long.class).single()).isEqualTo(trial);
+		assertThat(this.jdbc.sql("SELECT count(DISTINCT idem_key) FROM crash_order").query(Long.class).single())
+			.isEqualTo(trial);
+		assertThat(ledger()).isEqualTo(new Ledger(amounts, trial));
+	}
+
+	private static boolean moreRounds(int round, long started) {
+		if (TRIALS_PER_POINT != null) {
+			return round < TRIALS_PER_POINT;
+		}
+		return round < MIN_TRIALS_PER_POINT || System.nanoTime() - started < TIME_BUDGET.toNanos();
+	}
+
+	/**
+	 * The check above can fail: without {@code transactional-completion} the record is
+	 * completed in a transaction of its own, so a crash before the business commit leaves
+	 * a completed record whose answer names an order that does not exist, and every retry
+	 * would be answered with it.
+	 */
+	@Test
+	void withoutTransactionalCompletionACrashBeforeTheCommitLeavesAnAnswerWithoutItsOrder() {
+		Cluster cluster = cluster("separate", 1, Map.of("idempotency.store.jdbc.transactional-completion", "false"));
+		CrashNode node = cluster.pick(0, null);
+		String key = TestKeys.newKey();
+		node.arm(CrashPoint.BEFORE_COMMIT);
+		Attempt attempt = send(node, key, new NewOrder("lost", 7));
+		assertThat(attempt.answered()).isFalse();
+		assertThat(node.crashed()).isTrue();
+		assertThat(ordersFor(key)).isEmpty();
+		assertThat(ledger()).isEqualTo(new Ledger(0, 0));
+		IdempotencyRecord record = record(key);
+		assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+		PlacedOrder stored = JSON.readValue(record.response().body(), PlacedOrder.class);
+		assertThat(stored.idemKey()).isEqualTo(key);
+		assertThat(this.jdbc.sql("SELECT count(*) FROM crash_order WHERE id = ?")
+			.param(stored.id())
+			.query(Long.class)
+			.single()).isZero();
+	}
+
+	private void trial(Cluster cluster, Summary summary, int trial, CrashPoint point, NewOrder order) {
+		String key = TestKeys.newKey();
+		String what = "trial " + trial + " (" + point + ", key " + key + ")";
+		Ledger before = ledger();
+		Counts counts = summary.counts.get(point);
+		counts.trials++;
+		CrashNode first = cluster.pick(trial, null);
+		first.arm(point);
+		double completedBefore = first.executions("completed");
+		Attempt attempt = send(first, key, order);
+		Attempt last;
+		if (point == CrashPoint.NONE) {
+			assertThat(attempt.status()).as(what).isEqualTo(200);
+			assertThat(attempt.replayed()).as(what).isFalse();
+			assertThat(attempt.delta("executed")).as(what).isEqualTo(1);
+			// The control's retry on another node: the same answer, replayed.
+			last = send(cluster.pick(trial + 1, first), key, order);
+			assertThat(last.status()).as(what).isEqualTo(200);
+			assertThat(last.body()).as(what).isEqualTo(attempt.body());
+		}
+		else {
+			assertThat(attempt.answered()).as(what + ": a crashed node answers nothing useful").isFalse();
+			assertThat(first.crashed()).as(what).isTrue();
+			counts.noResponses++;
+			assertThat(first.executions("completed") - completedBefore)
+				.as(what + ": the completion had run before the crash")
+				.isEqualTo(1);
+			long crashedAt = System.nanoTime();
+			cluster.replace(first);
+			// What the crash left behind, before any retry.
+			if (point == CrashPoint.BEFORE_COMMIT) {
+				assertThat(ordersFor(key)).as(what + ": nothing committed").isEmpty();
+				assertThat(ledger()).as(what).isEqualTo(before);
+				assertThat(record(key).state()).as(what + ": the completion was rolled back")
+					.isEqualTo(RecordState.IN_PROGRESS);
+			}
+			else {
+				assertThat(ordersFor(key)).as(what).hasSize(1);
+				assertThat(record(key).state()).as(what).isEqualTo(RecordState.COMPLETED);
+			}
+			last = untilFinal(cluster, key, order, first, counts, what);
+			counts.recoverySeconds.add((System.nanoTime() - crashedAt) / 1e9);
+			if (point == CrashPoint.BEFORE_COMMIT) {
+				assertThat(last.replayed()).as(what + ": the retry placed the order").isFalse();
+				assertThat(last.delta("taken_over")).as(what + ": once the dead owner's lease ran out").isEqualTo(1);
+				counts.reExecutions++;
+			}
+		}
+		if (point != CrashPoint.BEFORE_COMMIT) {
+			assertThat(last.replayed()).as(what + ": a replay").isTrue();
+			assertThat(last.delta("replayed")).as(what).isEqualTo(1);
+			counts.replays++;
+		}
+		PlacedOrder answer = last.order();
+		List<PlacedOrder> orders = ordersFor(key);
+		assertThat(orders).as(what + ": one order, and it is the one answered").containsExactly(answer);
+		assertThat(answer.amount()).isEqualTo(order.amount());
+		assertThat(ledger()).as(what + ": the ledger moved once")
+			.isEqualTo(new Ledger(before.total() + order.amount(), before.orders() + 1));
+		assertThat(record(key).state()).as(what).isEqualTo(RecordState.COMPLETED);
+		counts.effects += orders.size();
+	}
+
+	/**
+	 * Retries on the nodes other than {@code crashed} until a final answer: an I/O error
+	 * or a {@code 5xx} is no answer, a {@code 409} in flight is retried after its
+	 * {@code Retry-After}.
+	 */
+	private Attempt untilFinal(Cluster cluster, String key, NewOrder order, CrashNode crashed, Counts counts,
+			String what) {
+		long deadline = System.nanoTime() + TRIAL_DEADLINE.toNanos();
+		for (int turn = 0;; turn++) {
+			Attempt attempt = send(cluster.pick(turn, crashed), key, order);
+			counts.retries++;
+			if (attempt.status() == 200) {
+				return attempt;
+			}
+			if (!attempt.answered()) {
+				counts.noResponses++;
+				sleep(Duration.ofMillis(50));
+			}
+			else if (attempt.status() == 409) {
+				counts.inFlight++;
+				sleep(attempt.retryAfter());
+			}
+			else {
+				fail(what + ": unexpected answer " + attempt.status() + " " + attempt.body());
+			}
+			if (System.nanoTime() > deadline) {
+				fail(what + ": no final answer within " + TRIAL_DEADLINE);
+			}
+		}
+	}
+
+	private static Attempt send(CrashNode node, String key, NewOrder order) {
+		Map<String, Double> before = outcomes(node);
+		HttpRequest request = HttpRequest.newBuilder(node.orders())
+			.timeout(CLIENT_TIMEOUT)
+			.header("Content-Type", "application/json")
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(order)))
+			.build();
+		HttpResponse<String> response;
+		try {
+			response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
+		}
+		catch (IOException ex) {
+			response = null;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		Map<String, Double> after = outcomes(node);
+		Map<String, Double> deltas = new LinkedHashMap<>();
+		after.forEach((outcome, count) -> deltas.put(outcome, count - before.get(outcome)));
+		return new Attempt(node, response, deltas);
+	}
+
+	private static Map<String, Double> outcomes(CrashNode node) {
+		Map<String, Double> counts = new LinkedHashMap<>();
+		for (String outcome : List.of("executed", "taken_over", "replayed", "in_flight")) {
+			counts.put(outcome, node.outcomes(outcome));
+		}
+		return counts;
+	}
+
+	private static void sleep(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private List<PlacedOrder> ordersFor(String key) {
+		return this.jdbc.sql("SELECT id, idem_key, item, amount FROM crash_order WHERE idem_key = ? ORDER BY id")
+			.param(key)
+			.query((rs, row) -> new PlacedOrder(rs.getLong("id"), rs.getString("idem_key"), rs.getString("item"),
+					rs.getInt("amount")))
+			.list();
+	}
+
+	private Ledger ledger() {
+		return this.jdbc.sql("SELECT total, orders FROM crash_ledger WHERE id = 1")
+			.query((rs, row) -> new Ledger(rs.getLong("total"), rs.getInt("orders")))
+			.single();
+	}
+
+	/**
+	 * The key's record, read through the store (whichever scope the method door used).
+	 */
+	private IdempotencyRecord record(String key) {
+		String scope = this.jdbc.sql("SELECT scope FROM " + TABLE + " WHERE idem_key = ?")
+			.param(key)
+			.query(String.class)
+			.single();
+		return this.store.find(new RecordId(scope, key)).orElseThrow();
+	}
+
+	private Cluster cluster(String name, int nodes, Map<String, String> properties) {
+		Map<String, String> all = new LinkedHashMap<>();
+		all.put("idempotency.lease", "1s");
+		all.put("idempotency.heartbeat-interval", "500ms");
+		all.put("idempotency.in-flight.wait", "300ms");
+		all.put("idempotency.in-flight.retry-after", "1s");
+		// The crashes are deliberate: their rollback failures and servlet errors are
+		// noise.
+		all.put("logging.level.org.springframework.transaction.support.TransactionTemplate", "OFF");
+		all.put("logging.level.org.apache.catalina.core.ContainerBase", "OFF");
+		all.putAll(properties);
+		Cluster cluster = new Cluster(this.database.name() + "-" + name, nodes, this.database.url(), all);
+		this.clusters.add(cluster);
+		return cluster;
+	}
+
+	record Ledger(long total, int orders) {
+	}
+
+	/** One request and what the node it went to counted for it. */
+	record Attempt(CrashNode node, @Nullable HttpResponse<String> response, Map<String, Double> deltas) {
+
+		/** A final or in-flight answer: not an I/O error and not a {@code 5xx}. */
+		boolean answered() {
+			return this.response != null && this.response.statusCode() < 500;
+		}
+
+		int status() {
+			return (this.response != null) ? this.response.statusCode() : -1;
+		}
+
+		String body() {
+			return (this.response != null) ? this.response.body() : "";
+		}
+
+		boolean replayed() {
+			return this.response != null
+					&& this.response.headers().firstValue(CrashTestApplication.REPLAYED_HEADER).isPresent();
+		}
+
+		Duration retryAfter() {
+			Optional<String> header = (this.response != null) ? this.response.headers().firstValue("Retry-After")
+					: Optional.empty();
+			return Duration.ofSeconds(header.map(Long::parseLong).orElse(1L));
+		}
+
+		double delta(String outcome) {
+			return this.deltas.get(outcome);
+		}
+
+		PlacedOrder order() {
+			return JSON.readValue(body(), PlacedOrder.class);
+		}
+
+	}
+
+	static final class Counts {
+
+		int trials;
+
+		int effects;
+
+		int replays;
+
+		int reExecutions;
+
+		int noResponses;
+
+		int inFlight;
+
+		int retries;
+
+		final List<Double> recoverySeconds = new ArrayList<>();
+
+		@Override
+		public String toString() {
+			String recovery = this.recoverySeconds.isEmpty() ? ""
+					: String.format(" crash-to-final-answer=%.2f..%.2fs",
+							this.recoverySeconds.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+							this.recoverySeconds.stream().mapToDouble(Double::doubleValue).max().orElse(0));
+			return "trials=" + this.trials + " effects=" + this.effects + " replays=" + this.replays + " re-executions="
+					+ this.reExecutions + " no-responses=" + this.noResponses + " in-flight=" + this.inFlight
+					+ " retries=" + this.retries + recovery;
+		}
+
+	}
+
+	static final class Summary {
+
+		final String mode;
+
+		final Map<CrashPoint, Counts> counts = new EnumMap<>(CrashPoint.class);
+
+		double seconds;
+
+		int nodesStarted;
+
+		Summary(String mode) {
+			this.mode = mode;
+			for (CrashPoint point : CrashPoint.values()) {
+				this.counts.put(point, new Counts());
+			}
+		}
+
+		@Override
+		public String toString() {
+			StringBuilder line = new StringBuilder("[crash] mode=" + this.mode);
+			this.counts.forEach((point, counts) -> line.append(" | ").append(point).append(": ").append(counts));
+			return line.append(String.format(" | nodes started=%d, %.1f s", this.nodesStarted, this.seconds))
+				.toString();
+		}
+
+	}
+
+	/**
+	 * Slots of nodes; a crashed node is closed and a fresh one started in its slot, in
+	 * the background, while the trials go on with the others.
+	 */
+	static final class Cluster implements AutoCloseable {
+
+		private final String prefix;
+
+		private final String url;
+
+		private final Map<String, String> properties;
+
+		private final AtomicInteger started = new AtomicInteger();
+
+		// Two at a time: a start is mostly waiting on one core.
+		private final ExecutorService starter = Executors.newFixedThreadPool(2, (runnable) -> {
+			Thread thread = new Thread(runnable, "crash-node-starter");
+			thread.setDaemon(true);
+			return thread;
+		});
+
+		private final List<CompletableFuture<CrashNode>> slots = new ArrayList<>();
+
+		Cluster(String prefix, int nodes, String url, Map<String, String> properties) {
+			this.prefix = prefix;
+			this.url = url;
+			this.properties = properties;
+			for (int slot = 0; slot < nodes; slot++) {
+				this.slots.add(startNode());
+			}
+		}
+
+		private CompletableFuture<CrashNode> startNode() {
+			String name = this.prefix + "-n" + this.started.incrementAndGet();
+			return CompletableFuture.supplyAsync(() -> CrashNode.start(name, this.url, ADMIN_URL, this.properties),
+					this.starter);
+		}
+
+		/**
+		 * A started node other than {@code other}, chosen by {@code turn} among those
+		 * ready; waits for one if none is.
+		 */
+		synchronized CrashNode pick(int turn, @Nullable CrashNode other) {
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+			while (true) {
+				List<CrashNode> ready = new ArrayList<>();
+				for (CompletableFuture<CrashNode> slot : this.slots) {
+					if (slot.isDone()) {
+						CrashNode node = slot.join();
+						if (node != other) {
+							ready.add(node);
+						}
+					}
+				}
+				if (!ready.isEmpty()) {
+					return ready.get(Math.floorMod(turn, ready.size()));
+				}
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("no node started within 120 s");
+				}
+				sleep(Duration.ofMillis(20));
+			}
+		}
+
+		/** Closes a crashed node and starts a fresh one in its slot. */
+		synchronized void replace(CrashNode crashed) {
+			for (int slot = 0; slot < this.slots.size(); slot++) {
+				CompletableFuture<CrashNode> node = this.slots.get(slot);
+				if (node.isDone() && node.join() == crashed) {
+					crashed.close();
+					this.slots.set(slot, startNode());
+					return;
+				}
+			}
+			throw new IllegalStateException(crashed + " is not in the cluster");
+		}
+
+		int nodesStarted() {
+			return this.started.get();
+		}
+
+		@Override
+		public synchronized void close() {
+			this.starter.shutdown();
+			for (CompletableFuture<CrashNode> slot : this.slots) {
+				try {
+					slot.join().close();
+				}
+				catch (RuntimeException ex) {
+					// A node that did not start has nothing to close.
+				}
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,263 @@
+package dev.idempotency.crash;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.idempotency.Idempotent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ComponentScan.Filter;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.FilterType;
+import org.springframework.data.annotation.Id;
+import org.springframework.data.jdbc.repository.config.AbstractJdbcConfiguration;
+import org.springframework.data.jdbc.repository.config.EnableJdbcRepositories;
+import org.springframework.data.relational.core.mapping.Table;
+import org.springframework.data.repository.CrudRepository;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+
+/**
+ * One node of the crash proofs: {@code POST /orders} places an order in one transaction
+ * that saves it with a Spring Data JDBC repository and moves the ledger, on the same
+ * PostgreSQL {@code DataSource} as the idempotency records.
+ * <p>
+ * The transaction is opened by the controller ({@link TransactionTemplate}) around the
+ * call of {@link Orders#place}, which the method door protects with the request's
+ * {@code Idempotency-Key} header as its key. The method door runs outside any transaction
+ * of its own bean, so here its completion of the record runs inside the controller's
+ * transaction and, with {@code idempotency.store.jdbc.transactional-completion=true},
+ * commits with the order or not at all. The node crashes where the test armed its
+ * {@link CrashSwitch}.
+ * <p>
+ * The method door replays the method's result, not an HTTP response, so this controller
+ * says itself whether the answer is a replay: {@code Idempotent-Replayed: true} when
+ * {@link Orders#place} did not run in this request.
+ */
+@SpringBootConfiguration
+// The store's table is made once by the test; Redis is on the class path of these tests
+// but not used here.
+@EnableAutoConfiguration(excludeName = { "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisRepositoriesAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.health.DataRedisHealthContributorAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.health.DataRedisReactiveHealthContributorAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.observation.LettuceObservationAutoConfiguration" })
+class CrashTestApplication {
+
+	/** The answer's header that says the order was not placed by this request. */
+	static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	/** Set on the request when {@link Orders#place} ran in it. */
+	private static final String PLACED_ATTRIBUTE = CrashTestApplication.class.getName() + ".placed";
+
+	@Bean
+	SimpleMeterRegistry meterRegistry() {
+		return new SimpleMeterRegistry();
+	}
+
+	@Bean
+	CrashSwitch crashSwitch(@Value("${crash.node-name}") String nodeName,
+			@Value("${crash.admin-url}") String adminUrl) {
+		return new CrashSwitch(nodeName, adminUrl);
+	}
+
+	@Bean
+	Orders orders(OrderRepository repository, JdbcClient jdbc) {
+		return new Orders(repository, jdbc);
+	}
+
+	/** What the client asks for. */
+	record NewOrder(String item, int amount) {
+	}
+
+	/** The business effect: one row per placed order. */
+	@Table("crash_order")
+	record PlacedOrder(@Id @Nullable Long id, String idemKey, String item, int amount) {
+	}
+
+	interface OrderRepository extends CrudRepository<PlacedOrder, Long> {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableJdbcRepositories(considerNestedRepositories = true, basePackageClasses = CrashTestApplication.class,
+			includeFilters = @Filter(type = FilterType.ASSIGNABLE_TYPE, classes = OrderRepository.class))
+	static class DataJdbcConfiguration extends AbstractJdbcConfiguration {
+
+	}
+
+	/** The business operation, protected by the method door. */
+	static class Orders {
+
+		private final OrderRepository repository;
+
+		private final JdbcClient jdbc;
+
+		Orders(OrderRepository repository, JdbcClient jdbc) {
+			this.repository = repository;
+			this.jdbc = jdbc;
+		}
+
+		/**
+		 * Saves the order and moves the ledger: two writes whose double effect would be
+		 * visible (two rows for one key, the ledger moved twice).
+		 */
+		@Idempotent(key = "#key", keyRequired = true)
+		public PlacedOrder place(String key, NewOrder order) {
+			RequestContextHolder.currentRequestAttributes()
+				.setAttribute(PLACED_ATTRIBUTE, Boolean.TRUE, RequestAttributes.SCOPE_REQUEST);
+			PlacedOrder placed = this.repository.save(new PlacedOrder(null, key, order.item(), order.amount()));
+			this.jdbc.sql("UPDATE crash_ledger SET total = total + :amount, orders = orders + 1 WHERE id = 1")
+				.param("amount", order.amount())
+				.update();
+			return placed;
+		}
+
+	}
+
+	/** Registered as a member class of this configuration. */
+	@RestController
+	static class OrderController {
+
+		private final Orders orders;
+
+		private final TransactionTemplate transaction;
+
+		private final CrashSwitch crash;
+
+		OrderController(Orders orders, PlatformTransactionManager transactionManager, CrashSwitch crash) {
+			this.orders = orders;
+			this.transaction = new TransactionTemplate(transactionManager);
+			this.crash = crash;
+		}
+
+		@PostMapping("/orders")
+		ResponseEntity<PlacedOrder> place(@RequestHeader("Idempotency-Key") String key, @RequestBody NewOrder order,
+				HttpServletRequest request) {
+			PlacedOrder placed = this.transaction.execute((status) -> {
+				PlacedOrder inTransaction = this.orders.place(key, order);
+				// The method door has completed the record, in this transaction.
+				this.crash.at(CrashPoint.BEFORE_COMMIT);
+				return inTransaction;
+			});
+			this.crash.at(CrashPoint.AFTER_COMMIT);
+			ResponseEntity.BodyBuilder answer = ResponseEntity.ok();
+			if (request.getAttribute(PLACED_ATTRIBUTE) == null) {
+				answer.header(REPLAYED_HEADER, "true");
+			}
+			return answer.body(placed);
+		}
+
+	}
+
+	/**
+	 * Crashes the node once, at the point the test armed: every database session of the
+	 * node is terminated from an administrator's connection (PostgreSQL then rolls back
+	 * whatever transaction the session had open, as when the process dies), and a
+	 * {@link NodeCrash} unwinds the request so that nothing more of it is done. The
+	 * node's sessions are told apart by their {@code ApplicationName}, the node's name.
+	 */
+	static final class CrashSwitch {
+
+		private final String nodeName;
+
+		private final String adminUrl;
+
+		private final AtomicReference<CrashPoint> armed = new AtomicReference<>(CrashPoint.NONE);
+
+		private volatile boolean crashed;
+
+		CrashSwitch(String nodeName, String adminUrl) {
+			this.nodeName = nodeName;
+			this.adminUrl = adminUrl;
+		}
+
+		/** The next request that passes this point crashes the node there. */
+		void arm(CrashPoint point) {
+			this.armed.set(point);
+		}
+
+		boolean crashed() {
+			return this.crashed;
+		}
+
+		void at(CrashPoint point) {
+			if (point == CrashPoint.NONE || !this.armed.compareAndSet(point, CrashPoint.NONE)) {
+				return;
+			}
+			this.crashed = true;
+			try {
+				terminateSessions();
+			}
+			catch (SQLException | InterruptedException ex) {
+				throw new NodeCrash(this.nodeName + " could not terminate its sessions at " + point, ex);
+			}
+			throw new NodeCrash(this.nodeName + " crashed at " + point, null);
+		}
+
+		/**
+		 * Terminates the node's sessions and waits until the server has ended them:
+		 * {@code pg_terminate_backend} only signals the backend.
+		 */
+		private void terminateSessions() throws SQLException, InterruptedException {
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			try (Connection admin = DriverManager.getConnection(this.adminUrl, "postgres", "");
+					PreparedStatement terminate = admin.prepareStatement(
+							"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?");
+					PreparedStatement count = admin
+						.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
+				terminate.setString(1, this.nodeName);
+				count.setString(1, this.nodeName);
+				while (true) {
+					terminate.executeQuery().close();
+					try (ResultSet rows = count.executeQuery()) {
+						rows.next();
+						if (rows.getInt(1) == 0) {
+							return;
+						}
+					}
+					if (System.nanoTime() > deadline) {
+						throw new SQLException("the sessions of " + this.nodeName + " are still there after 10 s");
+					}
+					Thread.sleep(5);
+				}
+			}
+		}
+
+	}
+
+	/**
+	 * The crash: an {@link Error}, so that no {@code catch (Exception)} on the way goes
+	 * on as if the request could still finish.
+	 */
+	@SuppressWarnings("serial")
+	static final class NodeCrash extends Error {
+
+		NodeCrash(String message, @Nullable Throwable cause) {
+			super(message, cause);
+		}
+
+	}
+
+}
