@@ -399,10 +399,6 @@ class AtomicCompletionCrashTests {
 		all.put("idempotency.heartbeat-interval", "500ms");
 		all.put("idempotency.in-flight.wait", "300ms");
 		all.put("idempotency.in-flight.retry-after", "1s");
-		// The crashes are deliberate: their rollback failures and servlet errors are
-		// noise.
-		all.put("logging.level.org.springframework.transaction.support.TransactionTemplate", "OFF");
-		all.put("logging.level.org.apache.catalina.core.ContainerBase", "OFF");
 		all.putAll(properties);
 		Cluster cluster = new Cluster(this.database.name() + "-" + name, nodes, this.database.url(), all);
 		this.clusters.add(cluster);

@@ -27,8 +27,7 @@ import org.springframework.data.relational.core.mapping.Table;
 import org.springframework.data.repository.CrudRepository;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -41,13 +40,13 @@ import org.springframework.web.context.request.RequestContextHolder;
  * that saves it with a Spring Data JDBC repository and moves the ledger, on the same
  * PostgreSQL {@code DataSource} as the idempotency records.
  * <p>
- * The transaction is opened by the controller ({@link TransactionTemplate}) around the
+ * The transaction is opened by {@link Checkout#place} ({@code @Transactional}) around the
  * call of {@link Orders#place}, which the method door protects with the request's
  * {@code Idempotency-Key} header as its key. The method door runs outside any transaction
- * of its own bean, so here its completion of the record runs inside the controller's
- * transaction and, with {@code idempotency.store.jdbc.transactional-completion=true},
- * commits with the order or not at all. The node crashes where the test armed its
- * {@link CrashSwitch}.
+ * of its own bean, so here its completion of the record runs inside the transaction
+ * opened further out and, with
+ * {@code idempotency.store.jdbc.transactional-completion=true}, commits with the order or
+ * not at all. The node crashes where the test armed its {@link CrashSwitch}.
  * <p>
  * The method door replays the method's result, not an HTTP response, so this controller
  * says itself whether the answer is a replay: {@code Idempotent-Replayed: true} when
@@ -85,6 +84,11 @@ class CrashTestApplication {
 	@Bean
 	Orders orders(OrderRepository repository, JdbcClient jdbc) {
 		return new Orders(repository, jdbc);
+	}
+
+	@Bean
+	Checkout checkout(Orders orders, CrashSwitch crash) {
+		return new Checkout(orders, crash);
 	}
 
 	/** What the client asks for. */
@@ -136,31 +140,49 @@ class CrashTestApplication {
 
 	}
 
+	/**
+	 * The business transaction's boundary, around the method door: the method door's
+	 * completion of the record runs before this transaction commits.
+	 */
+	static class Checkout {
+
+		private final Orders orders;
+
+		private final CrashSwitch crash;
+
+		Checkout(Orders orders, CrashSwitch crash) {
+			this.orders = orders;
+			this.crash = crash;
+		}
+
+		@Transactional
+		public PlacedOrder place(String key, NewOrder order) {
+			PlacedOrder placed = this.orders.place(key, order);
+			// The method door has completed the record, in this transaction.
+			this.crash.at(CrashPoint.BEFORE_COMMIT);
+			return placed;
+		}
+
+	}
+
 	/** Registered as a member class of this configuration. */
 	@RestController
 	static class OrderController {
 
-		private final Orders orders;
-
-		private final TransactionTemplate transaction;
+		private final Checkout checkout;
 
 		private final CrashSwitch crash;
 
-		OrderController(Orders orders, PlatformTransactionManager transactionManager, CrashSwitch crash) {
-			this.orders = orders;
-			this.transaction = new TransactionTemplate(transactionManager);
+		OrderController(Checkout checkout, CrashSwitch crash) {
+			this.checkout = checkout;
 			this.crash = crash;
 		}
 
 		@PostMapping("/orders")
 		ResponseEntity<PlacedOrder> place(@RequestHeader("Idempotency-Key") String key, @RequestBody NewOrder order,
 				HttpServletRequest request) {
-			PlacedOrder placed = this.transaction.execute((status) -> {
-				PlacedOrder inTransaction = this.orders.place(key, order);
-				// The method door has completed the record, in this transaction.
-				this.crash.at(CrashPoint.BEFORE_COMMIT);
-				return inTransaction;
-			});
+			PlacedOrder placed = this.checkout.place(key, order);
+			// Committed.
 			this.crash.at(CrashPoint.AFTER_COMMIT);
 			ResponseEntity.BodyBuilder answer = ResponseEntity.ok();
 			if (request.getAttribute(PLACED_ATTRIBUTE) == null) {
