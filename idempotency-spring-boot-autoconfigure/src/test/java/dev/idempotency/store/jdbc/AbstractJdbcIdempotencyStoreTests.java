@@ -337,6 +337,13 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 				assertThat(firstRecorded.await(30, TimeUnit.SECONDS)).isTrue();
 				Future<Optional<IdempotencyRecord>> secondResult = callers.submit(() -> caller.execute((status) -> {
 					secondSession.set(jdbc().sql(sessionIdQuery).query(Long.class).single());
+					// The business code read the table first: on MariaDB its REPEATABLE
+					// READ
+					// snapshot now predates the first's commit.
+					assertThat(jdbc().sql("SELECT COUNT(*) FROM " + TABLE + " WHERE idem_key = :key")
+						.param("key", id.key())
+						.query(Long.class)
+						.single()).isZero();
 					return joining.recordCompleted(completed(id, "fp", second, RETENTION));
 				}));
 				awaitLockWait(lockWaitQuery, secondSession);
