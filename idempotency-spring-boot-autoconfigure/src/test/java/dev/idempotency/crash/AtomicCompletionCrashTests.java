@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +34,8 @@ import dev.idempotency.testing.TestKeys;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
@@ -107,8 +110,10 @@ class AtomicCompletionCrashTests {
 
 	private static final int MIN_TRIALS_PER_POINT = 20;
 
-	/** Not a limit: the run goes on past it until each point had its minimum. */
-	private static final Duration TIME_BUDGET = Duration.ofSeconds(60);
+	/**
+	 * Per mode. Not a limit: the run goes on past it until each point had its minimum.
+	 */
+	private static final Duration TIME_BUDGET = Duration.ofSeconds(30);
 
 	/** Nodes serving at once; a crashed one is replaced in the background. */
 	private static final int NODES = 4;
@@ -135,6 +140,9 @@ class AtomicCompletionCrashTests {
 
 	private final List<Cluster> clusters = new ArrayList<>();
 
+	/** Sends the other attempt of a race (not the common pool: one thread on 2 cores). */
+	private final ExecutorService racer = Executors.newSingleThreadExecutor();
+
 	@BeforeEach
 	void createSchema() throws Exception {
 		this.database = JdbcTestDatabase.postgres().create();
@@ -156,6 +164,7 @@ class AtomicCompletionCrashTests {
 	@AfterEach
 	void dropSchema() throws Exception {
 		try {
+			this.racer.shutdownNow();
 			for (Cluster cluster : this.clusters) {
 				cluster.close();
 			}
@@ -170,20 +179,29 @@ class AtomicCompletionCrashTests {
 		}
 	}
 
-	@Test
-	void everyKeyTakesEffectOnceWhereverItsNodeCrashes() {
-		Cluster cluster = cluster("lease", NODES, Map.of("idempotency.store.jdbc.transactional-completion", "true"));
-		Summary summary = new Summary("lease");
+	@ParameterizedTest
+	@EnumSource
+	void everyKeyTakesEffectOnceWhereverItsNodeCrashes(Mode mode) {
+		Cluster cluster = cluster(mode, true, NODES);
+		Summary summary = new Summary(mode);
 		long started = System.nanoTime();
-		List<CrashPoint> points = List.of(CrashPoint.BEFORE_COMMIT, CrashPoint.AFTER_COMMIT, CrashPoint.NONE);
+		List<Scenario> scenarios = Arrays.stream(Scenario.values())
+			.filter((scenario) -> scenario != Scenario.RACE || mode == Mode.RECORD_AFTER_SUCCESS)
+			.toList();
 		Random random = new Random();
 		long amounts = 0;
 		int trial = 0;
 		for (int round = 0; moreRounds(round, started); round++) {
-			for (CrashPoint point : points) {
+			for (Scenario scenario : scenarios) {
 				int amount = 1 + random.nextInt(1000);
 				amounts += amount;
-				trial(cluster, summary, trial, point, new NewOrder("item-" + trial, amount));
+				NewOrder order = new NewOrder("item-" + trial, amount);
+				if (scenario == Scenario.RACE) {
+					race(cluster, summary.counts.get(scenario), trial, order);
+				}
+				else {
+					trial(mode, cluster, summary.counts.get(scenario), trial, scenario.point, order);
+				}
 				trial++;
 			}
 		}
@@ -210,9 +228,10 @@ class AtomicCompletionCrashTests {
 	 * a completed record whose answer names an order that does not exist, and every retry
 	 * would be answered with it.
 	 */
-	@Test
-	void withoutTransactionalCompletionACrashBeforeTheCommitLeavesAnAnswerWithoutItsOrder() {
-		Cluster cluster = cluster("separate", 1, Map.of("idempotency.store.jdbc.transactional-completion", "false"));
+	@ParameterizedTest
+	@EnumSource
+	void withoutTransactionalCompletionACrashBeforeTheCommitLeavesAnAnswerWithoutItsOrder(Mode mode) {
+		Cluster cluster = cluster(mode, false, 1);
 		CrashNode node = cluster.pick(0, null);
 		String key = TestKeys.newKey();
 		node.arm(CrashPoint.BEFORE_COMMIT);
@@ -221,7 +240,7 @@ class AtomicCompletionCrashTests {
 		assertThat(node.crashed()).isTrue();
 		assertThat(ordersFor(key)).isEmpty();
 		assertThat(ledger()).isEqualTo(new Ledger(0, 0));
-		IdempotencyRecord record = record(key);
+		IdempotencyRecord record = record(key).orElseThrow();
 		assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
 		PlacedOrder stored = JSON.readValue(record.response().body(), PlacedOrder.class);
 		assertThat(stored.idemKey()).isEqualTo(key);
@@ -231,11 +250,10 @@ class AtomicCompletionCrashTests {
 			.single()).isZero();
 	}
 
-	private void trial(Cluster cluster, Summary summary, int trial, CrashPoint point, NewOrder order) {
+	private void trial(Mode mode, Cluster cluster, Counts counts, int trial, CrashPoint point, NewOrder order) {
 		String key = TestKeys.newKey();
 		String what = "trial " + trial + " (" + point + ", key " + key + ")";
 		Ledger before = ledger();
-		Counts counts = summary.counts.get(point);
 		counts.trials++;
 		CrashNode first = cluster.pick(trial, null);
 		first.arm(point);
@@ -264,18 +282,30 @@ class AtomicCompletionCrashTests {
 			if (point == CrashPoint.BEFORE_COMMIT) {
 				assertThat(ordersFor(key)).as(what + ": nothing committed").isEmpty();
 				assertThat(ledger()).as(what).isEqualTo(before);
-				assertThat(record(key).state()).as(what + ": the completion was rolled back")
-					.isEqualTo(RecordState.IN_PROGRESS);
+				if (mode == Mode.LEASE) {
+					assertThat(record(key)).as(what + ": the completion was rolled back")
+						.hasValueSatisfying((record) -> assertThat(record.state()).isEqualTo(RecordState.IN_PROGRESS));
+				}
+				else {
+					assertThat(record(key)).as(what + ": the recording was rolled back").isEmpty();
+				}
 			}
 			else {
 				assertThat(ordersFor(key)).as(what).hasSize(1);
-				assertThat(record(key).state()).as(what).isEqualTo(RecordState.COMPLETED);
+				assertThat(record(key)).as(what)
+					.hasValueSatisfying((record) -> assertThat(record.state()).isEqualTo(RecordState.COMPLETED));
 			}
 			last = untilFinal(cluster, key, order, first, counts, what);
 			counts.recoverySeconds.add((System.nanoTime() - crashedAt) / 1e9);
 			if (point == CrashPoint.BEFORE_COMMIT) {
 				assertThat(last.replayed()).as(what + ": the retry placed the order").isFalse();
-				assertThat(last.delta("taken_over")).as(what + ": once the dead owner's lease ran out").isEqualTo(1);
+				if (mode == Mode.LEASE) {
+					assertThat(last.delta("taken_over")).as(what + ": once the dead owner's lease ran out")
+						.isEqualTo(1);
+				}
+				else {
+					assertThat(last.delta("executed")).as(what + ": no record, nothing in flight").isEqualTo(1);
+				}
 				counts.reExecutions++;
 			}
 		}
@@ -284,14 +314,61 @@ class AtomicCompletionCrashTests {
 			assertThat(last.delta("replayed")).as(what).isEqualTo(1);
 			counts.replays++;
 		}
-		PlacedOrder answer = last.order();
+		counts.effects += assertOneEffect(what, key, order, before, last.order());
+	}
+
+	/**
+	 * Two first attempts of one key at once, on two nodes (record-after-success): both
+	 * find no record and both run the operation; the first to record wins, the other's
+	 * transaction is rolled back and it answers with the recorded result.
+	 */
+	private void race(Cluster cluster, Counts counts, int trial, NewOrder order) {
+		String key = TestKeys.newKey();
+		String what = "trial " + trial + " (race, key " + key + ")";
+		Ledger before = ledger();
+		counts.trials++;
+		CrashNode one = cluster.pick(trial, null);
+		CrashNode other = cluster.pick(trial + 1, one);
+		double recorded = one.executions("completed") + other.executions("completed");
+		double answeredRecorded = one.executions("answered_recorded") + other.executions("answered_recorded");
+		CrashTestApplication.RACES.put(key, new CountDownLatch(2));
+		Attempt first;
+		Attempt second;
+		try {
+			CompletableFuture<Attempt> racing = CompletableFuture.supplyAsync(() -> send(other, key, order),
+					this.racer);
+			first = send(one, key, order);
+			second = racing.join();
+		}
+		finally {
+			CrashTestApplication.RACES.remove(key);
+		}
+		assertThat(first.status()).as(what + ": " + first.body()).isEqualTo(200);
+		assertThat(second.status()).as(what + ": " + second.body()).isEqualTo(200);
+		assertThat(first.delta("executed") + second.delta("executed")).as(what + ": both ran").isEqualTo(2);
+		assertThat(one.executions("completed") + other.executions("completed") - recorded).as(what + ": one recorded")
+			.isEqualTo(1);
+		assertThat(one.executions("answered_recorded") + other.executions("answered_recorded") - answeredRecorded)
+			.as(what + ": the other answered with the recorded result")
+			.isEqualTo(1);
+		assertThat(second.body()).as(what + ": one answer for both").isEqualTo(first.body());
+		counts.effects += assertOneEffect(what, key, order, before, first.order());
+		counts.raceLosers++;
+	}
+
+	/**
+	 * The key's order is in the database once, it is the one answered, the ledger moved
+	 * by its amount once, and the record is completed.
+	 */
+	private int assertOneEffect(String what, String key, NewOrder order, Ledger before, PlacedOrder answer) {
 		List<PlacedOrder> orders = ordersFor(key);
 		assertThat(orders).as(what + ": one order, and it is the one answered").containsExactly(answer);
 		assertThat(answer.amount()).isEqualTo(order.amount());
 		assertThat(ledger()).as(what + ": the ledger moved once")
 			.isEqualTo(new Ledger(before.total() + order.amount(), before.orders() + 1));
-		assertThat(record(key).state()).as(what).isEqualTo(RecordState.COMPLETED);
-		counts.effects += orders.size();
+		assertThat(record(key)).as(what)
+			.hasValueSatisfying((record) -> assertThat(record.state()).isEqualTo(RecordState.COMPLETED));
+		return orders.size();
 	}
 
 	/**
@@ -385,24 +462,58 @@ class AtomicCompletionCrashTests {
 	/**
 	 * The key's record, read through the store (whichever scope the method door used).
 	 */
-	private IdempotencyRecord record(String key) {
-		String scope = this.jdbc.sql("SELECT scope FROM " + TABLE + " WHERE idem_key = ?")
+	private Optional<IdempotencyRecord> record(String key) {
+		return this.jdbc.sql("SELECT scope FROM " + TABLE + " WHERE idem_key = ?")
 			.param(key)
 			.query(String.class)
-			.single();
-		return this.store.find(new RecordId(scope, key)).orElseThrow();
+			.optional()
+			.flatMap((scope) -> this.store.find(new RecordId(scope, key)));
 	}
 
-	private Cluster cluster(String name, int nodes, Map<String, String> properties) {
-		Map<String, String> all = new LinkedHashMap<>();
-		all.put("idempotency.lease", "1s");
-		all.put("idempotency.heartbeat-interval", "500ms");
-		all.put("idempotency.in-flight.wait", "300ms");
-		all.put("idempotency.in-flight.retry-after", "1s");
-		all.putAll(properties);
-		Cluster cluster = new Cluster(this.database.name() + "-" + name, nodes, this.database.url(), all);
+	private Cluster cluster(Mode mode, boolean transactionalCompletion, int nodes) {
+		Map<String, String> properties = new LinkedHashMap<>();
+		properties.put("idempotency.mode", mode.property);
+		properties.put("idempotency.store.jdbc.transactional-completion", String.valueOf(transactionalCompletion));
+		properties.put("idempotency.lease", "1s");
+		properties.put("idempotency.heartbeat-interval", "500ms");
+		properties.put("idempotency.in-flight.wait", "300ms");
+		properties.put("idempotency.in-flight.retry-after", "1s");
+		String name = this.database.name() + "-" + (transactionalCompletion ? "" : "sep-") + mode.shortName;
+		Cluster cluster = new Cluster(name, nodes, this.database.url(), properties);
 		this.clusters.add(cluster);
 		return cluster;
+	}
+
+	/** {@code idempotency.mode}. */
+	enum Mode {
+
+		LEASE("lease", "lease"), RECORD_AFTER_SUCCESS("record-after-success", "ras");
+
+		final String property;
+
+		final String shortName;
+
+		Mode(String property, String shortName) {
+			this.property = property;
+			this.shortName = shortName;
+		}
+
+	}
+
+	/** What a trial does: crash its first node at a point, or race two first attempts. */
+	enum Scenario {
+
+		BEFORE_COMMIT(CrashPoint.BEFORE_COMMIT), AFTER_COMMIT(CrashPoint.AFTER_COMMIT), NONE(CrashPoint.NONE),
+
+		/** Record-after-success only: two first attempts on two nodes at once. */
+		RACE(CrashPoint.NONE);
+
+		final CrashPoint point;
+
+		Scenario(CrashPoint point) {
+			this.point = point;
+		}
+
 	}
 
 	record Ledger(long total, int orders) {
@@ -461,6 +572,8 @@ class AtomicCompletionCrashTests {
 
 		int retries;
 
+		int raceLosers;
+
 		final List<Double> recoverySeconds = new ArrayList<>();
 
 		@Override
@@ -471,31 +584,34 @@ class AtomicCompletionCrashTests {
 							this.recoverySeconds.stream().mapToDouble(Double::doubleValue).max().orElse(0));
 			return "trials=" + this.trials + " effects=" + this.effects + " replays=" + this.replays + " re-executions="
 					+ this.reExecutions + " no-responses=" + this.noResponses + " in-flight=" + this.inFlight
-					+ " retries=" + this.retries + recovery;
+					+ " retries=" + this.retries
+					+ ((this.raceLosers > 0) ? " answered-recorded=" + this.raceLosers : "") + recovery;
 		}
 
 	}
 
 	static final class Summary {
 
-		final String mode;
+		final Mode mode;
 
-		final Map<CrashPoint, Counts> counts = new EnumMap<>(CrashPoint.class);
+		final Map<Scenario, Counts> counts = new EnumMap<>(Scenario.class);
 
 		double seconds;
 
 		int nodesStarted;
 
-		Summary(String mode) {
+		Summary(Mode mode) {
 			this.mode = mode;
-			for (CrashPoint point : CrashPoint.values()) {
-				this.counts.put(point, new Counts());
+			for (Scenario scenario : Scenario.values()) {
+				if (scenario != Scenario.RACE || mode == Mode.RECORD_AFTER_SUCCESS) {
+					this.counts.put(scenario, new Counts());
+				}
 			}
 		}
 
 		@Override
 		public String toString() {
-			StringBuilder line = new StringBuilder("[crash] mode=" + this.mode);
+			StringBuilder line = new StringBuilder("[crash] mode=" + this.mode.property);
 			this.counts.forEach((point, counts) -> line.append(" | ").append(point).append(": ").append(counts));
 			return line.append(String.format(" | nodes started=%d, %.1f s", this.nodesStarted, this.seconds))
 				.toString();

@@ -5,6 +5,9 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -66,6 +69,12 @@ class CrashTestApplication {
 
 	/** The answer's header that says the order was not placed by this request. */
 	static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	/**
+	 * Keys whose attempts the test races, shared by the nodes of this JVM: each attempt
+	 * counts down and waits for the others inside {@link Orders#place}.
+	 */
+	static final Map<String, CountDownLatch> RACES = new ConcurrentHashMap<>();
 
 	/** Set on the request when {@link Orders#place} ran in it. */
 	private static final String PLACED_ATTRIBUTE = CrashTestApplication.class.getName() + ".placed";
@@ -131,6 +140,7 @@ class CrashTestApplication {
 		public PlacedOrder place(String key, NewOrder order) {
 			RequestContextHolder.currentRequestAttributes()
 				.setAttribute(PLACED_ATTRIBUTE, Boolean.TRUE, RequestAttributes.SCOPE_REQUEST);
+			awaitRace(key);
 			PlacedOrder placed = this.repository.save(new PlacedOrder(null, key, order.item(), order.amount()));
 			this.jdbc.sql("UPDATE crash_ledger SET total = total + :amount, orders = orders + 1 WHERE id = 1")
 				.param("amount", order.amount())
@@ -163,6 +173,27 @@ class CrashTestApplication {
 			return placed;
 		}
 
+	}
+
+	/**
+	 * Holds an attempt of a key the test races until the other attempt has come this far
+	 * too: both looked for a record and found none, and both run the operation.
+	 */
+	private static void awaitRace(String key) {
+		CountDownLatch race = RACES.get(key);
+		if (race == null) {
+			return;
+		}
+		race.countDown();
+		try {
+			if (!race.await(10, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("the other attempt of " + key + " did not come within 10 s");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	/** Registered as a member class of this configuration. */
