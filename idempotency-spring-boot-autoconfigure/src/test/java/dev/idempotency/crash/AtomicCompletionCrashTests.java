@@ -633,8 +633,8 @@ class AtomicCompletionCrashTests {
 
 		private final AtomicInteger started = new AtomicInteger();
 
-		// Two at a time: a start is mostly waiting on one core.
-		private final ExecutorService starter = Executors.newFixedThreadPool(2, (runnable) -> {
+		// One at a time: nodes start and close one by one anyway (CrashNode).
+		private final ExecutorService starter = Executors.newSingleThreadExecutor((runnable) -> {
 			Thread thread = new Thread(runnable, "crash-node-starter");
 			thread.setDaemon(true);
 			return thread;

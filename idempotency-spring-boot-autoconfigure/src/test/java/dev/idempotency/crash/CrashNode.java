@@ -19,6 +19,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 final class CrashNode implements AutoCloseable {
 
+	/**
+	 * Held while a node starts or closes: Spring Boot sets up and cleans up the JVM's one
+	 * logging system as an application starts and closes, and two at once break each
+	 * other's logging set-up.
+	 */
+	private static final Object LIFECYCLE = new Object();
+
 	private final String name;
 
 	private final ConfigurableApplicationContext context;
@@ -55,10 +62,12 @@ final class CrashNode implements AutoCloseable {
 		args.add("--spring.main.banner-mode=off");
 		args.add("--spring.jmx.enabled=false");
 		properties.forEach((key, value) -> args.add("--" + key + "=" + value));
-		ConfigurableApplicationContext context = new SpringApplicationBuilder(CrashTestApplication.class)
-			.registerShutdownHook(false)
-			.run(args.toArray(String[]::new));
-		return new CrashNode(name, context);
+		synchronized (LIFECYCLE) {
+			ConfigurableApplicationContext context = new SpringApplicationBuilder(CrashTestApplication.class)
+				.registerShutdownHook(false)
+				.run(args.toArray(String[]::new));
+			return new CrashNode(name, context);
+		}
 	}
 
 	String name() {
@@ -101,7 +110,9 @@ final class CrashNode implements AutoCloseable {
 	/** Closes the context: the web server, the engine's heartbeat thread, the pool. */
 	@Override
 	public void close() {
-		this.context.close();
+		synchronized (LIFECYCLE) {
+			this.context.close();
+		}
 	}
 
 	@Override
