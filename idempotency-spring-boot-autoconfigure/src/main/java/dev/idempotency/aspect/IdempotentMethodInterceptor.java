@@ -191,6 +191,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
 					ex);
 		}
+		if (TRANSACTIONS_PRESENT && Transactions.completeAfterCommit(this.engine, reservation, stored, operation)) {
+			return result;
+		}
 		StoredResponse answer = this.engine.succeeded(reservation, stored);
 		if (answer == stored) {
 			return result;
@@ -215,6 +218,45 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	/** Kept apart so that nothing of spring-tx is loaded when it is absent. */
 	private static final class Transactions {
+
+		/**
+		 * Inside a caller's transaction that the store does not join, the result must not
+		 * be recorded before that transaction commits: a rollback, or a crash before the
+		 * commit, would leave a record answering for writes that never happened. Then the
+		 * completion is registered to run after the commit, and the reservation is
+		 * released if the transaction does not commit.
+		 * @return whether the completion was deferred (else complete now)
+		 */
+		static boolean completeAfterCommit(IdempotencyEngine engine, Reservation reservation, StoredResponse stored,
+				String operation) {
+			if (!org.springframework.transaction.support.TransactionSynchronizationManager.isSynchronizationActive()
+					|| !org.springframework.transaction.support.TransactionSynchronizationManager
+						.isActualTransactionActive()
+					|| engine.store().joinsCurrentTransaction()) {
+				return false;
+			}
+			org.springframework.transaction.support.TransactionSynchronizationManager
+				.registerSynchronization(new org.springframework.transaction.support.TransactionSynchronization() {
+
+					@Override
+					public void afterCommit() {
+						StoredResponse answer = engine.succeeded(reservation, stored);
+						if (answer != stored) {
+							logger.info("Another call of " + operation + " with the same key recorded its result"
+									+ " first; this call's transaction had already committed");
+						}
+					}
+
+					@Override
+					public void afterCompletion(int status) {
+						if (status != STATUS_COMMITTED) {
+							engine.failed(reservation, "the transaction around " + operation + " did not commit");
+						}
+					}
+
+				});
+			return true;
+		}
 
 		static void markRollbackOnly(String operation) {
 			if (!org.springframework.transaction.support.TransactionSynchronizationManager

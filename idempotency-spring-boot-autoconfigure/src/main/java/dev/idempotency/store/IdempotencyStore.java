@@ -64,6 +64,17 @@ public interface IdempotencyStore {
 	 */
 	Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request);
 
+	/**
+	 * Whether {@link #complete} and {@link #recordCompleted}, called now on this thread,
+	 * would run inside a transaction active on it, so that the record commits or rolls
+	 * back with the caller's own writes. Front doors that run inside a caller's
+	 * transaction ask this: a store that would not join must not record a result before
+	 * that transaction has committed. {@code false} unless a store says otherwise.
+	 */
+	default boolean joinsCurrentTransaction() {
+		return false;
+	}
+
 	/** Reads a record that has not expired. */
 	Optional<IdempotencyRecord> find(RecordId id);
 

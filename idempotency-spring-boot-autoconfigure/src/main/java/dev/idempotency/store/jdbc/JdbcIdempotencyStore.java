@@ -272,6 +272,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return oneStatement("complete", update);
 	}
 
+	/**
+	 * True with {@code transactionalCompletion} while a Spring transaction is active on
+	 * this store's data source.
+	 */
+	@Override
+	public boolean joinsCurrentTransaction() {
+		return this.transactionalCompletion && joinsCallerTransaction();
+	}
+
 	/** Whether a Spring transaction is active on this store's data source right now. */
 	private boolean joinsCallerTransaction() {
 		return TransactionSynchronizationManager.isActualTransactionActive()
