@@ -51,7 +51,9 @@ import static org.assertj.core.api.Assertions.fail;
  * the call with the request's {@code Idempotency-Key}, and the record lives in the same
  * database with {@code idempotency.store.jdbc.transactional-completion=true}, so its
  * completion joins that transaction. Four nodes (contexts in this JVM) serve the
- * requests; lease 1 s, heartbeat 500 ms.
+ * requests; lease 1 s, heartbeat 500 ms. Everything runs once per {@link Mode}: in lease
+ * mode the door's completion of its reservation joins the transaction, in
+ * record-after-success mode its one recording of the answer does.
  * <p>
  * Each trial takes a fresh UUIDv7 key and arms its first node to crash at one
  * {@link CrashPoint}: {@link CrashPoint#BEFORE_COMMIT before the commit} (the order, the
@@ -63,9 +65,12 @@ import static org.assertj.core.api.Assertions.fail;
  * one order for the key, the ledger must have moved by its amount exactly once, the
  * record must be completed, and the client's final answer must be the committed order
  * (same id). After a crash before the commit the retry placed the order (the node that
- * crashed left nothing committed, and its record was taken over once its lease ran out);
- * after a crash after the commit the retry is a replay; without a crash the answer is the
- * first one, and a retry on another node replays it.
+ * crashed left nothing committed; in lease mode its record was taken over once its lease
+ * ran out, in record-after-success mode there was no record); after a crash after the
+ * commit the retry is a replay; without a crash the answer is the first one, and a retry
+ * on another node replays it. In record-after-success mode a fourth kind of trial races
+ * two first attempts of one key on two nodes, both inside the operation at once: one
+ * order, and both answered with it.
  * <p>
  * <b>Why this crash is a process crash, for the database.</b> At the crash point the
  * node's every session is ended with {@code pg_terminate_backend} from an administrator's
@@ -91,9 +96,9 @@ import static org.assertj.core.api.Assertions.fail;
  * the heartbeat of this reservation ended when it was completed). A crash inside the
  * commit itself (the commit record flushed, the acknowledgement lost) is not injected.
  * <p>
- * By default each crash point gets at least 20 trials, and more while the run is within
- * 60 seconds; {@code -Dcrash.trials=N} runs exactly N per point. The figures are printed
- * as a {@code [crash]} line.
+ * By default each kind of trial gets at least 20 trials per mode, and more while the mode
+ * is within 30 seconds; {@code -Dcrash.trials=N} runs exactly N of each. The figures are
+ * printed as a {@code [crash]} line.
  */
 class AtomicCompletionCrashTests {
 
