@@ -99,58 +99,61 @@ public final class StoreFootprint {
 					records, total / sampled, sampled);
 		}
 		System.out.println();
-		System.out.println("| store | per protected call (reserve + complete), mean of " + ROUND_TRIP_CALLS
-				+ " calls | replay (reserve of a completed key) |");
+		System.out.println("| store / mode | per protected call (lease: reserve + complete; record-after-success:"
+				+ " find + recordCompleted), mean of " + ROUND_TRIP_CALLS + " calls | replay of a completed key |");
 		System.out.println("|---|---|---|");
-		for (String name : List.of("h2", "postgresql", "mariadb")) {
-			try (BenchStores stores = new BenchStores(name, 4)) {
-				IdempotencyEngine engine = engine(stores.store);
+		for (IdempotencySettings.Mode mode : IdempotencySettings.Mode.values()) {
+			String modeName = mode.name().toLowerCase(Locale.ROOT).replace('_', '-');
+			for (String name : List.of("h2", "postgresql", "mariadb")) {
+				try (BenchStores stores = new BenchStores(name, 4)) {
+					IdempotencyEngine engine = engine(stores.store, mode);
+					String replayKey = TestKeys.newKey();
+					cycle(engine, replayKey);
+					stores.statements.set(0);
+					stores.commits.set(0);
+					for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
+						cycle(engine, TestKeys.newKey());
+					}
+					String fresh = String.format(Locale.ROOT, "%.2f statements + %.2f commits",
+							stores.statements.get() / (double) ROUND_TRIP_CALLS,
+							stores.commits.get() / (double) ROUND_TRIP_CALLS);
+					stores.statements.set(0);
+					stores.commits.set(0);
+					for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
+						engine.begin(EngineBenchmark.call(replayKey));
+					}
+					System.out.printf(Locale.ROOT, "| %s / %s | %s | %.2f statements + %.2f commits |%n", name,
+							modeName, fresh, stores.statements.get() / (double) ROUND_TRIP_CALLS,
+							stores.commits.get() / (double) ROUND_TRIP_CALLS);
+					engine.close();
+				}
+			}
+			try (BenchStores stores = new BenchStores("redis", 0)) {
+				Map<String, LongAdder> commands = new ConcurrentHashMap<>();
+				IdempotencyStore counted = new RedisIdempotencyStore(counting(stores.redis(), commands),
+						stores.redisPrefix());
+				IdempotencyEngine engine = engine(counted, mode);
 				String replayKey = TestKeys.newKey();
 				cycle(engine, replayKey);
-				stores.statements.set(0);
-				stores.commits.set(0);
+				cycle(engine, TestKeys.newKey());
+				commands.clear();
 				for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
 					cycle(engine, TestKeys.newKey());
 				}
-				String fresh = String.format(Locale.ROOT, "%.2f statements + %.2f commits",
-						stores.statements.get() / (double) ROUND_TRIP_CALLS,
-						stores.commits.get() / (double) ROUND_TRIP_CALLS);
-				stores.statements.set(0);
-				stores.commits.set(0);
+				String fresh = perCall(commands);
+				commands.clear();
 				for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
 					engine.begin(EngineBenchmark.call(replayKey));
 				}
-				System.out.printf(Locale.ROOT, "| %s | %s | %.2f statements + %.2f commits |%n", name, fresh,
-						stores.statements.get() / (double) ROUND_TRIP_CALLS,
-						stores.commits.get() / (double) ROUND_TRIP_CALLS);
+				System.out.printf(Locale.ROOT, "| redis / %s | %s | %s |%n", modeName, fresh, perCall(commands));
 				engine.close();
 			}
-		}
-		try (BenchStores stores = new BenchStores("redis", 0)) {
-			Map<String, LongAdder> commands = new ConcurrentHashMap<>();
-			IdempotencyStore counted = new RedisIdempotencyStore(counting(stores.redis(), commands),
-					stores.redisPrefix());
-			IdempotencyEngine engine = engine(counted);
-			String replayKey = TestKeys.newKey();
-			cycle(engine, replayKey);
-			cycle(engine, TestKeys.newKey());
-			commands.clear();
-			for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
-				cycle(engine, TestKeys.newKey());
-			}
-			String fresh = perCall(commands);
-			commands.clear();
-			for (int i = 0; i < ROUND_TRIP_CALLS; i++) {
-				engine.begin(EngineBenchmark.call(replayKey));
-			}
-			System.out.printf(Locale.ROOT, "| redis | %s | %s |%n", fresh, perCall(commands));
-			engine.close();
 		}
 		System.exit(0);
 	}
 
 	private static void memory(int records) {
-		IdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE);
+		IdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE, Long.MAX_VALUE);
 		// Keys made up front, so that only the store's own objects are counted.
 		List<String> keys = new ArrayList<>(records);
 		for (int i = 0; i < records; i++) {
@@ -180,8 +183,8 @@ public final class StoreFootprint {
 		store.complete(id, owner, EngineBenchmark.Payloads.RESPONSE);
 	}
 
-	private static IdempotencyEngine engine(IdempotencyStore store) {
-		return new IdempotencyEngine(store, IdempotencySettings.defaults(), Clock.systemUTC(),
+	private static IdempotencyEngine engine(IdempotencyStore store, IdempotencySettings.Mode mode) {
+		return new IdempotencyEngine(store, IdempotencySettings.builder().mode(mode).build(), Clock.systemUTC(),
 				IdempotencyListener.NONE);
 	}
 
