@@ -211,14 +211,31 @@ public final class StoreFootprint {
 					if (result instanceof RedisConnection connection) {
 						return Proxy.newProxyInstance(StoreFootprint.class.getClassLoader(),
 								new Class<?>[] { RedisConnection.class }, (p, m, a) -> {
-									if (!NOT_COMMANDS.contains(m.getName()) && !m.getName().endsWith("Commands")) {
+									Object value = invoke(m, connection, a);
+									if (m.getName().endsWith("Commands") && m.getReturnType().isInterface()
+											&& value != null) {
+										// scriptingCommands().evalSha(...) and the like:
+										// count
+										// the calls on the group.
+										return countingGroup(m.getReturnType(), value, commands);
+									}
+									if (!NOT_COMMANDS.contains(m.getName())) {
 										commands.computeIfAbsent(m.getName(), (k) -> new LongAdder()).increment();
 									}
-									return invoke(m, connection, a);
+									return value;
 								});
 					}
 					return result;
 				});
+	}
+
+	private static Object countingGroup(Class<?> type, Object group, Map<String, LongAdder> commands) {
+		return Proxy.newProxyInstance(StoreFootprint.class.getClassLoader(), new Class<?>[] { type }, (p, m, a) -> {
+			if (!NOT_COMMANDS.contains(m.getName())) {
+				commands.computeIfAbsent(m.getName(), (k) -> new LongAdder()).increment();
+			}
+			return invoke(m, group, a);
+		});
 	}
 
 	private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
