@@ -191,8 +191,49 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
 					ex);
 		}
-		this.engine.succeeded(reservation, stored);
-		return result;
+		StoredResponse answer = this.engine.succeeded(reservation, stored);
+		if (answer == stored) {
+			return result;
+		}
+		// Record-after-success: another call of the same request ran beside this one and
+		// recorded its result first. Its effects are the ones that count: this call's own
+		// writes in the caller's transaction must not commit, and it answers as that call
+		// did.
+		markTransactionRollbackOnly(operation);
+		return readResult(method, targetClass, answer);
+	}
+
+	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			IdempotentMethodInterceptor.class.getClassLoader());
+
+	private static void markTransactionRollbackOnly(String operation) {
+		if (TRANSACTIONS_PRESENT) {
+			Transactions.markRollbackOnly(operation);
+		}
+	}
+
+	/** Kept apart so that nothing of spring-tx is loaded when it is absent. */
+	private static final class Transactions {
+
+		static void markRollbackOnly(String operation) {
+			if (!org.springframework.transaction.support.TransactionSynchronizationManager
+				.isActualTransactionActive()) {
+				return;
+			}
+			try {
+				org.springframework.transaction.interceptor.TransactionInterceptor.currentTransactionStatus()
+					.setRollbackOnly();
+				logger.info("Marked the transaction around " + operation
+						+ " rollback-only: another call of the same request recorded its result first");
+			}
+			catch (org.springframework.transaction.NoTransactionException ex) {
+				logger.warn("Another call of " + operation + " with the same key recorded its result first, but the"
+						+ " active transaction is not managed by a TransactionInterceptor (@Transactional), so it"
+						+ " could not be marked rollback-only: this call's own writes in it may commit");
+			}
+		}
+
 	}
 
 	/**

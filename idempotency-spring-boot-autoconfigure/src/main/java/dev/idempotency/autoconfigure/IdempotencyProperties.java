@@ -61,6 +61,16 @@ public class IdempotencyProperties {
 	 */
 	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
 
+	/**
+	 * How an operation is guarded: lease (reserve the key, with a lease and heartbeats,
+	 * before it runs; a duplicate never runs beside it) or record-after-success (read the
+	 * key before, record the final response with one conditional insert after; fewer
+	 * store writes, nothing left in flight by a crash, but attempts racing with a new key
+	 * may each run, and all are answered with the response recorded first). The lease and
+	 * heartbeat settings apply to lease mode only.
+	 */
+	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
+
 	private final InFlight inFlight = new InFlight();
 
 	private final Store store = new Store();
@@ -135,6 +145,14 @@ public class IdempotencyProperties {
 		this.keyAgePolicy = keyAgePolicy;
 	}
 
+	public IdempotencySettings.Mode getMode() {
+		return this.mode;
+	}
+
+	public void setMode(IdempotencySettings.Mode mode) {
+		this.mode = mode;
+	}
+
 	public InFlight getInFlight() {
 		return this.inFlight;
 	}
@@ -186,6 +204,7 @@ public class IdempotencyProperties {
 			.failureMode(this.store.failureMode)
 			.storeRetryAfter(this.store.retryAfter)
 			.maxBodyBytes(this.response.maxBodySize.toBytes())
+			.mode(this.mode)
 			.build();
 	}
 

@@ -3,12 +3,29 @@ package dev.idempotency.engine;
 /**
  * What became of an operation that ran under a reservation (after
  * {@link IdempotencyOutcome#EXECUTED} or {@link IdempotencyOutcome#TAKEN_OVER}): reported
- * once per run, when it finishes.
+ * once per run, when it finishes. In record-after-success mode a run holds no record:
+ * {@link #RELEASED}, {@link #BODY_TOO_LARGE} and {@link #ABANDONED} then write nothing,
+ * and a retry runs again.
  */
 public enum ExecutionResult {
 
 	/** The operation's response was stored for replay. */
 	COMPLETED,
+
+	/**
+	 * Record-after-success mode: another attempt of the same request (same key and
+	 * fingerprint) ran at the same time and recorded its response first. This run's
+	 * response was not stored; it was answered with the recorded one, so every attempt
+	 * gets one answer.
+	 */
+	ANSWERED_RECORDED,
+
+	/**
+	 * Record-after-success mode: when the response was to be recorded, the key held
+	 * another request's record (another fingerprint) or a lease-mode reservation in
+	 * progress. Nothing changed; this run's own response was answered, not stored.
+	 */
+	NOT_RECORDED,
 
 	/**
 	 * The record was deleted after a failure or a non-final response, so a retry runs
@@ -34,7 +51,8 @@ public enum ExecutionResult {
 
 	/**
 	 * The store failed while storing or releasing the result: nothing stored; the key
-	 * frees itself when its lease runs out (or at once if the store released it).
+	 * frees itself when its lease runs out (or at once if the store released it; in
+	 * record-after-success mode nothing holds it).
 	 */
 	STORE_ERROR
 

@@ -3,6 +3,7 @@ package dev.idempotency.engine;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.key.IdempotencyKey;
 import dev.idempotency.key.InvalidIdempotencyKeyException;
+import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
@@ -29,6 +31,11 @@ import org.jspecify.annotations.Nullable;
  * releases its result, every write fenced by the owner token. While an operation runs, a
  * heartbeat thread extends its lease (see {@link #start()}). Front doors translate to and
  * from it.
+ * <p>
+ * In {@link IdempotencySettings.Mode#RECORD_AFTER_SUCCESS record-after-success} mode it
+ * reads the record before the operation instead of reserving it, writes nothing while the
+ * operation runs (no lease, no heartbeat), and records the final response afterwards with
+ * one conditional insert; {@link #succeeded} then says which response to answer.
  * <p>
  * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per
  * call to {@link #begin}, and one {@link ExecutionResult} per run that held a
@@ -192,6 +199,11 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
+		RecordId id = new RecordId(storableScope(call.scope()), key.value());
+		if (this.settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS) {
+			// Nothing is held while the operation runs: no heartbeat thread is needed.
+			return findBeforeRunning(id, call.fingerprint().get(), call.operation(), retentionFor(key));
+		}
 		if (!ensureRunning()) {
 			return reject(IdempotencyOutcome.STORE_ERROR, call.operation(),
 					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
@@ -199,7 +211,6 @@ public class IdempotencyEngine implements AutoCloseable {
 									+ " retry later",
 							this.settings.storeRetryAfter()));
 		}
-		RecordId id = new RecordId(storableScope(call.scope()), key.value());
 		String fingerprint = call.fingerprint().get();
 		return reserve(id, fingerprint, call.operation(), retentionFor(key));
 	}
@@ -207,18 +218,29 @@ public class IdempotencyEngine implements AutoCloseable {
 	/**
 	 * The operation finished with this response: stores it if it is final and fits, else
 	 * releases the key so that a retry runs again.
+	 * <p>
+	 * In record-after-success mode it records the response if no record holds the key. If
+	 * another attempt of the same request recorded its response first (both ran), the
+	 * answer is that recorded response, so that every attempt and every retry gets the
+	 * same one.
+	 * @return the response to answer with: {@code response} itself, or in
+	 * record-after-success mode the response recorded first by another attempt of the
+	 * same request
 	 */
-	public void succeeded(Reservation reservation, StoredResponse response) {
+	public StoredResponse succeeded(Reservation reservation, StoredResponse response) {
 		if (!finish(reservation)) {
-			return;
+			return response;
+		}
+		if (reservation.recordsAfterSuccess()) {
+			return record(reservation, response);
 		}
 		if (!isFinal(response.status())) {
 			doRelease(reservation, "status " + response.status() + " is not final", ExecutionResult.RELEASED);
-			return;
+			return response;
 		}
 		if (response.body().length > this.settings.maxBodyBytes()) {
 			bodyTooLarge(reservation, response.body().length);
-			return;
+			return response;
 		}
 		try {
 			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
@@ -235,6 +257,56 @@ public class IdempotencyEngine implements AutoCloseable {
 					+ "; a retry runs it again once the record is released or its lease runs out", ex);
 			finished(ExecutionResult.STORE_ERROR, reservation);
 		}
+		return response;
+	}
+
+	/**
+	 * Record-after-success: one conditional insert of a final response that fits; what
+	 * the store had instead decides the answer.
+	 */
+	private StoredResponse record(Reservation reservation, StoredResponse response) {
+		if (!isFinal(response.status())) {
+			logger.debug("Not recorded " + reservation + ": status " + response.status() + " is not final");
+			finished(ExecutionResult.RELEASED, reservation);
+			return response;
+		}
+		if (response.body().length > this.settings.maxBodyBytes()) {
+			bodyTooLarge(reservation, response.body().length);
+			return response;
+		}
+		String fingerprint = reservation.fingerprint();
+		CompletedRecordRequest request = new CompletedRecordRequest(reservation.id(), fingerprint,
+				reservation.operation(), response, reservation.retention());
+		Optional<IdempotencyRecord> existing;
+		try {
+			existing = timed("record_completed", () -> this.store.recordCompleted(request));
+		}
+		catch (RuntimeException ex) {
+			logger.error(
+					"Could not record the response of " + reservation + "; answered unrecorded, a retry runs it again",
+					ex);
+			finished(ExecutionResult.STORE_ERROR, reservation);
+			return response;
+		}
+		if (existing.isEmpty()) {
+			finished(ExecutionResult.COMPLETED, reservation);
+			return response;
+		}
+		IdempotencyRecord record = existing.get();
+		if (record.state() == RecordState.COMPLETED && record.fingerprint().equals(fingerprint)) {
+			// Two first attempts of one request both ran: the model's accepted cost. All
+			// of them, and every retry, get the answer recorded first.
+			logger.info("Another attempt of " + reservation
+					+ " recorded its response first; answering with the recorded response");
+			finished(ExecutionResult.ANSWERED_RECORDED, reservation);
+			return record.response();
+		}
+		logger.warn("Could not record the response of "
+				+ reservation + ": the key holds " + ((record.state() == RecordState.COMPLETED)
+						? "the record of another request" : "a reservation in progress (lease mode)")
+				+ "; answered with its own response, not recorded");
+		finished(ExecutionResult.NOT_RECORDED, reservation);
+		return response;
 	}
 
 	/**
@@ -251,9 +323,15 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * key.
 	 */
 	public void failed(Reservation reservation, String reason) {
-		if (finish(reservation)) {
-			doRelease(reservation, reason, ExecutionResult.RELEASED);
+		if (!finish(reservation)) {
+			return;
 		}
+		if (reservation.recordsAfterSuccess()) {
+			logger.debug("Not recorded " + reservation + ": " + reason);
+			finished(ExecutionResult.RELEASED, reservation);
+			return;
+		}
+		doRelease(reservation, reason, ExecutionResult.RELEASED);
 	}
 
 	/**
@@ -261,12 +339,13 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * (an asynchronous request timed out or failed). Releasing the key would let a retry
 	 * run it a second time beside the first: the heartbeats stop and the record is left
 	 * to its lease, so a retry is told it is in flight and takes over once the lease has
-	 * run out.
+	 * run out. In record-after-success mode nothing was written: a retry runs again.
 	 */
 	public void abandoned(Reservation reservation, String reason) {
 		if (finish(reservation)) {
 			logger.info("Abandoned " + reservation + ": " + reason
-					+ "; its record is taken over by a retry once its lease runs out");
+					+ (reservation.recordsAfterSuccess() ? "; nothing was recorded, a retry runs it again"
+							: "; its record is taken over by a retry once its lease runs out"));
 			finished(ExecutionResult.ABANDONED, reservation);
 		}
 	}
@@ -322,28 +401,67 @@ public class IdempotencyEngine implements AutoCloseable {
 				}
 				return new Decision.Proceed(reservation);
 			}
-			IdempotencyRecord record = ((ReserveResult.Existing) result).record();
-			if (!record.fingerprint().equals(fingerprint)) {
-				return reject(IdempotencyOutcome.MISMATCH, operation,
-						IdempotencyError.of(IdempotencyErrorType.KEY_REUSED,
-								"this idempotency key was already used for a different request; use a new key"));
-			}
-			if (record.state() == RecordState.COMPLETED) {
-				report(IdempotencyOutcome.REPLAYED, operation, id);
-				return new Decision.Replay(record.response());
-			}
-			Duration remaining = Duration.between(this.clock.instant(), deadline);
-			// Waited long enough, or interrupted while waiting: an interruption is not a
-			// store failure, so never a reason to run unprotected.
-			if (remaining.isNegative() || remaining.isZero()
-					|| !sleep(min(remaining, this.settings.inFlightPollInterval()))) {
-				return reject(IdempotencyOutcome.IN_FLIGHT, operation,
-						new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT,
-								this.settings.inFlightStatus().status(),
-								"a request with this idempotency key is still in progress; retry later",
-								this.settings.inFlightRetryAfter()));
+			Decision decision = answerExisting(((ReserveResult.Existing) result).record(), fingerprint, operation,
+					deadline);
+			if (decision != null) {
+				return decision;
 			}
 		}
+	}
+
+	/**
+	 * Record-after-success: one read before the operation. No record: run it, holding
+	 * nothing. A record: as in lease mode (replay, 422, or wait for one in progress,
+	 * which a lease-mode node may have left during a change of mode).
+	 */
+	private Decision findBeforeRunning(RecordId id, String fingerprint, String operation, Duration retention) {
+		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
+		while (true) {
+			Optional<IdempotencyRecord> found;
+			try {
+				found = timed("find", () -> this.store.find(id));
+			}
+			catch (RuntimeException ex) {
+				return storeFailed(operation, ex);
+			}
+			if (found.isEmpty()) {
+				report(IdempotencyOutcome.EXECUTED, operation, id);
+				return new Decision.Proceed(Reservation.recordAfterSuccess(id, operation, fingerprint, retention));
+			}
+			Decision decision = answerExisting(found.get(), fingerprint, operation, deadline);
+			if (decision != null) {
+				return decision;
+			}
+		}
+	}
+
+	/**
+	 * The answer to a call whose key holds a record: 422 for another request, the replay
+	 * of a completed one, or for one in progress, after a wait until {@code deadline},
+	 * the in-flight error; {@code null} means look again after one poll interval.
+	 */
+	private @Nullable Decision answerExisting(IdempotencyRecord record, String fingerprint, String operation,
+			Instant deadline) {
+		if (!record.fingerprint().equals(fingerprint)) {
+			return reject(IdempotencyOutcome.MISMATCH, operation, IdempotencyError.of(IdempotencyErrorType.KEY_REUSED,
+					"this idempotency key was already used for a different request; use a new key"));
+		}
+		if (record.state() == RecordState.COMPLETED) {
+			report(IdempotencyOutcome.REPLAYED, operation, record.id());
+			return new Decision.Replay(record.response());
+		}
+		Duration remaining = Duration.between(this.clock.instant(), deadline);
+		// Waited long enough, or interrupted while waiting: an interruption is not a
+		// store failure, so never a reason to run unprotected.
+		if (remaining.isNegative() || remaining.isZero()
+				|| !sleep(min(remaining, this.settings.inFlightPollInterval()))) {
+			return reject(IdempotencyOutcome.IN_FLIGHT, operation,
+					new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT,
+							this.settings.inFlightStatus().status(),
+							"a request with this idempotency key is still in progress; retry later",
+							this.settings.inFlightRetryAfter()));
+		}
+		return null;
 	}
 
 	private Decision storeFailed(String operation, Exception ex) {
@@ -461,7 +579,11 @@ public class IdempotencyEngine implements AutoCloseable {
 	private void bodyTooLarge(Reservation reservation, long bodyBytes) {
 		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
-				+ " released, a retry runs it again");
+				+ (reservation.recordsAfterSuccess() ? " not recorded" : " released") + ", a retry runs it again");
+		if (reservation.recordsAfterSuccess()) {
+			finished(ExecutionResult.BODY_TOO_LARGE, reservation);
+			return;
+		}
 		doRelease(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE);
 	}
 

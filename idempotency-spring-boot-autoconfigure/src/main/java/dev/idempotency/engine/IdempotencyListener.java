@@ -24,7 +24,8 @@ public interface IdempotencyListener {
 
 	/**
 	 * One store call ({@code reserve}, {@code complete}, {@code release},
-	 * {@code heartbeat}) took {@code nanos}; {@code failed} when it threw.
+	 * {@code heartbeat}; in record-after-success mode {@code find} and
+	 * {@code record_completed}) took {@code nanos}; {@code failed} when it threw.
 	 */
 	default void onStoreCall(String call, long nanos, boolean failed) {
 	}

@@ -24,11 +24,13 @@ import java.util.Objects;
  * @param failureMode what to do when the store fails
  * @param storeRetryAfter Retry-After when the store is unavailable
  * @param maxBodyBytes largest response body stored
+ * @param mode how the engine guards an operation: a lease-held reservation, or one
+ * conditional record after it succeeded
  */
 public record IdempotencySettings(Duration lifetime, Duration grace, Duration lease, Duration heartbeatInterval,
 		Duration clockSkew, KeyAgePolicy keyAgePolicy, Duration inFlightWait, Duration inFlightPollInterval,
 		InFlightStatus inFlightStatus, Duration inFlightRetryAfter, FailureMode failureMode, Duration storeRetryAfter,
-		long maxBodyBytes) {
+		long maxBodyBytes, Mode mode) {
 
 	/**
 	 * The largest stored answer: a held answer lives in one byte array until it is
@@ -68,6 +70,7 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		Objects.requireNonNull(keyAgePolicy, "keyAgePolicy");
 		Objects.requireNonNull(inFlightStatus, "inFlightStatus");
 		Objects.requireNonNull(failureMode, "failureMode");
+		Objects.requireNonNull(mode, "mode");
 		if (maxBodyBytes < 0 || maxBodyBytes > MAX_STORED_BODY_BYTES) {
 			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
 					"idempotency.response.max-body-size must be from 0 to " + MAX_STORED_BODY_BYTES
@@ -86,7 +89,7 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	 * lease 30 seconds, heartbeat-interval 10 seconds, clock-skew 1 minute,
 	 * key-age-policy reject, in-flight wait 2 seconds polled every 50 ms and answered 409
 	 * with Retry-After 1 second, fail-closed with Retry-After 5 seconds, bodies up to 1
-	 * MB stored.
+	 * MB stored, lease mode.
 	 */
 	public static Builder builder() {
 		return new Builder();
@@ -106,7 +109,8 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 			.inFlightRetryAfter(this.inFlightRetryAfter)
 			.failureMode(this.failureMode)
 			.storeRetryAfter(this.storeRetryAfter)
-			.maxBodyBytes(this.maxBodyBytes);
+			.maxBodyBytes(this.maxBodyBytes)
+			.mode(this.mode);
 	}
 
 	/**
@@ -163,6 +167,8 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		private Duration storeRetryAfter = Duration.ofSeconds(5);
 
 		private long maxBodyBytes = 1024 * 1024;
+
+		private Mode mode = Mode.LEASE;
 
 		private Builder() {
 		}
@@ -232,11 +238,16 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 			return this;
 		}
 
+		public Builder mode(Mode mode) {
+			this.mode = mode;
+			return this;
+		}
+
 		public IdempotencySettings build() {
 			return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval,
 					this.clockSkew, this.keyAgePolicy, this.inFlightWait, this.inFlightPollInterval,
 					this.inFlightStatus, this.inFlightRetryAfter, this.failureMode, this.storeRetryAfter,
-					this.maxBodyBytes);
+					this.maxBodyBytes, this.mode);
 		}
 
 	}
@@ -284,6 +295,28 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 
 		/** Run the request unprotected; logged and counted. */
 		FAIL_OPEN
+
+	}
+
+	/** How the engine guards an operation against running twice. */
+	public enum Mode {
+
+		/**
+		 * Reserve the key (in progress, with a lease kept alive by heartbeats) before the
+		 * operation runs, then store or release its result: a duplicate never runs while
+		 * the first is alive. Two store writes for a new key (reserve, complete), plus a
+		 * heartbeat per interval while it runs.
+		 */
+		LEASE,
+
+		/**
+		 * Record after success: read the key before the operation (replay, refuse or
+		 * proceed), run it without writing to the store, then record its final response
+		 * with one conditional insert. One read and one write for a new key, nothing left
+		 * in progress by a crash; attempts racing with a new key may each run, and all of
+		 * them are answered with the one response recorded first.
+		 */
+		RECORD_AFTER_SUCCESS
 
 	}
 

@@ -1,42 +1,86 @@
 package dev.idempotency.engine;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.store.RecordId;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Ownership of one record while its operation runs: the record, the owner token that
- * fences every write, and the heartbeat that keeps the lease alive. Finished exactly
- * once.
+ * One run of an operation under its key, finished exactly once. In lease mode it owns the
+ * record while the operation runs: the owner token fences every write, and the heartbeat
+ * keeps the lease alive. In record-after-success mode nothing is in the store while the
+ * operation runs: it carries what is needed to record the final response afterwards
+ * (fingerprint and retention), and has no owner token.
  */
 public final class Reservation {
 
 	private final RecordId id;
 
-	private final String ownerToken;
+	private final @Nullable String ownerToken;
 
 	private final String operation;
 
 	private final boolean takenOver;
+
+	private final @Nullable String fingerprint;
+
+	private final @Nullable Duration retention;
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
 	private volatile long lastBeatNanos;
 
 	Reservation(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos) {
+		this(id, ownerToken, operation, takenOver, reservedNanos, null, null);
+	}
+
+	private Reservation(RecordId id, @Nullable String ownerToken, String operation, boolean takenOver,
+			long reservedNanos, @Nullable String fingerprint, @Nullable Duration retention) {
 		this.id = id;
 		this.ownerToken = ownerToken;
 		this.operation = operation;
 		this.takenOver = takenOver;
 		this.lastBeatNanos = reservedNanos;
+		this.fingerprint = fingerprint;
+		this.retention = retention;
+	}
+
+	/**
+	 * A run in record-after-success mode: nothing was written; its final response is
+	 * recorded with this fingerprint and retention once it succeeded.
+	 */
+	static Reservation recordAfterSuccess(RecordId id, String operation, String fingerprint, Duration retention) {
+		return new Reservation(id, null, operation, false, System.nanoTime(), fingerprint, retention);
 	}
 
 	public RecordId id() {
 		return this.id;
 	}
 
-	public String ownerToken() {
+	/**
+	 * The owner token that fences the writes; {@code null} in record-after-success mode.
+	 */
+	public @Nullable String ownerToken() {
 		return this.ownerToken;
+	}
+
+	/**
+	 * Whether this run holds no record and records its final response after it succeeded
+	 * (record-after-success mode).
+	 */
+	public boolean recordsAfterSuccess() {
+		return this.ownerToken == null;
+	}
+
+	/** The request's fingerprint, kept for recording (record-after-success mode). */
+	@Nullable String fingerprint() {
+		return this.fingerprint;
+	}
+
+	/** How long the recorded response is kept (record-after-success mode). */
+	@Nullable Duration retention() {
+		return this.retention;
 	}
 
 	public String operation() {

@@ -100,6 +100,22 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
+	 * Drops the held answer and resets the response, so that another answer can be sent
+	 * in its place; {@code false} (and nothing changed) if the answer was not held or
+	 * something of it already reached the client.
+	 */
+	synchronized boolean discardHeld() {
+		if (!this.holding || isCommitted()) {
+			return false;
+		}
+		this.holding = false;
+		this.copy = new ByteArrayOutputStream(0);
+		this.closedWhileHolding = false;
+		getResponse().reset();
+		return true;
+	}
+
+	/**
 	 * Stops holding (a handler that went asynchronous): what was held is sent, the rest
 	 * streams.
 	 */

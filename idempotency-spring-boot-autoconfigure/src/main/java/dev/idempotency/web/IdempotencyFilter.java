@@ -18,6 +18,7 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -26,7 +27,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * (to capture it once the {@link IdempotencyInterceptor} has reserved the key). After the
  * handler it finishes the reservation: stores a final response, or releases the key after
  * an exception, a non-final status, an error rendered outside the request, or a body too
- * large to store.
+ * large to store. In record-after-success mode, where two attempts of one request may
+ * both run, an attempt whose response was not recorded because another attempt recorded
+ * its response first is answered with the recorded response, as a replay.
  */
 public class IdempotencyFilter extends OncePerRequestFilter {
 
@@ -114,11 +117,29 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			request.getAsyncContext().addListener(new AsyncCompletion(reservation, request, response));
 			return;
 		}
-		finishResponse(reservation, request, response);
-		if (!response.errorSent()) {
+		StoredResponse recorded = finishResponse(reservation, request, response);
+		if (response.errorSent()) {
 			// After sendError the container renders the error page: nothing held goes
 			// out.
-			sendHeld(response);
+			return;
+		}
+		if (recorded != null && response.discardHeld()) {
+			sendRecorded(recorded, response);
+			return;
+		}
+		sendHeld(response);
+	}
+
+	/**
+	 * Sends, instead of the held answer, the answer another attempt of this request
+	 * recorded first (record-after-success mode), as the replay every retry gets.
+	 */
+	private void sendRecorded(StoredResponse recorded, CapturingResponse response) {
+		try {
+			IdempotencyInterceptor.replay(recorded, (HttpServletResponse) response.getResponse());
+		}
+		catch (IOException ex) {
+			logger.debug("The client went away before the recorded answer was sent; a retry with its key gets it", ex);
 		}
 	}
 
@@ -135,16 +156,22 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 	}
 
-	private void finishResponse(Reservation reservation, HttpServletRequest request, CapturingResponse response) {
+	/**
+	 * Stores the answer, or releases the key.
+	 * @return the response another attempt of this request recorded first, when that is
+	 * the answer instead of this one (record-after-success mode); otherwise {@code null}
+	 */
+	private @Nullable StoredResponse finishResponse(Reservation reservation, HttpServletRequest request,
+			CapturingResponse response) {
 		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {
 			this.engine.failed(reservation, reason);
-			return;
+			return null;
 		}
 		if (response.errorSent()) {
 			// The error page is rendered after this filter returns: there is no body to
 			// store.
 			this.engine.failed(reservation, "status " + response.getStatus() + " was sent as a container error");
-			return;
+			return null;
 		}
 		response.flushWriter();
 		String incomplete = response.incomplete();
@@ -152,14 +179,15 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			// The client may hold a part of the answer only: a retry must run again,
 			// never replay a part.
 			this.engine.failed(reservation, incomplete);
-			return;
+			return null;
 		}
 		if (response.overflowed()) {
 			this.engine.responseTooLarge(reservation, response.bytesWritten());
-			return;
+			return null;
 		}
-		this.engine.succeeded(reservation,
-				new StoredResponse(response.getStatus(), storedHeaders(response), response.capturedBody()));
+		StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response), response.capturedBody());
+		StoredResponse answer = this.engine.succeeded(reservation, own);
+		return (answer != own) ? answer : null;
 	}
 
 	/**
@@ -184,7 +212,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		public void onComplete(AsyncEvent event) {
 			// After a timeout or an error the reservation is already finished: this is a
 			// no-op.
-			finishResponse(this.reservation, this.request, this.response);
+			StoredResponse recorded = finishResponse(this.reservation, this.request, this.response);
+			if (recorded != null) {
+				// Streamed already: the client has this attempt's own answer.
+				logger.warn("The asynchronous answer of " + this.reservation + " (status " + this.response.getStatus()
+						+ ") was sent as it was written, but another attempt of the same request recorded its"
+						+ " answer first (status " + recorded.status() + "); retries with this key get the recorded"
+						+ " one");
+			}
 		}
 
 		@Override

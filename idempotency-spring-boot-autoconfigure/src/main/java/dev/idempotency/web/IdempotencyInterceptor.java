@@ -317,7 +317,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		return new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value };
 	}
 
-	private static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
+	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
 		response.setStatus(stored.status());
 		stored.headers().forEach((name, values) -> {
 			if ("Content-Type".equalsIgnoreCase(name)) {

@@ -53,6 +53,7 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(35));
 			assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
 			assertThat(settings.inFlightStatus().status()).isEqualTo(409);
+			assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.LEASE);
 		});
 	}
 
@@ -63,7 +64,7 @@ class IdempotencyAutoConfigurationTests {
 					"idempotency.heartbeat-interval=PT1S", "idempotency.in-flight.status=service-unavailable",
 					"idempotency.store.failure-mode=fail-open", "idempotency.response.max-body-size=64KB",
 					"idempotency.key-age-policy=warn", "idempotency.store.memory.max-entries=7",
-					"idempotency.store.memory.max-bytes=3MB")
+					"idempotency.store.memory.max-bytes=3MB", "idempotency.mode=record-after-success")
 			.run((context) -> {
 				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
@@ -72,6 +73,7 @@ class IdempotencyAutoConfigurationTests {
 				assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
 				assertThat(settings.maxBodyBytes()).isEqualTo(64 * 1024);
 				assertThat(settings.keyAgePolicy()).isEqualTo(IdempotencySettings.KeyAgePolicy.WARN);
+				assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);
 				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxEntries()).isEqualTo(7);
 				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes()).isEqualTo(3 * 1024 * 1024);
 			});

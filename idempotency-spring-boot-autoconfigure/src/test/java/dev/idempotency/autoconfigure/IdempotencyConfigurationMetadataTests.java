@@ -25,6 +25,8 @@ class IdempotencyConfigurationMetadataTests {
 		assertThat(hintValues("idempotency.store.failure-mode")).containsExactly("fail-closed", "fail-open");
 		assertThat(property("idempotency.store.failure-mode")).containsEntry("defaultValue", "fail-closed");
 		assertThat(property("idempotency.in-flight.status")).containsEntry("defaultValue", "conflict");
+		assertThat(hintValues("idempotency.mode")).containsExactly("lease", "record-after-success");
+		assertThat(property("idempotency.mode")).containsEntry("defaultValue", "lease");
 	}
 
 	@Test
@@ -34,7 +36,8 @@ class IdempotencyConfigurationMetadataTests {
 			assertThat(description).as((String) property.get("name"))
 				.doesNotContain("{@")
 				.doesNotContain("FAIL_")
-				.doesNotContain("SERVICE_UNAVAILABLE");
+				.doesNotContain("SERVICE_UNAVAILABLE")
+				.doesNotContain("RECORD_AFTER_SUCCESS");
 		}
 		assertThat(property("idempotency.store.memory.max-bytes").get("description").toString())
 			.contains("1/16 of the JVM's maximum heap");

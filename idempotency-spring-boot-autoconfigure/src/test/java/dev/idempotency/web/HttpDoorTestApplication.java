@@ -157,6 +157,29 @@ class HttpDoorTestApplication {
 			finish(gate);
 		}
 
+		/** Answers 201 with this run's number, once its gate opens. */
+		@PostMapping("/gated/created")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> created(@RequestHeader("X-Gate") String gate) {
+			int run = this.runs.computeIfAbsent(gate, (k) -> new AtomicInteger()).incrementAndGet();
+			await(gate);
+			finish(gate);
+			return ResponseEntity.created(java.net.URI.create("/things/" + gate + "/" + run))
+				.body(Map.of("gate", gate, "run", run));
+		}
+
+		/** As {@code /gated/created}, answered asynchronously. */
+		@PostMapping("/async/created")
+		@Idempotent
+		Callable<Map<String, Object>> asyncCreated(@RequestHeader("X-Gate") String gate) {
+			int run = this.runs.computeIfAbsent(gate, (k) -> new AtomicInteger()).incrementAndGet();
+			return () -> {
+				await(gate);
+				finish(gate);
+				return Map.of("gate", gate, "run", run);
+			};
+		}
+
 		@PostMapping("/echo")
 		@Idempotent
 		Map<String, Object> echo(@RequestBody String body) {

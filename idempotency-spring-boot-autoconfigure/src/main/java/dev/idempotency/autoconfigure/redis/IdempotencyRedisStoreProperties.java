@@ -35,11 +35,12 @@ public class IdempotencyRedisStoreProperties {
 	private @Nullable Duration commandTimeout;
 
 	/**
-	 * Replicas that must acknowledge a reservation the store acquired and a completion
-	 * (Redis WAIT, after the script, on the same connection) before the store call
-	 * returns; 0 (the default) waits for none. Narrows what a failover to a replica can
-	 * lose; it does not make replication synchronous. A transition not acknowledged in
-	 * time fails (the store-failure policy answers the request).
+	 * Replicas that must acknowledge a reservation the store acquired, a completion and a
+	 * response recorded in record-after-success mode (Redis WAIT, after the script, on
+	 * the same connection) before the store call returns; 0 (the default) waits for none.
+	 * Narrows what a failover to a replica can lose; it does not make replication
+	 * synchronous. A transition not acknowledged in time fails (the store-failure policy
+	 * answers the request).
 	 */
 	private int replicasToAck;
 

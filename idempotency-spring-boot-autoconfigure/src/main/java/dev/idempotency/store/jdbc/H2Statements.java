@@ -15,6 +15,10 @@ import java.util.List;
  * record has {@code lease_expires_at = created_at +
  * lease} exactly; a taken-over one keeps its older {@code created_at}: that is
  * {@code taken_over}.
+ * <p>
+ * <b>recordCompleted</b> is a {@code MERGE} that inserts, or replaces a row that has
+ * expired (one row changed), and leaves a live row alone (none changed). A race on a new
+ * key ends with a duplicate key in the loser, which then reads the winner's row.
  */
 final class H2Statements {
 
@@ -76,8 +80,31 @@ final class H2Statements {
 			DELETE FROM %TABLE% WHERE expires_at <= CURRENT_TIMESTAMP(6) FETCH FIRST :max ROWS ONLY
 			""";
 
+	static final String RECORD_COMPLETED = """
+			MERGE INTO %TABLE% AS cur
+			USING (VALUES (CAST(:scope AS VARCHAR(200)), CAST(:key AS VARCHAR(64)))) AS req(scope, idem_key)
+			ON cur.scope = req.scope AND cur.idem_key = req.idem_key
+			WHEN MATCHED AND cur.expires_at <= CURRENT_TIMESTAMP(6) THEN UPDATE SET
+				fingerprint = :fingerprint, operation = :operation, state = 'COMPLETED', owner_token = NULL,
+				lease_expires_at = NULL, expires_at = DATEADD(MICROSECOND, :retentionMicros, CURRENT_TIMESTAMP(6)),
+				created_at = CURRENT_TIMESTAMP(6), response = :response
+			WHEN NOT MATCHED THEN INSERT (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
+				expires_at, created_at, response)
+			VALUES (:scope, :key, :fingerprint, :operation, 'COMPLETED', NULL, NULL,
+				DATEADD(MICROSECOND, :retentionMicros, CURRENT_TIMESTAMP(6)), CURRENT_TIMESTAMP(6), :response)
+			""";
+
+	static final String RECORD_OVER_EXPIRED = """
+			UPDATE %TABLE% SET fingerprint = :fingerprint, operation = :operation, state = 'COMPLETED',
+				owner_token = NULL, lease_expires_at = NULL,
+				expires_at = DATEADD(MICROSECOND, :retentionMicros, CURRENT_TIMESTAMP(6)),
+				created_at = CURRENT_TIMESTAMP(6), response = :response
+			WHERE scope = :scope AND idem_key = :key AND expires_at <= CURRENT_TIMESTAMP(6)
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(
-			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE);
+			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
+			RECORD_OVER_EXPIRED);
 
 	private H2Statements() {
 	}

@@ -19,6 +19,12 @@ import java.util.List;
  * Otherwise the row is the record as it stands, and {@code acquirable} says that the row
  * seen is already outdated (it would have been acquired): the store then runs the
  * reservation again, as it does when no row comes back.
+ * <p>
+ * A recording (record-after-success mode) runs {@code recordCompleted}; an update count
+ * of one means it recorded. Otherwise (no row changed, or a duplicate key) a record was
+ * there: {@code findCurrent} reads it if it is live, else {@code recordOverExpired}
+ * replaces it if it has expired; when neither finds it (it was deleted meanwhile), the
+ * store runs the recording again. Each of the three decides atomically on its own.
  *
  * @param reserve run in order in one transaction; the last one returns the row
  * @param complete stores the response, if the caller still owns the live record
@@ -26,9 +32,14 @@ import java.util.List;
  * @param heartbeat extends the lease, if the caller still owns the live record
  * @param find reads a live record
  * @param purge deletes at most {@code :max} expired records
+ * @param recordCompleted creates the completed record where none is, or (where the
+ * database can say so in the same statement) replaces an expired one
+ * @param findCurrent reads a live record as last committed, for a recording that found
+ * one
+ * @param recordOverExpired replaces an expired record with the completed one
  */
 record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat, String find,
-		String purge) {
+		String purge, String recordCompleted, String findCurrent, String recordOverExpired) {
 
 	/** The placeholder of the table name in the statements. */
 	static final String TABLE = "%TABLE%";
@@ -40,8 +51,9 @@ record JdbcIdempotencyStatements(List<String> reserve, String complete, String r
 	JdbcIdempotencyStatements forTable(String table) {
 		return new JdbcIdempotencyStatements(this.reserve.stream().map((sql) -> sql.replace(TABLE, table)).toList(),
 				this.complete.replace(TABLE, table), this.release.replace(TABLE, table),
-				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table),
-				this.purge.replace(TABLE, table));
+				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table), this.purge.replace(TABLE, table),
+				this.recordCompleted.replace(TABLE, table), this.findCurrent.replace(TABLE, table),
+				this.recordOverExpired.replace(TABLE, table));
 	}
 
 }

@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
@@ -37,20 +38,22 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * An {@link IdempotencyStore} in a relational database, one row per record. Every
  * transition is one conditional statement (reserve: one statement on PostgreSQL, a write
- * and a read of the locked row on MariaDB/MySQL and H2) judged by the database's clock.
- * The SQL is in one class per database ({@link PostgresqlStatements},
- * {@link MariaDbStatements}, {@link H2Statements}).
+ * and a read of the locked row on MariaDB/MySQL and H2; a recording that finds a row
+ * there: a second statement reads or replaces it) judged by the database's clock. The SQL
+ * is in one class per database ({@link PostgresqlStatements}, {@link MariaDbStatements},
+ * {@link H2Statements}).
  * <p>
  * A caller's transaction is never joined by accident: a record outlives a business
  * rollback, and the store never aborts the caller's transaction. A call that is one
- * statement (every call on PostgreSQL; complete, release, heartbeat and find everywhere)
- * runs as that statement alone in auto-commit when no Spring transaction is active on the
- * thread and the pool hands out auto-commit connections (JDBC's default, checked once):
- * one round trip, where a transaction would add a {@code COMMIT}. Otherwise, and for the
- * two-statement reservations of MariaDB/MySQL and H2, the call runs in a short
- * transaction of its own ({@code REQUIRES_NEW} on a transaction manager for this store's
- * {@link DataSource}). The one opt-in exception is {@code transactionalCompletion}: then
- * {@link #complete} joins a Spring-managed transaction that is active on the same
+ * statement (every call on PostgreSQL; complete, release, heartbeat and find everywhere;
+ * each statement of a recording, which decides on its own) runs as that statement alone
+ * in auto-commit when no Spring transaction is active on the thread and the pool hands
+ * out auto-commit connections (JDBC's default, checked once): one round trip, where a
+ * transaction would add a {@code COMMIT}. Otherwise, and for the two-statement
+ * reservations of MariaDB/MySQL and H2, the call runs in a short transaction of its own
+ * ({@code REQUIRES_NEW} on a transaction manager for this store's {@link DataSource}).
+ * The one opt-in exception is {@code transactionalCompletion}: then {@link #complete} and
+ * {@link #recordCompleted} join a Spring-managed transaction that is active on the same
  * {@code DataSource}, so the completed record commits or rolls back with the business
  * write.
  * <p>
@@ -61,10 +64,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	/**
-	 * A reservation that sees no row, or an outdated one, runs again; this many times at
-	 * most.
+	 * A reservation or recording that sees no row, or an outdated one, runs again; this
+	 * many times at most.
 	 */
-	private static final int MAX_RESERVE_ATTEMPTS = 20;
+	private static final int MAX_ATTEMPTS = 20;
 
 	private final DataSource dataSource;
 
@@ -92,6 +95,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String purgeSql;
 
+	private final String recordCompletedSql;
+
+	private final String findCurrentSql;
+
+	private final String recordOverExpiredSql;
+
 	/**
 	 * Whether the pool's connections are in auto-commit; {@code null} until first
 	 * checked.
@@ -103,8 +112,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's
-	 * transaction on the same data source
+	 * @param transactionalCompletion whether {@link #complete} and
+	 * {@link #recordCompleted} join the caller's transaction on the same data source
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion) {
@@ -116,8 +125,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's
-	 * transaction on the same data source
+	 * @param transactionalCompletion whether {@link #complete} and
+	 * {@link #recordCompleted} join the caller's transaction on the same data source
 	 * @param queryTimeout the longest a statement may run before the driver cancels it,
 	 * in whole seconds rounded up (JDBC's unit); zero for none
 	 */
@@ -132,14 +141,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param dataSource where the table lives
 	 * @param dialect the SQL dialect of that database
 	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} joins the caller's
-	 * transaction on the same data source
+	 * @param transactionalCompletion whether {@link #complete} and
+	 * {@link #recordCompleted} join the caller's transaction on the same data source
 	 * @param queryTimeout the longest a statement may run before the driver cancels it,
 	 * in whole seconds rounded up (JDBC's unit); zero for none
 	 * @param reserveAsynchronousCommit whether a reservation that writes commits with
 	 * {@code synchronous_commit = off}, set for its own transaction only; completion,
-	 * release and heartbeat stay durable. A crash of the database server can then lose a
-	 * reservation made in the last moments before it.
+	 * release, heartbeat and recording stay durable. A crash of the database server can
+	 * then lose a reservation made in the last moments before it.
 	 * @throws IllegalArgumentException if {@code reserveAsynchronousCommit} is asked for
 	 * on another database than PostgreSQL
 	 */
@@ -169,6 +178,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.heartbeatSql = statements.heartbeat();
 		this.findSql = statements.find();
 		this.purgeSql = statements.purge();
+		this.recordCompletedSql = statements.recordCompleted();
+		this.findCurrentSql = statements.findCurrent();
+		this.recordOverExpiredSql = statements.recordOverExpired();
 	}
 
 	/**
@@ -192,7 +204,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			catch (IdempotencyStoreException ex) {
 				// A race lost on a new key (H2) or a deadlock victim: the transaction
 				// rolled back and changed nothing, so running it again is safe.
-				if (!isRetryable(ex.getCause()) || attempt >= MAX_RESERVE_ATTEMPTS) {
+				if (!isRetryable(ex.getCause()) || attempt >= MAX_ATTEMPTS) {
 					throw ex;
 				}
 				continue;
@@ -200,7 +212,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			if (result != null) {
 				return result;
 			}
-			if (attempt >= MAX_RESERVE_ATTEMPTS) {
+			if (attempt >= MAX_ATTEMPTS) {
 				throw new IdempotencyStoreException("Idempotency record " + request.id()
 						+ " kept changing during reservation; gave up after " + attempt + " attempts");
 			}
@@ -287,20 +299,102 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.jdbc.sql(sql).param("scope", id.scope()).param("key", id.key()).param("owner", ownerToken);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The recording statement alone on a new key (one round trip in auto-commit); after
+	 * it found a row, a read of that row, or a replacement if the row has expired. Each
+	 * statement decides atomically on its own, so each runs as {@link #complete} does: in
+	 * the caller's transaction under {@code transactionalCompletion}, else on its own. A
+	 * recording that joined a caller's transaction and returns a record must not let that
+	 * transaction commit its business writes as if it had recorded: its caller rolls
+	 * back.
+	 */
 	@Override
-	public Optional<IdempotencyRecord> recordCompleted(dev.idempotency.store.CompletedRecordRequest request) {
-		// TODO(issue 13.1): being written in this session; replaced before it ends.
-		throw new UnsupportedOperationException("record-after-success is not yet implemented for the JDBC store");
+	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+		byte[] encoded = StoredResponseCodec.encode(request.response());
+		boolean joined = this.transactionalCompletion && joinsCallerTransaction();
+		for (int attempt = 1;; attempt++) {
+			try {
+				if (recorded(request, encoded, joined)) {
+					return Optional.empty();
+				}
+				Optional<IdempotencyRecord> live = recordingStep(joined, () -> read(this.findCurrentSql, request.id()));
+				if (live.isPresent()) {
+					return live;
+				}
+				if (recordingStep(joined,
+						() -> recordStatement(this.recordOverExpiredSql, request, encoded).update() == 1)) {
+					return Optional.empty();
+				}
+			}
+			catch (IdempotencyStoreException ex) {
+				// A deadlock victim on its own rolled back and changed nothing; in the
+				// caller's transaction it took the caller's work with it.
+				if (joined || !isRetryable(ex.getCause()) || attempt >= MAX_ATTEMPTS) {
+					throw ex;
+				}
+				continue;
+			}
+			// The row found was deleted before it could be read or replaced.
+			if (attempt >= MAX_ATTEMPTS) {
+				throw new IdempotencyStoreException("Idempotency record " + request.id()
+						+ " kept changing during recording; gave up after " + attempt + " attempts");
+			}
+		}
+	}
+
+	/**
+	 * Runs the recording statement: whether it recorded. A duplicate key (the loser of a
+	 * race on a new key, or any existing row on MariaDB/MySQL) rolled back only that
+	 * statement and means a row is there.
+	 */
+	private boolean recorded(CompletedRecordRequest request, byte[] encoded, boolean joined) {
+		try {
+			return recordingStep(joined,
+					() -> recordStatement(this.recordCompletedSql, request, encoded).update() == 1);
+		}
+		catch (IdempotencyStoreException ex) {
+			if (ex.getCause() instanceof DuplicateKeyException) {
+				return false;
+			}
+			throw ex;
+		}
+	}
+
+	private <T extends @Nullable Object> T recordingStep(boolean joined, Supplier<T> statement) {
+		if (!joined) {
+			return oneStatement("record", statement);
+		}
+		try {
+			return statement.get();
+		}
+		catch (DataAccessException ex) {
+			throw failure("record", ex);
+		}
+	}
+
+	private JdbcClient.StatementSpec recordStatement(String sql, CompletedRecordRequest request, byte[] encoded) {
+		return this.jdbc.sql(sql)
+			.param("scope", request.id().scope())
+			.param("key", request.id().key())
+			.param("fingerprint", request.fingerprint())
+			.param("operation", request.operation())
+			.param("retentionMicros", micros(request.retention()))
+			.param("response", encoded);
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return oneStatement("find",
-				() -> this.jdbc.sql(this.findSql)
-					.param("scope", id.scope())
-					.param("key", id.key())
-					.query((rs, rowNum) -> record(id, rs))
-					.optional());
+		return oneStatement("find", () -> read(this.findSql, id));
+	}
+
+	private Optional<IdempotencyRecord> read(String sql, RecordId id) {
+		return this.jdbc.sql(sql)
+			.param("scope", id.scope())
+			.param("key", id.key())
+			.query((rs, rowNum) -> record(id, rs))
+			.optional();
 	}
 
 	@Override

@@ -80,8 +80,30 @@ final class MariaDbStatements {
 			DELETE FROM %TABLE% WHERE expires_at <= UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT :max
 			""";
 
+	static final String RECORD_COMPLETED = """
+			INSERT INTO %TABLE% (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
+				expires_at, created_at, response)
+			VALUES (:scope, :key, :fingerprint, :operation, 'COMPLETED', NULL, NULL,
+				(UTC_TIMESTAMP(6) + INTERVAL :retentionMicros MICROSECOND), UTC_TIMESTAMP(6), :response)
+			""";
+
+	static final String FIND_CURRENT = """
+			SELECT fingerprint, operation, state, lease_expires_at, expires_at, response FROM %TABLE%
+			WHERE scope = :scope AND idem_key = :key AND expires_at > UTC_TIMESTAMP(6)
+			LOCK IN SHARE MODE
+			""";
+
+	static final String RECORD_OVER_EXPIRED = """
+			UPDATE %TABLE% SET fingerprint = :fingerprint, operation = :operation, state = 'COMPLETED',
+				owner_token = NULL, lease_expires_at = NULL,
+				expires_at = (UTC_TIMESTAMP(6) + INTERVAL :retentionMicros MICROSECOND),
+				created_at = UTC_TIMESTAMP(6), response = :response
+			WHERE scope = :scope AND idem_key = :key AND expires_at <= UTC_TIMESTAMP(6)
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(
-			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE);
+			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED,
+			FIND_CURRENT, RECORD_OVER_EXPIRED);
 
 	private MariaDbStatements() {
 	}

@@ -17,6 +17,14 @@ import java.util.List;
  * taken-over one gets the new owner and lease but keeps its fingerprint, operation,
  * expiry, creation time and response. A fresh record is created at {@code now()}, a
  * taken-over one keeps its older {@code created_at}: that is {@code taken_over}.
+ * <p>
+ * <b>recordCompleted</b> is one {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} the
+ * existing row has expired: one row changed means recorded; none means a live row was
+ * there (a conflict with a row a concurrent transaction is inserting waits for that
+ * transaction, and then judges the committed row). That row is read with
+ * {@code findCurrent}, the plain {@link #FIND}: a later statement, which under READ
+ * COMMITTED sees the row that the conflict waited for, while the {@code INSERT}'s own
+ * snapshot would not.
  */
 final class PostgresqlStatements {
 
@@ -108,12 +116,35 @@ final class PostgresqlStatements {
 				SELECT ctid FROM %TABLE% WHERE expires_at <= now() LIMIT :max FOR UPDATE SKIP LOCKED))
 			""";
 
-	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(List.of(RESERVE), COMPLETE,
-			RELEASE, HEARTBEAT, FIND, PURGE);
+	static final String RECORD_COMPLETED = """
+			INSERT INTO %TABLE% AS cur (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
+				expires_at, created_at, response)
+			VALUES (:scope, :key, :fingerprint, :operation, 'COMPLETED', NULL, NULL,
+				(now() + :retentionMicros * INTERVAL '1 microsecond'), now(), :response)
+			ON CONFLICT (scope, idem_key) DO UPDATE SET
+				fingerprint = EXCLUDED.fingerprint, operation = EXCLUDED.operation, state = 'COMPLETED',
+				owner_token = NULL, lease_expires_at = NULL, expires_at = EXCLUDED.expires_at,
+				created_at = EXCLUDED.created_at, response = EXCLUDED.response
+			WHERE cur.expires_at <= now()
+			""";
 
-	/** The same statements, but a reserve that writes commits asynchronously. */
+	static final String RECORD_OVER_EXPIRED = """
+			UPDATE %TABLE% SET fingerprint = :fingerprint, operation = :operation, state = 'COMPLETED',
+				owner_token = NULL, lease_expires_at = NULL, expires_at = (now() + :retentionMicros * INTERVAL '1 microsecond'),
+				created_at = now(), response = :response
+			WHERE scope = :scope AND idem_key = :key AND expires_at <= now()
+			""";
+
+	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(List.of(RESERVE), COMPLETE,
+			RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND, RECORD_OVER_EXPIRED);
+
+	/**
+	 * The same statements, but a reserve that writes commits asynchronously. A recorded
+	 * response is final, so its recording stays durable.
+	 */
 	static final JdbcIdempotencyStatements ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS = new JdbcIdempotencyStatements(
-			List.of(RESERVE_ASYNCHRONOUS_COMMIT), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE);
+			List.of(RESERVE_ASYNCHRONOUS_COMMIT), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
+			RECORD_OVER_EXPIRED);
 
 	private PostgresqlStatements() {
 	}

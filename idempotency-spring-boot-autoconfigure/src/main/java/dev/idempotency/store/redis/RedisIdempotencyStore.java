@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
+import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
@@ -49,8 +50,9 @@ import org.springframework.util.ClassUtils;
  * transition is one Lua script, so one atomic round trip, and reads Redis's own clock
  * ({@code TIME}), never this JVM's. The scripts are in one resource file, read by
  * {@code RedisScripts}. Records expire natively: the key gets a {@code PEXPIREAT} when it
- * is created and keeps it through takeover, heartbeat and completion, so
- * {@link #purgeExpired} has nothing to do. The store never lists the keyspace.
+ * is created (reserved, or recorded completed) and keeps it through takeover, heartbeat
+ * and completion, so {@link #purgeExpired} has nothing to do. The store never lists the
+ * keyspace.
  * <p>
  * Values go through byte serializers only, so the stored response comes back byte for
  * byte.
@@ -83,15 +85,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Creates a store over the given connections that, after a reservation it acquired
-	 * and after a completion, waits ({@code WAIT}) until {@code replicasToAck} replicas
-	 * have the write.
+	 * Creates a store over the given connections that, after a reservation it acquired,
+	 * after a completion and after a response it recorded ({@link #recordCompleted}),
+	 * waits ({@code WAIT}) until {@code replicasToAck} replicas have the write.
 	 * @param connectionFactory where the records live
 	 * @param keyPrefix put before every key; must not contain <code>{</code> or
 	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
 	 * slot
-	 * @param replicasToAck replicas that must acknowledge a reservation or completion; 0
-	 * for none
+	 * @param replicasToAck replicas that must acknowledge a reservation, completion or
+	 * recorded response; 0 for none
 	 * @param replicasAckTimeout how long to wait for them; a transition they did not all
 	 * acknowledge in time fails with {@link IdempotencyStoreException}
 	 */
@@ -171,10 +173,26 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return run("heartbeat", this.scripts.heartbeat, id, noWait(), bytes(ownerToken), millis(lease)) == 1L;
 	}
 
+	/**
+	 * One script: creates the record {@code COMPLETED} where no live record is, else
+	 * returns the live one unchanged. With {@code replicasToAck} a record it created is
+	 * waited for like a completion; if the replicas do not acknowledge it, the call fails
+	 * and the record stays on the primary, as a completion does (the operation has run:
+	 * deleting its answer would let a retry run it again).
+	 */
 	@Override
-	public Optional<IdempotencyRecord> recordCompleted(dev.idempotency.store.CompletedRecordRequest request) {
-		// TODO(issue 13.1): being written in this session; replaced before it ends.
-		throw new UnsupportedOperationException("record-after-success is not yet implemented for the Redis store");
+	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+		RecordId id = request.id();
+		List<?> result = run("record a completed response", this.scripts.recordCompleted, id,
+				RedisIdempotencyStore::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
+				StoredResponseCodec.encode(request.response()), millis(request.retention()), bytes(id.scope()),
+				bytes(id.key()));
+		String outcome = string((byte[]) result.get(0));
+		return switch (outcome) {
+			case "recorded" -> Optional.empty();
+			case "existing" -> Optional.of(toRecord(id, (List<?>) result.get(1)));
+			default -> throw new IdempotencyStoreException("unexpected record outcome from Redis: " + outcome);
+		};
 	}
 
 	@Override
@@ -299,6 +317,10 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	private static boolean reservedHere(List<?> result) {
 		String outcome = string((byte[]) result.get(0));
 		return outcome.equals("acquired") || outcome.equals("taken_over");
+	}
+
+	private static boolean recordedHere(List<?> result) {
+		return string((byte[]) result.get(0)).equals("recorded");
 	}
 
 	private static IdempotencyRecord toRecord(RecordId id, List<?> flat) {

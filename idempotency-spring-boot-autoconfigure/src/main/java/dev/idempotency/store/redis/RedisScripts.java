@@ -36,6 +36,9 @@ final class RedisScripts {
 
 	final RedisScript<Long> complete;
 
+	@SuppressWarnings("rawtypes")
+	final RedisScript<List> recordCompleted;
+
 	final RedisScript<Long> release;
 
 	final RedisScript<Long> heartbeat;
@@ -47,6 +50,7 @@ final class RedisScripts {
 		Map<String, String> scripts = split(read());
 		this.reserve = script(scripts, "reserve", List.class);
 		this.complete = script(scripts, "complete", Long.class);
+		this.recordCompleted = script(scripts, "record_completed", List.class);
 		this.release = script(scripts, "release", Long.class);
 		this.heartbeat = script(scripts, "heartbeat", Long.class);
 		this.find = script(scripts, "find", List.class);
@@ -57,7 +61,7 @@ final class RedisScripts {
 
 	/** All scripts, for checks that every one of them is cached on the server. */
 	List<RedisScript<?>> all() {
-		return List.of(this.reserve, this.complete, this.release, this.heartbeat, this.find);
+		return List.of(this.reserve, this.complete, this.recordCompleted, this.release, this.heartbeat, this.find);
 	}
 
 	private static <T> RedisScript<T> script(Map<String, String> scripts, String name, Class<T> resultType) {

@@ -62,7 +62,8 @@ if not is_live(record.expires_at_ms, now) then
 	redis.call('HSET', KEYS[1], 'scope', ARGV[6], 'key', ARGV[7], 'fingerprint', ARGV[1], 'operation', ARGV[2],
 		'state', 'IN_PROGRESS', 'owner', ARGV[3], 'lease_until_ms', digits(now + tonumber(ARGV[4])),
 		'expires_at_ms', digits(expires_at))
-	-- the only place the key's expiry is set: later writes are HSET/HDEL, which keep it
+	-- a key's expiry is set only where its record is created (here and in record_completed): later writes
+	-- are HSET/HDEL, which keep it
 	redis.call('PEXPIREAT', KEYS[1], digits(expires_at))
 	return {'acquired'}
 end
@@ -82,6 +83,27 @@ end
 redis.call('HSET', KEYS[1], 'state', 'COMPLETED', 'response', ARGV[2])
 redis.call('HDEL', KEYS[1], 'owner', 'lease_until_ms')
 return 1
+
+-- @script record_completed
+-- Record-after-success mode: the operation already ran, without a reservation.
+-- ARGV: fingerprint, operation, encoded response, retention ms, scope, key.
+-- Returns {'recorded'} or {'existing', <HGETALL of the record>}.
+local now = now_ms()
+local flat = redis.call('HGETALL', KEYS[1])
+if is_live(to_map(flat).expires_at_ms, now) then
+	-- completed or in progress, whatever its fingerprint: the first answer stands
+	return {'existing', flat}
+end
+if #flat > 0 then
+	-- expired in this very millisecond but not yet removed by Redis: start from an empty hash
+	redis.call('DEL', KEYS[1])
+end
+local expires_at = now + tonumber(ARGV[4])
+-- the fields a completed reservation ends with, so that find and reserve read it alike
+redis.call('HSET', KEYS[1], 'scope', ARGV[5], 'key', ARGV[6], 'fingerprint', ARGV[1], 'operation', ARGV[2],
+	'state', 'COMPLETED', 'response', ARGV[3], 'expires_at_ms', digits(expires_at))
+redis.call('PEXPIREAT', KEYS[1], digits(expires_at))
+return {'recorded'}
 
 -- @script release
 -- ARGV: owner token. Returns 1 when deleted, 0 when not owned.

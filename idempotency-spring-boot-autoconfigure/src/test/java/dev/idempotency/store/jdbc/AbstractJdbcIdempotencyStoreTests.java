@@ -7,6 +7,13 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
@@ -21,6 +28,7 @@ import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -209,6 +217,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Test
 	void storeCallsNeverJoinTheCallersTransaction() {
 		RecordId id = newId();
+		RecordId recorded = newId();
 		String owner = token();
 		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
 		caller.executeWithoutResult((status) -> {
@@ -219,6 +228,10 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 			assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
 				.isInstanceOf(ReserveResult.Existing.class);
 			assertThat(this.store.complete(id, owner, response(201, "{}"))).isTrue();
+			assertThat(this.store.recordCompleted(completed(recorded, "fp", response(201, "{}"), RETENTION))).isEmpty();
+			assertThat(this.store.recordCompleted(completed(recorded, "fp", response(200, "{}"), RETENTION)))
+				.as("a recorded key is an ordinary outcome too")
+				.isPresent();
 			assertThat(jdbc().sql("SELECT 1 FROM " + TABLE + " WHERE idem_key = :key")
 				.param("key", id.key())
 				.query(Integer.class)
@@ -227,6 +240,8 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		});
 		assertThat(this.store.find(id).orElseThrow().state()).as("committed on its own")
 			.isEqualTo(RecordState.COMPLETED);
+		assertThat(this.store.find(recorded).orElseThrow().response()).as("recorded on its own")
+			.isEqualTo(response(201, "{}"));
 	}
 
 	@Test
@@ -257,6 +272,126 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		joining.reserve(request(outside, "fp", thirdOwner, LONG_LEASE));
 		assertThat(joining.complete(outside, thirdOwner, response(200, "{}"))).as("no transaction: its own").isTrue();
 		assertThat(joining.find(outside).orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+	}
+
+	@Test
+	void transactionalCompletionRecordsWithTheCallersTransaction() {
+		JdbcIdempotencyStore joining = store(this.dataSource, TABLE, true);
+		TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+
+		RecordId rolledBack = newId();
+		caller.executeWithoutResult((status) -> {
+			assertThat(joining.recordCompleted(completed(rolledBack, "fp", response(201, "{}"), RETENTION))).isEmpty();
+			status.setRollbackOnly();
+		});
+		assertThat(joining.find(rolledBack)).as("the recording rolled back with the business write").isEmpty();
+
+		RecordId committed = newId();
+		caller.executeWithoutResult((status) -> assertThat(
+				joining.recordCompleted(completed(committed, "fp", response(201, "{\"kept\":1}"), RETENTION)))
+			.isEmpty());
+		assertThat(joining.find(committed).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":1}"));
+		caller.executeWithoutResult((status) -> assertThat(
+				joining.recordCompleted(completed(committed, "fp", response(200, "{\"again\":1}"), RETENTION)))
+			.as("a live record is returned inside the caller's transaction too")
+			.hasValueSatisfying((record) -> assertThat(record.response()).isEqualTo(response(201, "{\"kept\":1}"))));
+
+		RecordId outside = newId();
+		assertThat(joining.recordCompleted(completed(outside, "fp", response(200, "{}"), RETENTION)))
+			.as("no transaction: its own")
+			.isEmpty();
+		assertThat(joining.find(outside)).isPresent();
+	}
+
+	/**
+	 * Two callers record one key, each in its own transaction, with transactional
+	 * completion. The second's recording waits (the database reports its session waiting
+	 * for a lock) until the first's transaction ends: if the first commits, the second is
+	 * given the first's record; if it rolls back, the second records.
+	 * @param sessionIdQuery a query for the id of the current session (connection)
+	 * @param lockWaitQuery a query for how many sessions with the id {@code :session}
+	 * wait for a lock (0 or 1)
+	 */
+	protected void assertARecordingInACallersTransactionWaitsForAnEarlierOne(String sessionIdQuery,
+			String lockWaitQuery) throws Exception {
+		for (boolean firstCommits : new boolean[] { true, false }) {
+			JdbcIdempotencyStore joining = store(this.dataSource, TABLE, true);
+			TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+			RecordId id = newId();
+			StoredResponse first = response(201, "{\"first\":1}");
+			StoredResponse second = response(201, "{\"second\":2}");
+			CountDownLatch firstRecorded = new CountDownLatch(1);
+			CountDownLatch endFirst = new CountDownLatch(1);
+			AtomicLong secondSession = new AtomicLong(-1);
+			ExecutorService callers = Executors.newFixedThreadPool(2);
+			try {
+				Future<Optional<IdempotencyRecord>> firstResult = callers.submit(() -> caller.execute((status) -> {
+					Optional<IdempotencyRecord> result = joining.recordCompleted(completed(id, "fp", first, RETENTION));
+					firstRecorded.countDown();
+					await(endFirst);
+					if (!firstCommits) {
+						status.setRollbackOnly();
+					}
+					return result;
+				}));
+				assertThat(firstRecorded.await(30, TimeUnit.SECONDS)).isTrue();
+				Future<Optional<IdempotencyRecord>> secondResult = callers.submit(() -> caller.execute((status) -> {
+					secondSession.set(jdbc().sql(sessionIdQuery).query(Long.class).single());
+					// The business code read the table first: on MariaDB its REPEATABLE
+					// READ
+					// snapshot now predates the first's commit.
+					assertThat(jdbc().sql("SELECT COUNT(*) FROM " + TABLE + " WHERE idem_key = :key")
+						.param("key", id.key())
+						.query(Long.class)
+						.single()).isZero();
+					return joining.recordCompleted(completed(id, "fp", second, RETENTION));
+				}));
+				awaitLockWait(lockWaitQuery, secondSession);
+				assertThat(secondResult).as("waiting for the first transaction").isNotDone();
+				endFirst.countDown();
+				assertThat(firstResult.get(30, TimeUnit.SECONDS)).isEmpty();
+				Optional<IdempotencyRecord> secondOutcome = secondResult.get(30, TimeUnit.SECONDS);
+				if (firstCommits) {
+					assertThat(secondOutcome).as("the first's record").hasValueSatisfying((record) -> {
+						assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+						assertThat(record.response()).isEqualTo(first);
+					});
+					assertThat(joining.find(id).orElseThrow().response()).isEqualTo(first);
+				}
+				else {
+					assertThat(secondOutcome).as("recorded after the first rolled back").isEmpty();
+					assertThat(joining.find(id).orElseThrow().response()).isEqualTo(second);
+				}
+			}
+			finally {
+				endFirst.countDown();
+				callers.shutdownNow();
+			}
+		}
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			if (!latch.await(60, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("not released");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** Waits until the database reports the session waiting for a lock. */
+	private void awaitLockWait(String lockWaitQuery, AtomicLong session) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (session.get() < 0
+				|| jdbc().sql(lockWaitQuery).param("session", session.get()).query(Long.class).single() == 0) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("session " + session.get() + " never waited for a lock");
+			}
+			Thread.sleep(10);
+		}
 	}
 
 	/**

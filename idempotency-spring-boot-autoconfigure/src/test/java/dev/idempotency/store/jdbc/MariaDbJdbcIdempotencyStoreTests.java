@@ -17,6 +17,16 @@ class MariaDbJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests
 	}
 
 	/**
+	 * The second recording's {@code INSERT} waits for the first's uncommitted row (its
+	 * duplicate check).
+	 */
+	@Test
+	void aRecordingInACallersTransactionWaitsForAnEarlierOne() throws Exception {
+		assertARecordingInACallersTransactionWaitsForAnEarlierOne("SELECT CONNECTION_ID()",
+				"SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = :session AND trx_state = 'LOCK WAIT'");
+	}
+
+	/**
 	 * MariaDB lets a session set its own clock: {@code SET timestamp} fixes what
 	 * {@code NOW()} and {@code UTC_TIMESTAMP()} return in that session (here, two hours
 	 * ahead of the real time), while the JVM's clock and the other sessions' are

@@ -29,6 +29,16 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 		return JdbcIdempotencyDialect.POSTGRESQL;
 	}
 
+	/**
+	 * The second recording's {@code INSERT ... ON CONFLICT} waits for the first's
+	 * uncommitted row.
+	 */
+	@Test
+	void aRecordingInACallersTransactionWaitsForAnEarlierOne() throws Exception {
+		assertARecordingInACallersTransactionWaitsForAnEarlierOne("SELECT pg_backend_pid()",
+				"SELECT COUNT(*) FROM pg_stat_activity WHERE pid = :session AND wait_event_type = 'Lock'");
+	}
+
 	/** The {@code synchronous_commit} a reservation that writes commits with. */
 	protected String expectedReserveSynchronousCommit() {
 		return "on";
@@ -93,9 +103,12 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 			String releasing = token();
 			probe.reserve(request(released, "fp", releasing, LONG_LEASE));
 			assertThat(probe.release(released, releasing)).isTrue();
+			assertThat(probe.recordCompleted(completed(newId(), "fp", response(201, "{}"), LONG_LEASE)))
+				.as("a recorded response is final: durable")
+				.isEmpty();
 
 			assertThat(observed(single)).containsExactly("INSERT " + reserve, "UPDATE " + reserve, "UPDATE on",
-					"UPDATE on", "INSERT " + reserve, "DELETE on");
+					"UPDATE on", "INSERT " + reserve, "DELETE on", "INSERT on");
 			try (Connection connection = single.getConnection(); Statement statement = connection.createStatement()) {
 				try (ResultSet show = statement.executeQuery("SHOW synchronous_commit")) {
 					show.next();

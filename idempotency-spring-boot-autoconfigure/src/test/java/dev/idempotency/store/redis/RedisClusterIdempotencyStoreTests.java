@@ -98,6 +98,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			this.store.find(id);
 			this.store.complete(id, owner, response(200, "{}"));
 			this.store.release(id, owner);
+			this.store.recordCompleted(completed(newId(), "fp", response(200, "{}"), RETENTION));
 		}
 		List<String> shas = redisStore().scripts().all().stream().map(RedisScript::getSha1).toList();
 		for (int primary : cluster.masters()) {
@@ -123,6 +124,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		String owner = token();
 		assertThat(acking.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));
 		assertThat(acking.complete(id, owner, response(201, "{}"))).isTrue();
+		assertThat(acking.recordCompleted(completed(newId(), "fp", response(201, "{}"), RETENTION))).isEmpty();
 
 		// A replica that stops answering (SIGSTOP) still looks connected to its primary.
 		// A WAIT sent on another connection than the script's would count no write of its
@@ -171,6 +173,12 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			.isEqualTo("{\"a\":1}");
 		cluster.onEveryNode("SCRIPT", "FLUSH");
 		assertThat(this.store.release(id, owner)).as("completed: nothing to release").isFalse();
+		cluster.onEveryNode("SCRIPT", "FLUSH");
+		assertThat(this.store.recordCompleted(completed(id, "fp", response(200, "{}"), RETENTION)))
+			.hasValueSatisfying((existing) -> assertThat(existing.state()).isEqualTo(RecordState.COMPLETED));
+		RecordId recorded = newId();
+		cluster.onEveryNode("SCRIPT", "FLUSH");
+		assertThat(this.store.recordCompleted(completed(recorded, "fp", response(201, "{}"), RETENTION))).isEmpty();
 	}
 
 }

@@ -231,6 +231,47 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	}
 
 	@Test
+	void withReplicasToAckAndNoReplicaARecordedResponseFailsAndStaysOnThePrimary() {
+		// the shared Redis has no replica: WAIT 1 times out with 0
+		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory, redisStore().keyPrefix(), 1,
+				Duration.ofMillis(100));
+		RecordId id = newId();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> acking.recordCompleted(completed(id, "fp", response(201, "{\"a\":1}"), RETENTION)))
+			.withMessageContaining("0 of 1 replicas");
+		IdempotencyRecord recorded = this.store.find(id).orElseThrow();
+		assertThat(recorded.state()).as("the operation ran: its answer is kept, only unconfirmed on replicas")
+			.isEqualTo(RecordState.COMPLETED);
+		assertThat(recorded.response()).isEqualTo(response(201, "{\"a\":1}"));
+		assertThat(acking.recordCompleted(completed(id, "fp", response(200, "{}"), RETENTION)))
+			.as("no wait where nothing was written: the live record is returned")
+			.hasValueSatisfying((existing) -> assertThat(existing.response()).isEqualTo(recorded.response()));
+	}
+
+	@Test
+	void aRecordedResponseExpiresWithItsKeyLikeACompletedReservation() throws Exception {
+		RecordId id = newId();
+		Duration retention = Duration.ofMillis(600);
+		assertThat(this.store.recordCompleted(completed(id, "fp", response(201, "{}"), retention))).isEmpty();
+		IdempotencyRecord record = this.store.find(id).orElseThrow();
+		assertThat(record.leaseExpiresAt()).isNull();
+		byte[] key = bytes(redisStore().key(id));
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			assertThat(expireTime(connection, key)).as("the key expires when the record does")
+				.isEqualTo(record.expiresAt().toEpochMilli());
+			Map<byte[], byte[]> fields = connection.hashCommands().hGetAll(key);
+			Set<String> names = new HashSet<>();
+			fields.keySet().forEach((name) -> names.add(string(name)));
+			assertThat(names).as("the fields complete() leaves")
+				.containsExactlyInAnyOrder("scope", "key", "fingerprint", "operation", "state", "expires_at_ms",
+						"response");
+			elapse(retention);
+			assertThat(this.store.find(id)).isEmpty();
+			assertThat(connection.keyCommands().exists(key)).isFalse();
+		}
+	}
+
+	@Test
 	void aNegativeReplicaCountOrAMissingTimeoutIsRefused() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "p:", -1, Duration.ofSeconds(1)));
@@ -276,6 +317,11 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			store.reserve(request(id, "fp", owner, LONG_LEASE));
 			for (int i = 0; i < 2; i++) {
 				store.complete(id, owner, response(200, "{}"));
+			}
+			lastCommands.add(lastCommand(inspector, clientName));
+			RecordId recorded = newId();
+			for (int i = 0; i < 2; i++) {
+				store.recordCompleted(completed(recorded, "fp", response(200, "{}"), RETENTION));
 			}
 			lastCommands.add(lastCommand(inspector, clientName));
 			assertThat(lastCommands).containsExactly("evalsha");
