@@ -58,8 +58,7 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 		InputStream in = request.getInputStream();
 		if (declared >= 0 && declared <= PRESIZED_LIMIT) {
 			// The usual case: read straight into an array of the declared length, which
-			// is
-			// the body unless the stream ends early or goes on.
+			// is the body unless the stream ends early or goes on.
 			byte[] body = new byte[(int) declared];
 			int n = in.readNBytes(body, 0, body.length);
 			if (n < body.length) {
