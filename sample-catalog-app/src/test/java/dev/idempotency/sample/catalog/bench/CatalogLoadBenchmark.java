@@ -175,8 +175,8 @@ public final class CatalogLoadBenchmark {
 				"jdbc:h2:mem:catalog-" + name + ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1");
 		properties.put("catalog.warehouse", warehouse.toString());
 		properties.put("idempotency.store.memory.max-entries", "10000000");
-		// Harmless where the property does not exist yet: Spring ignores unknown
-		// idempotency.* keys unless bound strictly.
+		// bench.modes: lease (the default) or record-after-success; each store runs
+		// once per mode.
 		properties.put("idempotency.mode", mode);
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
@@ -544,10 +544,12 @@ public final class CatalogLoadBenchmark {
 			long[] switches = CpuAccounting.contextSwitches();
 			StringBuilder detail = new StringBuilder(String.format(Locale.ROOT,
 					"phase %s..%s (epoch ms) of %d requests, context switches/request of the JVM's threads:"
-							+ " voluntary %.1f, involuntary %.1f; µs/request cpu (user):",
+							+ " voluntary %.1f, involuntary %.1f; in store calls %.0f µs/request;"
+							+ " µs/request cpu (user):",
 					startedMillis, System.currentTimeMillis(), result.requests(),
 					(switches[0] - switchesBefore[0]) / (double) result.requests(),
-					(switches[1] - switchesBefore[1]) / (double) result.requests()));
+					(switches[1] - switchesBefore[1]) / (double) result.requests(),
+					result.store[0] / 1e3 / result.requests()));
 			this.cpu.appThreadGroups().forEach((group, sums) -> {
 				long[] earlier = groupsBefore.getOrDefault(group, new long[2]);
 				double cpuMicros = (sums[0] - earlier[0]) / 1e3 / result.requests();
