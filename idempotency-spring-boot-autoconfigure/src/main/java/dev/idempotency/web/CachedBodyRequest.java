@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
@@ -55,9 +56,35 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 			throw tooLarge("declares " + declared + " bytes", maxBytes);
 		}
 		InputStream in = request.getInputStream();
-		ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.max(0, Math.min(declared, PRESIZED_LIMIT)));
+		if (declared >= 0 && declared <= PRESIZED_LIMIT) {
+			// The usual case: read straight into an array of the declared length, which
+			// is the body unless the stream ends early or goes on.
+			byte[] body = new byte[(int) declared];
+			int n = in.readNBytes(body, 0, body.length);
+			if (n < body.length) {
+				return Arrays.copyOf(body, n);
+			}
+			int next = in.read();
+			if (next < 0) {
+				return body;
+			}
+			long total = n + 1L;
+			if (total > maxBytes) {
+				throw tooLarge("is longer", maxBytes);
+			}
+			ByteArrayOutputStream out = new ByteArrayOutputStream(body.length * 2 + 1);
+			out.write(body, 0, n);
+			out.write(next);
+			return readRest(in, out, total, maxBytes);
+		}
+		return readRest(in, new ByteArrayOutputStream((int) Math.max(0, Math.min(declared, PRESIZED_LIMIT))), 0,
+				maxBytes);
+	}
+
+	/** Reads the stream to its end into {@code out}, which holds {@code total} bytes. */
+	private static byte[] readRest(InputStream in, ByteArrayOutputStream out, long total, long maxBytes)
+			throws IOException {
 		byte[] buffer = new byte[8192];
-		long total = 0;
 		int read;
 		while ((read = in.read(buffer, 0, (int) Math.min(buffer.length, maxBytes - total + 1))) > 0) {
 			total += read;

@@ -63,7 +63,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * handler)
 	 */
 	void startCapture(long maxBytes, boolean hold) {
-		this.copy = new ByteArrayOutputStream((int) Math.min(maxBytes, 8192));
+		// Starts small (it grows by doubling): most answers that are kept are short, and
+		// an 8 kB array per protected request showed in the allocation samples.
+		this.copy = new ByteArrayOutputStream((int) Math.min(maxBytes, 1024));
 		this.limit = maxBytes;
 		this.holding = hold;
 	}

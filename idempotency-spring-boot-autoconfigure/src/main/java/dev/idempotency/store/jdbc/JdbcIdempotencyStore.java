@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -229,20 +228,27 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		for (int i = 0; i < this.reserveSql.size() - 1; i++) {
 			reserveStatement(this.reserveSql.get(i), request).update();
 		}
-		List<ReserveRow> rows = reserveStatement(this.reserveSql.get(this.reserveSql.size() - 1), request)
-			.query(this::reserveRow)
+		List<Optional<ReserveResult>> rows = reserveStatement(this.reserveSql.get(this.reserveSql.size() - 1), request)
+			.query((rs, rowNum) -> Optional.ofNullable(reserveResult(rs, request)))
 			.list();
-		if (rows.isEmpty()) {
+		return rows.isEmpty() ? null : rows.get(0).orElse(null);
+	}
+
+	/**
+	 * What the reserve statement's row means: ours ({@code Acquired}), another's
+	 * ({@code Existing}), or {@code null} when it was free to take but outdated when read
+	 * (run again). A row that is ours is judged by its owner token alone: its timestamps
+	 * and response are not read, since reading a timestamp costs the driver a calendar
+	 * per result set (pgjdbc), and a fresh key, the common case, needs none of them.
+	 */
+	private @Nullable ReserveResult reserveResult(ResultSet rs, ReserveRequest request) throws SQLException {
+		if (request.ownerToken().equals(rs.getString("owner_token"))) {
+			return new ReserveResult.Acquired(rs.getBoolean("taken_over"));
+		}
+		if (rs.getBoolean("acquirable")) {
 			return null;
 		}
-		ReserveRow row = rows.get(0);
-		if (request.ownerToken().equals(row.ownerToken())) {
-			return new ReserveResult.Acquired(row.takenOver());
-		}
-		if (row.acquirable()) {
-			return null;
-		}
-		return new ReserveResult.Existing(row.toRecord(request.id()));
+		return new ReserveResult.Existing(record(request.id(), rs));
 	}
 
 	private JdbcClient.StatementSpec reserveStatement(String sql, ReserveRequest request) {
@@ -477,18 +483,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
 	}
 
-	private ReserveRow reserveRow(ResultSet rs, int rowNum) throws SQLException {
-		return new ReserveRow(rs.getString("owner_token"), rs.getBoolean("taken_over"), rs.getBoolean("acquirable"),
-				rs.getString("fingerprint"), rs.getString("operation"), RecordState.valueOf(rs.getString("state")),
-				this.dialect.readInstant(rs, "lease_expires_at"), this.dialect.readInstant(rs, "expires_at"),
-				rs.getBytes("response"));
-	}
-
 	private IdempotencyRecord record(RecordId id, ResultSet rs) throws SQLException {
-		return new ReserveRow(null, false, false, rs.getString("fingerprint"), rs.getString("operation"),
-				RecordState.valueOf(rs.getString("state")), this.dialect.readInstant(rs, "lease_expires_at"),
-				this.dialect.readInstant(rs, "expires_at"), rs.getBytes("response"))
-			.toRecord(id);
+		RecordState state = RecordState.valueOf(rs.getString("state"));
+		byte @Nullable [] response = rs.getBytes("response");
+		StoredResponse stored = (state == RecordState.COMPLETED && response != null)
+				? StoredResponseCodec.decode(response) : null;
+		return new IdempotencyRecord(id, rs.getString("fingerprint"), rs.getString("operation"), state,
+				this.dialect.readInstant(rs, "lease_expires_at"), this.dialect.readInstant(rs, "expires_at"), stored);
 	}
 
 	private static int querySeconds(Duration timeout) {
@@ -502,19 +503,6 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	static long micros(Duration duration) {
 		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
 		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
-	}
-
-	private record ReserveRow(@Nullable String ownerToken, boolean takenOver, boolean acquirable, String fingerprint,
-			String operation, RecordState state, @Nullable Instant leaseExpiresAt, Instant expiresAt,
-			byte @Nullable [] response) {
-
-		IdempotencyRecord toRecord(RecordId id) {
-			StoredResponse stored = (this.state == RecordState.COMPLETED && this.response != null)
-					? StoredResponseCodec.decode(this.response) : null;
-			return new IdempotencyRecord(id, this.fingerprint, this.operation, this.state, this.leaseExpiresAt,
-					this.expiresAt, stored);
-		}
-
 	}
 
 }

@@ -33,10 +33,12 @@ import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
 import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 
 import org.aopalliance.intercept.MethodInterceptor;
 
@@ -123,9 +125,7 @@ public final class CatalogLoadBenchmark {
 	}
 
 	private void run() throws Exception {
-		List<String> stores = Arrays.stream(System.getProperty("bench.stores", "memory,h2,postgresql,redis").split(","))
-			.map(String::strip)
-			.toList();
+		List<String> stores = list(System.getProperty("bench.stores", "memory,h2,postgresql,redis"));
 		line("# HTTP benchmark of the sample catalog, " + LocalDateTime.now().withNano(0));
 		line("");
 		line("cores=" + Runtime.getRuntime().availableProcessors() + " jdk=" + System.getProperty("java.version")
@@ -134,8 +134,11 @@ public final class CatalogLoadBenchmark {
 		line("");
 		line("CPU: " + this.cpu.describe());
 		line("");
+		List<String> modes = list(System.getProperty("bench.modes", "lease"));
 		for (String store : stores) {
-			runStore(store);
+			for (String mode : modes) {
+				runStore(store, mode);
+			}
 		}
 		String out = System.getProperty("bench.out");
 		if (out != null) {
@@ -145,7 +148,22 @@ public final class CatalogLoadBenchmark {
 		}
 	}
 
-	private void runStore(String store) throws Exception {
+	/** The non-empty items of a comma-separated property. */
+	private static List<String> list(String commaSeparated) {
+		return Arrays.stream(commaSeparated.split(",")).map(String::strip).filter((item) -> !item.isEmpty()).toList();
+	}
+
+	/**
+	 * A property set on the command line, or null when absent or empty (the bench profile
+	 * passes every knob, empty when not set).
+	 */
+	private static @Nullable String knob(String name) {
+		String value = System.getProperty(name);
+		return (value == null || value.isBlank()) ? null : value.strip();
+	}
+
+	private void runStore(String store, String mode) throws Exception {
+		String label = store + " / " + mode;
 		String name = "idem_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 		Path warehouse = Files.createTempDirectory("bench-warehouse-");
 		Map<String, Object> properties = new LinkedHashMap<>();
@@ -157,8 +175,18 @@ public final class CatalogLoadBenchmark {
 				"jdbc:h2:mem:catalog-" + name + ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1");
 		properties.put("catalog.warehouse", warehouse.toString());
 		properties.put("idempotency.store.memory.max-entries", "10000000");
+		// bench.modes: lease (the default) or record-after-success; each store runs
+		// once per mode.
+		properties.put("idempotency.mode", mode);
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
+			// Controls for issue 13.4: the in-memory store, but every call also makes one
+			// round trip to PostgreSQL on a pool of the benchmark's own, either a trivial
+			// one (SELECT 1: the JDBC client and the hand-over, little server CPU) or one
+			// that makes the server burn about as much CPU as a store statement
+			// (bench.burn.rows of generate_series): what sharing the cores with a busy
+			// server costs the application, without the JDBC store's code.
+			case "memory-pgping", "memory-pgburn" -> properties.put("idempotency.store.type", "memory");
 			// A control: the in-memory store, but every call waits as long as a store
 			// round trip would, without using any CPU. What this costs more than "memory"
 			// is the cost of waiting itself (more requests in the catalog at once), not
@@ -181,7 +209,7 @@ public final class CatalogLoadBenchmark {
 				properties.put("idempotency.store.jdbc.url", PG_ADMIN_URL + "?currentSchema=" + name);
 				properties.put("idempotency.store.jdbc.username", "postgres");
 				properties.put("idempotency.store.jdbc.initialize-schema", "always");
-				String poolSize = System.getProperty("bench.pool-size");
+				String poolSize = knob("bench.pool-size");
 				if (poolSize != null) {
 					properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
 				}
@@ -194,7 +222,7 @@ public final class CatalogLoadBenchmark {
 			}
 			default -> throw new IllegalArgumentException("unknown store " + store);
 		}
-		line("## Store: " + store + " (load at start: " + load() + ")");
+		line("## Store: " + label + " (load at start: " + load() + ")");
 		line("");
 		// As command-line arguments: they win over the application's own
 		// application.yaml.
@@ -203,7 +231,25 @@ public final class CatalogLoadBenchmark {
 			.map((e) -> "--" + e.getKey() + "=" + e.getValue())
 			.toArray(String[]::new);
 		SpringApplicationBuilder application = new SpringApplicationBuilder(SampleCatalogApplication.class);
-		long waitNanos = "memory-wait".equals(store) ? Long.getLong("bench.wait.micros", 300) * 1000 : 0;
+		String waitMicros = knob("bench.wait.micros");
+		long waitNanos = "memory-wait".equals(store) ? Long.parseLong((waitMicros != null) ? waitMicros : "300") * 1000
+				: 0;
+		String burnRows = knob("bench.burn.rows");
+		String controlSql = switch (store) {
+			case "memory-pgping" -> "SELECT 1";
+			case "memory-pgburn" -> "SELECT count(*) FROM generate_series(1, "
+					+ Integer.parseInt((burnRows != null) ? burnRows : "3000") + ")";
+			default -> null;
+		};
+		HikariDataSource controlPool = null;
+		if (controlSql != null) {
+			controlPool = new HikariDataSource();
+			controlPool.setJdbcUrl(PG_ADMIN_URL);
+			controlPool.setUsername("postgres");
+			controlPool.setMaximumPoolSize(10);
+			controlPool.setPoolName("bench-control");
+		}
+		StoreCallMeter.Call extra = controlRoundTrip(controlPool, controlSql);
 		application.initializers((ctx) -> ctx.getBeanFactory().addBeanPostProcessor(new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -216,7 +262,7 @@ public final class CatalogLoadBenchmark {
 				ProxyFactory proxy = new ProxyFactory(bean);
 				proxy.setProxyTargetClass(true);
 				proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
-					.measure(invocation::proceed, waitNanos));
+					.measure(invocation::proceed, waitNanos, extra));
 				return proxy.getProxy();
 			}
 		}));
@@ -229,7 +275,7 @@ public final class CatalogLoadBenchmark {
 			this.base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			this.catalogDb = JdbcClient.create(context.getBean(DataSource.class));
-			namespacesAndTables(store);
+			namespacesAndTables(label);
 			oneKeyManyClients(meters);
 			unprotectedReads(meters);
 		}
@@ -238,11 +284,29 @@ public final class CatalogLoadBenchmark {
 				deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
 			}
 			context.close();
+			if (controlPool != null) {
+				controlPool.close();
+			}
 			if (store.startsWith("postgresql")) {
 				pg("DROP SCHEMA IF EXISTS " + name + " CASCADE");
 			}
 			deleteRecursively(warehouse);
 		}
+	}
+
+	/** One statement on the control pool, or nothing. */
+	private static StoreCallMeter.@Nullable Call controlRoundTrip(@Nullable DataSource pool, @Nullable String sql) {
+		if (pool == null || sql == null) {
+			return null;
+		}
+		return () -> {
+			try (Connection connection = pool.getConnection();
+					java.sql.PreparedStatement statement = connection.prepareStatement(sql);
+					java.sql.ResultSet rs = statement.executeQuery()) {
+				rs.next();
+				return null;
+			}
+		};
 	}
 
 	private void namespacesAndTables(String store) throws Exception {
@@ -468,6 +532,8 @@ public final class CatalogLoadBenchmark {
 		CpuAccounting.Usage before = this.cpu.now();
 		long[] storeBefore = this.storeCalls.snapshot();
 		Map<String, long[]> groupsBefore = DETAIL ? this.cpu.appThreadGroups() : Map.of();
+		long[] switchesBefore = DETAIL ? CpuAccounting.contextSwitches() : new long[2];
+		long startedMillis = System.currentTimeMillis();
 		Result result = drive(clients, maxRequests, 3 * this.seconds, requests);
 		result.usage = this.cpu.now().minus(before);
 		long[] storeAfter = this.storeCalls.snapshot();
@@ -475,8 +541,15 @@ public final class CatalogLoadBenchmark {
 			result.store[i] = storeAfter[i] - storeBefore[i];
 		}
 		if (DETAIL) {
-			StringBuilder detail = new StringBuilder(
-					"phase of " + result.requests() + " requests, µs/request cpu (user):");
+			long[] switches = CpuAccounting.contextSwitches();
+			StringBuilder detail = new StringBuilder(String.format(Locale.ROOT,
+					"phase %s..%s (epoch ms) of %d requests, context switches/request of the JVM's threads:"
+							+ " voluntary %.1f, involuntary %.1f; in store calls %.0f µs/request;"
+							+ " µs/request cpu (user):",
+					startedMillis, System.currentTimeMillis(), result.requests(),
+					(switches[0] - switchesBefore[0]) / (double) result.requests(),
+					(switches[1] - switchesBefore[1]) / (double) result.requests(),
+					result.store[0] / 1e3 / result.requests()));
 			this.cpu.appThreadGroups().forEach((group, sums) -> {
 				long[] earlier = groupsBefore.getOrDefault(group, new long[2]);
 				double cpuMicros = (sums[0] - earlier[0]) / 1e3 / result.requests();

@@ -138,6 +138,34 @@ final class CpuAccounting implements AutoCloseable {
 		return groups;
 	}
 
+	/**
+	 * Voluntary and involuntary context switches of this JVM's threads alive now (all of
+	 * them, the load driver's included), from {@code /proc/self/task/<tid>/status}.
+	 */
+	static long[] contextSwitches() {
+		long[] sums = new long[2];
+		try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+			for (Path task : tasks.toList()) {
+				String status = read(task.resolve("status"));
+				if (status == null) {
+					continue;
+				}
+				for (String line : status.split("\n")) {
+					if (line.startsWith("voluntary_ctxt_switches:")) {
+						sums[0] += Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+					}
+					else if (line.startsWith("nonvoluntary_ctxt_switches:")) {
+						sums[1] += Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+					}
+				}
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("cannot list /proc/self/task", ex);
+		}
+		return sums;
+	}
+
 	Usage now() {
 		long app = 0;
 		long[] ids = this.threads.getAllThreadIds();
