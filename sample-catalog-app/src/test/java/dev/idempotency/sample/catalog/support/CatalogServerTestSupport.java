@@ -23,8 +23,9 @@ import org.apache.iceberg.rest.RESTCatalog;
 import org.junit.jupiter.api.BeforeEach;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -45,9 +46,6 @@ public abstract class CatalogServerTestSupport {
 	@Autowired
 	private MeterRegistry meters;
 
-	@Value("${idempotency.mode:lease}")
-	private String mode;
-
 	private long reservesBefore;
 
 	private long recordingsBefore;
@@ -61,9 +59,15 @@ public abstract class CatalogServerTestSupport {
 		this.completedBefore = executions("completed");
 	}
 
-	/** Whether the catalog runs with {@code idempotency.mode=record-after-success}. */
+	/**
+	 * Whether this test class asks for record-after-success mode
+	 * ({@link RecordAfterSuccessMode}). Taken from the annotation, not from the property
+	 * it sets, so that a setting the application ignored fails
+	 * {@link #assertRanInTheConfiguredMode}.
+	 */
 	protected boolean recordAfterSuccess() {
-		return this.mode.replace('_', '-').equalsIgnoreCase("record-after-success");
+		return MergedAnnotations.from(getClass(), SearchStrategy.TYPE_HIERARCHY)
+			.isPresent(RecordAfterSuccessMode.class);
 	}
 
 	/**
