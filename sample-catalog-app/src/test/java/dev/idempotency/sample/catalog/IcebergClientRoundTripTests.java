@@ -7,31 +7,59 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
+import dev.idempotency.sample.catalog.support.CatalogHttp;
+import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
+import dev.idempotency.sample.catalog.support.RequestGate;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.rest.RESTUtil;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.view.View;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.TestPropertySource;
+
 /**
  * Iceberg's own Java client (1.12.0, unmodified) against the running catalog: every kind
  * of object round-trips, and the client sends an {@code Idempotency-Key} with every
- * mutation because the catalog advertises a key lifetime.
+ * mutation because the catalog advertises a key lifetime. Every mutation went through the
+ * store in the configured {@code idempotency.mode}, and a retry that arrives while the
+ * first attempt still runs is answered as that mode promises.
+ * <p>
+ * This class runs on the embedded default, the in-memory store, in lease mode; its
+ * subclasses run the same tests in record-after-success mode and on each shared store
+ * ({@link SharedStoreEndToEndTests}).
  */
+@Import(RequestGate.Configuration.class)
+// A duplicate of a running request is answered in flight after this wait (lease mode).
+@TestPropertySource(properties = "idempotency.in-flight.wait=PT0.2S")
 class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 
 	/** RFC 9562 UUID version 7, variant 0b10. */
 	private static final Pattern UUID_V7 = Pattern
 		.compile("[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+
+	@Autowired
+	protected IdempotencyStore store;
+
+	@Autowired
+	private RequestGate gate;
+
+	protected CatalogHttp http;
 
 	private CatalogProxy proxy;
 
@@ -39,8 +67,19 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 
 	@BeforeEach
 	void connect() throws Exception {
+		this.http = new CatalogHttp(catalogUri());
 		this.proxy = CatalogProxy.relaying(catalogUri());
 		this.client = connect(this.proxy.uri());
+	}
+
+	/** How many records the store holds now. */
+	protected long recordsInStore() {
+		return ((InMemoryIdempotencyStore) this.store).size();
+	}
+
+	/** The store's name in file and object names of this run. */
+	protected String storeTag() {
+		return this.store.name() + (recordAfterSuccess() ? "_ras" : "_lease");
 	}
 
 	@AfterEach
@@ -155,12 +194,71 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 		assertEveryMutationCarriedItsOwnKey(4);
 	}
 
+	/**
+	 * A retry (same key, same request) that arrives while the first attempt's operation
+	 * is held inside the controller. Lease mode: the first attempt reserved the key, so
+	 * the retry is told the request is in flight (503 + Retry-After in this sample) and
+	 * never runs. Record-after-success: nothing was written before the operation, so the
+	 * retry runs it and records its answer; the first attempt, released afterwards, finds
+	 * the namespace taken but is answered with the recorded answer, as a replay, and so
+	 * is every later retry: one key, one answer.
+	 */
+	@Test
+	void aRetryWhileTheFirstAttemptRunsIsAnsweredAsTheModePromises() throws Exception {
+		String key = RESTUtil.idempotencyHeaders().get(RESTUtil.IDEMPOTENCY_KEY_HEADER);
+		String body = "{\"namespace\":[\"held_" + storeTag() + "\"]}";
+		long before = recordsInStore();
+		long answeredRecordedBefore = executions("answered_recorded");
+		RequestGate.Hold hold = this.gate.holdFirst(key);
+		CompletableFuture<Response> first = CompletableFuture
+			.supplyAsync(() -> this.http.post("/v1/namespaces", body, "Idempotency-Key", key));
+		Response retry;
+		long recordsWhileRunning;
+		try {
+			hold.awaitEntered();
+			recordsWhileRunning = recordsInStore();
+			retry = this.http.post("/v1/namespaces", body, "Idempotency-Key", key);
+		}
+		finally {
+			hold.release();
+		}
+		Response firstAnswer = first.get();
+		Response later = this.http.post("/v1/namespaces", body, "Idempotency-Key", key);
+
+		if (recordAfterSuccess()) {
+			assertThat(recordsWhileRunning).as("nothing is written before the operation").isEqualTo(before);
+			assertThat(retry.status()).as("the retry ran the operation itself").isEqualTo(200);
+			assertThat(retry.header("Idempotent-Replayed")).isNull();
+			assertThat(firstAnswer.status()).as("the first attempt gets the answer recorded first").isEqualTo(200);
+			assertThat(firstAnswer.header("Idempotent-Replayed")).isEqualTo("true");
+			assertThat(firstAnswer.body()).isEqualTo(retry.body());
+			assertThat(later.body()).isEqualTo(retry.body());
+			assertThat(executions("answered_recorded") - answeredRecordedBefore)
+				.as("the first attempt was answered with the recorded answer")
+				.isEqualTo(1);
+		}
+		else {
+			assertThat(recordsWhileRunning).as("the first attempt reserved the key").isEqualTo(before + 1);
+			assertThat(retry.status()).as("the retry is told the first attempt is in flight").isEqualTo(503);
+			assertThat(retry.errorType()).isEqualTo("IdempotentRequestInFlightException");
+			assertThat(retry.header("Retry-After")).isNotNull();
+			assertThat(firstAnswer.status()).isEqualTo(200);
+			assertThat(firstAnswer.header("Idempotent-Replayed")).isNull();
+			assertThat(later.body()).isEqualTo(firstAnswer.body());
+		}
+		assertThat(later.status()).isEqualTo(200);
+		assertThat(later.header("Idempotent-Replayed")).isEqualTo("true");
+		assertThat(recordsInStore()).as("one record for the key").isEqualTo(before + 1);
+		assertRanInTheConfiguredMode(1);
+	}
+
 	private void assertEveryMutationCarriedItsOwnKey(int expectedMutations) {
 		List<CatalogProxy.Exchange> mutations = this.proxy.mutations();
 		assertThat(mutations).as("mutations seen by the catalog").hasSize(expectedMutations);
 		assertThat(mutations)
 			.allSatisfy(exchange -> assertThat(exchange.idempotencyKey()).as(exchange.toString()).matches(UUID_V7));
 		assertThat(mutations.stream().map(CatalogProxy.Exchange::idempotencyKey).distinct()).hasSize(expectedMutations);
+		assertRanInTheConfiguredMode(expectedMutations);
 	}
 
 }

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Test;
  * mutation and answers the client {@code 502} instead. Iceberg's 1.12.0 client retries
  * with the same {@code Idempotency-Key}, the catalog replays the stored answer, and every
  * operation succeeds exactly once: no AlreadyExists, CommitFailed or CommitStateUnknown.
+ * Lease mode (the default); {@link LostResponseRecordAfterSuccessTests} runs the same in
+ * record-after-success mode.
  */
 class LostResponseTests extends LostResponseTestSupport {
 
@@ -69,6 +71,7 @@ class LostResponseTests extends LostResponseTestSupport {
 		assertThat(this.direct.namespaceExists(namespace)).isFalse();
 
 		assertEveryLostResponseWasReplayedToTheRetry(14);
+		assertRanInTheConfiguredMode(14);
 	}
 
 	private void assertEveryLostResponseWasReplayedToTheRetry(int operations) {

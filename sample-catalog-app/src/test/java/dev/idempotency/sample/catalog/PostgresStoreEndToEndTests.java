@@ -1,12 +1,8 @@
 package dev.idempotency.sample.catalog;
 
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.UUID;
 
+import dev.idempotency.sample.catalog.support.JdbcStores;
 import org.junit.jupiter.api.AfterAll;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -14,26 +10,23 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The JDBC store on the shared PostgreSQL server (127.0.0.1:5432), in a schema of this
- * run's own that the test drops at the end; the catalog itself stays on H2.
+ * context's own that the class drops at the end; the catalog itself stays on H2. Lease
+ * mode; {@link PostgresStoreRecordAfterSuccessTests} runs the same in
+ * record-after-success mode, in a schema of its own.
  */
 class PostgresStoreEndToEndTests extends SharedStoreEndToEndTests {
 
-	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
-
-	private static final String SCHEMA = "idem_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+	/** The schema of the class running now (test classes run one after another). */
+	private static JdbcStores.Store database;
 
 	@DynamicPropertySource
 	static void store(DynamicPropertyRegistry registry) throws SQLException {
-		execute("CREATE SCHEMA " + SCHEMA);
-		registry.add("idempotency.store.type", () -> "jdbc");
-		registry.add("idempotency.store.jdbc.url", () -> ADMIN_URL + "?currentSchema=" + SCHEMA);
-		registry.add("idempotency.store.jdbc.username", () -> "postgres");
-		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
+		database = JdbcStores.postgres(registry);
 	}
 
 	@AfterAll
 	static void dropSchema() throws SQLException {
-		execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+		database.drop();
 	}
 
 	@Override
@@ -42,23 +35,8 @@ class PostgresStoreEndToEndTests extends SharedStoreEndToEndTests {
 	}
 
 	@Override
-	long recordsInServer() {
-		try (Connection connection = DriverManager.getConnection(ADMIN_URL, "postgres", "");
-				Statement statement = connection.createStatement();
-				ResultSet count = statement.executeQuery("SELECT count(*) FROM " + SCHEMA + ".idempotency_record")) {
-			count.next();
-			return count.getLong(1);
-		}
-		catch (SQLException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void execute(String sql) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(ADMIN_URL, "postgres", "");
-				Statement statement = connection.createStatement()) {
-			statement.execute(sql);
-		}
+	protected long recordsInStore() {
+		return database.records();
 	}
 
 }

@@ -16,16 +16,21 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The Redis store on the shared Redis server (127.0.0.1:6379), under a key prefix of this
- * run's own whose keys the test deletes at the end; the catalog itself stays on H2.
+ * context's own whose keys the class deletes at the end; the catalog itself stays on H2.
+ * Lease mode; {@link RedisStoreRecordAfterSuccessTests} runs the same in
+ * record-after-success mode, under a prefix of its own.
  */
 class RedisStoreEndToEndTests extends SharedStoreEndToEndTests {
 
-	private static final String PREFIX = "idem-e2e-" + UUID.randomUUID() + ":";
+	/** The key prefix of the class running now (test classes run one after another). */
+	private static String prefix;
 
 	@DynamicPropertySource
 	static void store(DynamicPropertyRegistry registry) {
+		String own = "idem-e2e-" + UUID.randomUUID() + ":";
+		prefix = own;
 		registry.add("idempotency.store.type", () -> "redis");
-		registry.add("idempotency.store.redis.key-prefix", () -> PREFIX);
+		registry.add("idempotency.store.redis.key-prefix", () -> own);
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
 		registry.add("spring.data.redis.port", () -> "6379");
 	}
@@ -44,7 +49,7 @@ class RedisStoreEndToEndTests extends SharedStoreEndToEndTests {
 	}
 
 	@Override
-	long recordsInServer() {
+	protected long recordsInStore() {
 		return ownKeys().size();
 	}
 
@@ -54,7 +59,7 @@ class RedisStoreEndToEndTests extends SharedStoreEndToEndTests {
 			ScanCursor cursor = ScanCursor.INITIAL;
 			do {
 				KeyScanCursor<String> page = redis.sync()
-					.scan(cursor, ScanArgs.Builder.matches(PREFIX + "*").limit(500));
+					.scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(500));
 				keys.addAll(page.getKeys());
 				cursor = page;
 			}

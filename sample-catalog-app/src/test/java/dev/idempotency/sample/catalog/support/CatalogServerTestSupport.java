@@ -1,5 +1,7 @@
 package dev.idempotency.sample.catalog.support;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -11,24 +13,104 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
+import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.sample.catalog.iceberg.LocalFileIO;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.rest.RESTCatalog;
+import org.junit.jupiter.api.BeforeEach;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Runs the catalog on a random port, on an in-memory H2 database and a temporary
- * warehouse directory of its own (removed when the JVM exits).
+ * warehouse directory of its own (removed when the JVM exits), in the configured
+ * {@code idempotency.mode} (lease unless a test class says otherwise, e.g. with
+ * {@link RecordAfterSuccessMode}), and tells from the starter's meters whether the
+ * requests of a test really ran in that mode.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 public abstract class CatalogServerTestSupport {
 
 	@LocalServerPort
 	protected int port;
+
+	@Autowired
+	private MeterRegistry meters;
+
+	private long reservesBefore;
+
+	private long recordingsBefore;
+
+	private long completedBefore;
+
+	@BeforeEach
+	void countIdempotencyMetersFromHere() {
+		this.reservesBefore = storeCalls("reserve");
+		this.recordingsBefore = storeCalls("record_completed");
+		this.completedBefore = executions("completed");
+	}
+
+	/**
+	 * Whether this test class asks for record-after-success mode
+	 * ({@link RecordAfterSuccessMode}). Taken from the annotation, not from the property
+	 * it sets, so that a setting the application ignored fails
+	 * {@link #assertRanInTheConfiguredMode}.
+	 */
+	protected boolean recordAfterSuccess() {
+		return MergedAnnotations.from(getClass(), SearchStrategy.TYPE_HIERARCHY)
+			.isPresent(RecordAfterSuccessMode.class);
+	}
+
+	/**
+	 * Asserts that the test so far stored the answers of {@code operations} keyed
+	 * operations, and did it the configured mode's way: lease mode reserves each key
+	 * before its operation and never records after it; record-after-success never
+	 * reserves (so never holds an {@code IN_PROGRESS} record) and records each answer
+	 * with one conditional insert. A mode setting that were silently ignored fails here.
+	 */
+	protected void assertRanInTheConfiguredMode(int operations) {
+		long reserves = storeCalls("reserve") - this.reservesBefore;
+		long recordings = storeCalls("record_completed") - this.recordingsBefore;
+		assertThat(executions("completed") - this.completedBefore).as("answers stored").isEqualTo(operations);
+		if (recordAfterSuccess()) {
+			assertThat(reserves).as("reserve calls in record-after-success mode").isZero();
+			assertThat(recordings).as("record_completed calls in record-after-success mode")
+				.isGreaterThanOrEqualTo(operations);
+		}
+		else {
+			assertThat(reserves).as("reserve calls in lease mode").isGreaterThanOrEqualTo(operations);
+			assertThat(recordings).as("record_completed calls in lease mode").isZero();
+		}
+	}
+
+	/** Calls of the store's method {@code call} (the engine's store-call timer). */
+	protected long storeCalls(String call) {
+		return this.meters.find(MicrometerIdempotencyListener.TIMER_NAME)
+			.tag("call", call)
+			.timers()
+			.stream()
+			.mapToLong(Timer::count)
+			.sum();
+	}
+
+	/** Finished runs with this {@code result} ({@code idempotency.executions}). */
+	protected long executions(String result) {
+		return (long) this.meters.find(MicrometerIdempotencyListener.EXECUTIONS_METER_NAME)
+			.tag("result", result)
+			.counters()
+			.stream()
+			.mapToDouble(Counter::count)
+			.sum();
+	}
 
 	@DynamicPropertySource
 	static void catalogStorage(DynamicPropertyRegistry registry) throws IOException {

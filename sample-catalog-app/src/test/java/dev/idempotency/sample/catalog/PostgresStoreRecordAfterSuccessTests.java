@@ -1,0 +1,11 @@
+package dev.idempotency.sample.catalog;
+
+import dev.idempotency.sample.catalog.support.RecordAfterSuccessMode;
+
+/**
+ * {@link PostgresStoreEndToEndTests} in record-after-success mode, in a store of its own.
+ */
+@RecordAfterSuccessMode
+class PostgresStoreRecordAfterSuccessTests extends PostgresStoreEndToEndTests {
+
+}

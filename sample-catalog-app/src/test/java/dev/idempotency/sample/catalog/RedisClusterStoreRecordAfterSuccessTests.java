@@ -1,0 +1,12 @@
+package dev.idempotency.sample.catalog;
+
+import dev.idempotency.sample.catalog.support.RecordAfterSuccessMode;
+
+/**
+ * {@link RedisClusterStoreEndToEndTests} in record-after-success mode, in a store of its
+ * own.
+ */
+@RecordAfterSuccessMode
+class RedisClusterStoreRecordAfterSuccessTests extends RedisClusterStoreEndToEndTests {
+
+}
