@@ -197,8 +197,16 @@ public final class CatalogLoadBenchmark {
 				properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
 				properties.put("idempotency.store.jdbc.username", "sa");
 			}
-			case "postgresql", "postgresql-async-commit" -> {
+			case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
 				pg("CREATE SCHEMA " + name);
+				if (store.equals("postgresql-async-reserve")) {
+					// idempotency.store.jdbc.postgresql.reserve-asynchronous-commit: only
+					// the
+					// reservation is written without waiting for its WAL flush (lease
+					// mode;
+					// record-after-success makes no reservation).
+					properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
+				}
 				if (store.equals("postgresql-async-commit")) {
 					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per
 					// statement, at the price of losing the last records on a crash of
