@@ -14,9 +14,9 @@ public enum ExecutionResult {
 
 	/**
 	 * Record-after-success mode: another attempt of the same request (same key and
-	 * fingerprint) ran at the same time and recorded its response first. This run's
-	 * response was not stored; it was answered with the recorded one, so every attempt
-	 * gets one answer.
+	 * fingerprint) ran at the same time and recorded its success first. This run's
+	 * response (a success that lost the recording, or a refusal) was not stored; it was
+	 * answered with the recorded one, so every attempt gets one answer.
 	 */
 	ANSWERED_RECORDED,
 
@@ -29,7 +29,8 @@ public enum ExecutionResult {
 
 	/**
 	 * The record was deleted after a failure or a non-final response, so a retry runs
-	 * again.
+	 * again. In record-after-success mode: nothing was recorded, because the operation
+	 * failed or its response was not a success (2xx).
 	 */
 	RELEASED,
 

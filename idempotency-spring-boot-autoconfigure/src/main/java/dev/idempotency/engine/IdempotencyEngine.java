@@ -162,6 +162,11 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store;
 	}
 
+	/** Whether a response with this status is a success (2xx). */
+	private static boolean isSuccess(int status) {
+		return status >= 200 && status < 300;
+	}
+
 	/** Whether a response with this status is final, so it is stored and replayed. */
 	public static boolean isFinal(int status) {
 		return status >= 200 && status < 500 && !RELEASED_STATUSES.contains(status);
@@ -265,8 +270,26 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * the store had instead decides the answer.
 	 */
 	private StoredResponse record(Reservation reservation, StoredResponse response) {
-		if (!isFinal(response.status())) {
-			logger.debug("Not recorded " + reservation + ": status " + response.status() + " is not final");
+		if (!isSuccess(response.status())) {
+			// Only a success is recorded. A final refusal (4xx) is answered but not kept:
+			// two attempts of one request may run at once in this mode, and the one that
+			// fails because the other's effect is already there (409 "already exists")
+			// answers first, being cheaper; recording it would make every attempt and
+			// retry, the one that succeeded included, be told it failed. A retry of a
+			// refusal runs again and is refused again.
+			// But if the attempt it raced has recorded its success meanwhile, that is the
+			// answer to this request: one read, on refusals only.
+			if (isFinal(response.status())) {
+				IdempotencyRecord recorded = recordedSuccess(reservation);
+				if (recorded != null) {
+					logger.info("Another attempt of " + reservation + " recorded its success while this one was"
+							+ " refused with status " + response.status() + "; answering with the recorded response");
+					finished(ExecutionResult.ANSWERED_RECORDED, reservation);
+					return recorded.response();
+				}
+			}
+			logger.debug("Not recorded " + reservation + ": status " + response.status()
+					+ " is not a success (record-after-success records 2xx only)");
 			finished(ExecutionResult.RELEASED, reservation);
 			return response;
 		}
@@ -307,6 +330,22 @@ public class IdempotencyEngine implements AutoCloseable {
 				+ "; answered with its own response, not recorded");
 		finished(ExecutionResult.NOT_RECORDED, reservation);
 		return response;
+	}
+
+	/**
+	 * The completed record of the same request, if another attempt recorded it; null if
+	 * there is none or the store cannot say.
+	 */
+	private @Nullable IdempotencyRecord recordedSuccess(Reservation reservation) {
+		try {
+			IdempotencyRecord record = timed("find", () -> this.store.find(reservation.id())).orElse(null);
+			return (record != null && record.state() == RecordState.COMPLETED
+					&& record.fingerprint().equals(reservation.fingerprint())) ? record : null;
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not look for a recorded answer of " + reservation + ": " + ex);
+			return null;
+		}
 	}
 
 	/**

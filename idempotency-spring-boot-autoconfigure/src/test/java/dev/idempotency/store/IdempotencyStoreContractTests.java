@@ -237,6 +237,30 @@ public abstract class IdempotencyStoreContractTests {
 
 		@ParameterizedTest
 		@EnumSource(Mode.class)
+		void aRefusalIsReplayedInLeaseModeButOnlySuccessesAreRecordedAfterSuccess(Mode mode) {
+			IdempotencyEngine engine = engine(mode);
+			RecordId id = newId();
+			StoredResponse conflict = response(409, "{\"error\":\"exists\"}");
+			assertThat(engine.succeeded(proceeds(begin(engine, id, "fp-a")), conflict)).isSameAs(conflict);
+			if (mode == Mode.LEASE) {
+				assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(conflict);
+				return;
+			}
+			assertThat(store().find(id)).as("a refusal is not recorded").isEmpty();
+			// Two attempts of one request run at once: the one refused because the
+			// other's
+			// effect is there answers with the other's success once that is recorded.
+			Reservation succeeding = proceeds(begin(engine, id, "fp-a"));
+			Reservation refused = proceeds(begin(engine, id, "fp-a"));
+			StoredResponse created = response(201, "{\"created\":true}");
+			assertThat(engine.succeeded(succeeding, created)).isSameAs(created);
+			assertThat(engine.succeeded(refused, conflict)).isEqualTo(created);
+			assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(created);
+			assertThat(counted(ExecutionResult.ANSWERED_RECORDED)).isEqualTo(1);
+		}
+
+		@ParameterizedTest
+		@EnumSource(Mode.class)
 		void aStoreThatFailsBeforeTheCallIsAnswered503FailClosedOrRunsUnprotectedFailOpen(Mode mode) {
 			RecordId id = newId();
 			this.failing.failing = true;
