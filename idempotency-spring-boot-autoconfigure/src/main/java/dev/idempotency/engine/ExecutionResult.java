@@ -15,8 +15,8 @@ public enum ExecutionResult {
 	/**
 	 * Record-after-success mode: another attempt of the same request (same key and
 	 * fingerprint) ran at the same time and recorded its success first. This run's
-	 * response (a success that lost the recording, or a refusal) was not stored; it was
-	 * answered with the recorded one, so every attempt gets one answer.
+	 * response (a success that lost the recording, or any other answer) was not stored;
+	 * it was answered with the recorded one, so every attempt gets one answer.
 	 */
 	ANSWERED_RECORDED,
 

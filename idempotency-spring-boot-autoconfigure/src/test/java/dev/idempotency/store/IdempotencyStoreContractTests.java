@@ -247,16 +247,17 @@ public abstract class IdempotencyStoreContractTests {
 				return;
 			}
 			assertThat(store().find(id)).as("a refusal is not recorded").isEmpty();
-			// Two attempts of one request run at once: the one refused because the
-			// other's
-			// effect is there answers with the other's success once that is recorded.
+			// Attempts of one request run at once: those refused (or failed) because the
+			// other's effect is there answer with its success once that is recorded.
 			Reservation succeeding = proceeds(begin(engine, id, "fp-a"));
 			Reservation refused = proceeds(begin(engine, id, "fp-a"));
+			Reservation failing = proceeds(begin(engine, id, "fp-a"));
 			StoredResponse created = response(201, "{\"created\":true}");
 			assertThat(engine.succeeded(succeeding, created)).isSameAs(created);
 			assertThat(engine.succeeded(refused, conflict)).isEqualTo(created);
+			assertThat(engine.succeeded(failing, response(500, "{\"error\":\"constraint\"}"))).isEqualTo(created);
 			assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(created);
-			assertThat(counted(ExecutionResult.ANSWERED_RECORDED)).isEqualTo(1);
+			assertThat(counted(ExecutionResult.ANSWERED_RECORDED)).isEqualTo(2);
 		}
 
 		@ParameterizedTest
