@@ -64,10 +64,11 @@ public class IdempotencyProperties {
 	/**
 	 * How an operation is guarded: lease (reserve the key, with a lease and heartbeats,
 	 * before it runs; a duplicate never runs beside it) or record-after-success (read the
-	 * key before, record the final response with one conditional insert after; fewer
-	 * store writes, nothing left in flight by a crash, but attempts racing with a new key
-	 * may each run, and all are answered with the response recorded first). The lease and
-	 * heartbeat settings apply to lease mode only.
+	 * key before, record a successful (2xx) response with one conditional insert after;
+	 * fewer store writes, nothing left in flight by a crash, but attempts racing with a
+	 * new key may each run, and once one success is recorded it is the answer to all of
+	 * them and to every retry). The lease and heartbeat settings apply to lease mode
+	 * only.
 	 */
 	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
 

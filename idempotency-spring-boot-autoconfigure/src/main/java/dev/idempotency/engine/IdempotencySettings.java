@@ -311,10 +311,11 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 
 		/**
 		 * Record after success: read the key before the operation (replay, refuse or
-		 * proceed), run it without writing to the store, then record its final response
-		 * with one conditional insert. One read and one write for a new key, nothing left
-		 * in progress by a crash; attempts racing with a new key may each run, and all of
-		 * them are answered with the one response recorded first.
+		 * proceed), run it without writing to the store, then record a successful (2xx)
+		 * response with one conditional insert. One read and one write for a new key,
+		 * nothing left in progress by a crash; attempts racing with a new key may each
+		 * run, and once one success is recorded it is the answer to all of them and to
+		 * every retry.
 		 */
 		RECORD_AFTER_SUCCESS
 
