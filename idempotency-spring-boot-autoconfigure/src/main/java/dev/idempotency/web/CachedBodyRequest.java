@@ -53,7 +53,7 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
 		long maxBytes = Math.min(limit, Integer.MAX_VALUE - 8);
 		long declared = request.getContentLengthLong();
 		if (declared > maxBytes) {
-			throw tooLarge("declares " + declared + " bytes", maxBytes);
+			throw tooLarge("declares " + declared + " bytes, more", maxBytes);
 		}
 		InputStream in = request.getInputStream();
 		if (declared >= 0 && declared <= PRESIZED_LIMIT) {

@@ -61,7 +61,7 @@ class CachedBodyRequestTests {
 		MockHttpServletRequest request = declaring(BODY.length);
 		CachedBodyRequest wrapped = new CachedBodyRequest(request);
 		assertThatExceptionOfType(RequestTooLargeException.class).isThrownBy(() -> wrapped.body(BODY.length - 1))
-			.withMessageContaining("declares " + BODY.length + " bytes");
+			.withMessageContaining("declares " + BODY.length + " bytes, more than the");
 		assertThat(request.getInputStream().readAllBytes()).as("left unread").isEqualTo(BODY);
 	}
 
