@@ -278,10 +278,9 @@ public class IdempotencyEngine implements AutoCloseable {
 			// retry, the one that succeeded included, be told it failed. A retry of a
 			// refusal runs again and is refused again.
 			// But if the attempt it raced has recorded its success meanwhile, that is the
-			// answer to this request (also for a 5xx: a catalog may fail with a
-			// constraint
-			// violation where the other attempt's row appeared between its check and its
-			// insert). One read, on answers that are not a success only.
+			// answer to this request, also after a 5xx (a catalog may fail with a
+			// constraint violation where the other attempt's row appeared between its
+			// check and its insert). One read, on answers that are not a success only.
 			IdempotencyRecord recorded = recordedSuccess(reservation);
 			if (recorded != null) {
 				logger.info("Another attempt of " + reservation + " recorded its success while this one answered"
