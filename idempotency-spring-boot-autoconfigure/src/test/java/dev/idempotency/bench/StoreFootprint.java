@@ -214,9 +214,8 @@ public final class StoreFootprint {
 									Object value = invoke(m, connection, a);
 									if (m.getName().endsWith("Commands") && m.getReturnType().isInterface()
 											&& value != null) {
-										// scriptingCommands().evalSha(...) and the like:
-										// count
-										// the calls on the group.
+										// scriptingCommands().evalSha(...) and the
+										// like: count the calls on the group.
 										return countingGroup(m.getReturnType(), value, commands);
 									}
 									if (!NOT_COMMANDS.contains(m.getName())) {
