@@ -283,10 +283,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			// check and its insert). One read, on answers that are not a success only.
 			IdempotencyRecord recorded = recordedSuccess(reservation);
 			if (recorded != null) {
-				logger.info("Another attempt of " + reservation + " recorded its success while this one answered"
-						+ " status " + response.status() + "; answering with the recorded response");
-				finished(ExecutionResult.ANSWERED_RECORDED, reservation);
-				return recorded.response();
+				return answerRecorded(reservation, recorded,
+						"recorded its success while this one answered status " + response.status());
 			}
 			logger.debug("Not recorded " + reservation + ": status " + response.status()
 					+ " is not a success (record-after-success records 2xx only)");
@@ -316,13 +314,10 @@ public class IdempotencyEngine implements AutoCloseable {
 			return response;
 		}
 		IdempotencyRecord record = existing.get();
-		if (record.state() == RecordState.COMPLETED && record.fingerprint().equals(fingerprint)) {
+		if (isCompletedFor(record, reservation)) {
 			// Two first attempts of one request both ran: the model's accepted cost. All
 			// of them, and every retry, get the answer recorded first.
-			logger.info("Another attempt of " + reservation
-					+ " recorded its response first; answering with the recorded response");
-			finished(ExecutionResult.ANSWERED_RECORDED, reservation);
-			return record.response();
+			return answerRecorded(reservation, record, "recorded its response first");
 		}
 		logger.warn("Could not record the response of "
 				+ reservation + ": the key holds " + ((record.state() == RecordState.COMPLETED)
@@ -332,6 +327,21 @@ public class IdempotencyEngine implements AutoCloseable {
 		return response;
 	}
 
+	/** Whether {@code record} is the completed record of the same request. */
+	private static boolean isCompletedFor(IdempotencyRecord record, Reservation reservation) {
+		return record.state() == RecordState.COMPLETED && record.fingerprint().equals(reservation.fingerprint());
+	}
+
+	/**
+	 * Answers with the response another attempt of the same request recorded
+	 * (record-after- success mode), and reports it.
+	 */
+	private StoredResponse answerRecorded(Reservation reservation, IdempotencyRecord record, String what) {
+		logger.info("Another attempt of " + reservation + " " + what + "; answering with the recorded response");
+		finished(ExecutionResult.ANSWERED_RECORDED, reservation);
+		return record.response();
+	}
+
 	/**
 	 * The completed record of the same request, if another attempt recorded it; null if
 	 * there is none or the store cannot say.
@@ -339,8 +349,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	private @Nullable IdempotencyRecord recordedSuccess(Reservation reservation) {
 		try {
 			IdempotencyRecord record = timed("find", () -> this.store.find(reservation.id())).orElse(null);
-			return (record != null && record.state() == RecordState.COMPLETED
-					&& record.fingerprint().equals(reservation.fingerprint())) ? record : null;
+			return (record != null && isCompletedFor(record, reservation)) ? record : null;
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Could not look for a recorded answer of " + reservation + ": " + ex);

@@ -267,7 +267,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		byte[] encoded = StoredResponseCodec.encode(response);
 		Supplier<Boolean> update = () -> owned(this.completeSql, id, ownerToken).param("response", encoded)
 			.update() == 1;
-		if (this.transactionalCompletion && joinsCallerTransaction()) {
+		if (joinsCurrentTransaction()) {
 			try {
 				return update.get();
 			}
@@ -322,7 +322,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
 		byte[] encoded = StoredResponseCodec.encode(request.response());
-		boolean joined = this.transactionalCompletion && joinsCallerTransaction();
+		boolean joined = joinsCurrentTransaction();
 		for (int attempt = 1;; attempt++) {
 			try {
 				if (recorded(request, encoded, joined)) {
