@@ -1,0 +1,141 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.idempotency.client.IdempotencyKeyClientInterceptor;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.http.HttpMethod;
+
+/**
+ * The client side, under {@code idempotency.client}: the {@code Idempotency-Key}
+ * interceptor added to the application's {@code RestClient.Builder} and
+ * {@code RestTemplateBuilder}.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties("idempotency.client")
+public class IdempotencyClientProperties {
+
+	/**
+	 * Whether the RestClient and RestTemplate builders get the interceptor that sends a
+	 * key with each call of the configured methods and retries that call with the same
+	 * key. Off unless asked for: only servers that honour the key make a retried POST
+	 * safe.
+	 */
+	private boolean enabled = false;
+
+	/** The request header that carries the key. */
+	private String headerName = "Idempotency-Key";
+
+	/** The HTTP methods that get a key and are retried; other methods pass through. */
+	private Set<HttpMethod> methods = new LinkedHashSet<>(Set.of(HttpMethod.POST));
+
+	/** Attempts of one call at most, the first included. */
+	private int maxAttempts = 4;
+
+	/**
+	 * Wait after the first failed attempt when the answer has no Retry-After; doubled
+	 * after each further one (with jitter), up to max-delay.
+	 */
+	private Duration initialBackoff = Duration.ofMillis(200);
+
+	/**
+	 * Longest wait between two attempts. An answer whose Retry-After asks for longer is
+	 * returned to the caller instead of being waited for.
+	 */
+	private Duration maxDelay = Duration.ofSeconds(10);
+
+	/**
+	 * The server's key lifetime (Iceberg: idempotency-key-lifetime in GET /v1/config).
+	 * When set, no attempt starts after the key has lived this long: the server may have
+	 * forgotten it and would run the operation again. Unset: bounded by max-attempts
+	 * only.
+	 */
+	private @Nullable Duration keyLifetime;
+
+	IdempotencyKeyClientInterceptor.Settings toSettings() {
+		require(!this.headerName.isBlank(), "idempotency.client.header-name", "empty",
+				"the header the server reads (Idempotency-Key)");
+		require(!this.methods.isEmpty(), "idempotency.client.methods", "empty", "at least one method (POST)");
+		require(this.maxAttempts >= 1, "idempotency.client.max-attempts", String.valueOf(this.maxAttempts),
+				"at least 1 (1: no retries)");
+		require(!this.initialBackoff.isNegative(), "idempotency.client.initial-backoff", this.initialBackoff.toString(),
+				"zero or more");
+		require(!this.maxDelay.isNegative(), "idempotency.client.max-delay", this.maxDelay.toString(), "zero or more");
+		Duration lifetime = this.keyLifetime;
+		require(lifetime == null || (!lifetime.isNegative() && !lifetime.isZero()), "idempotency.client.key-lifetime",
+				String.valueOf(lifetime), "a positive duration, or unset");
+		return new IdempotencyKeyClientInterceptor.Settings(this.headerName, this.methods, this.maxAttempts,
+				this.initialBackoff, this.maxDelay, this.keyLifetime);
+	}
+
+	private static void require(boolean valid, String property, String value, String expected) {
+		if (!valid) {
+			throw new InvalidIdempotencySettingsException(List.of(property), property + " is " + value,
+					"Set " + property + " to " + expected + ", or remove it for the default.");
+		}
+	}
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getHeaderName() {
+		return this.headerName;
+	}
+
+	public void setHeaderName(String headerName) {
+		this.headerName = headerName;
+	}
+
+	public Set<HttpMethod> getMethods() {
+		return this.methods;
+	}
+
+	public void setMethods(Set<HttpMethod> methods) {
+		this.methods = methods;
+	}
+
+	public int getMaxAttempts() {
+		return this.maxAttempts;
+	}
+
+	public void setMaxAttempts(int maxAttempts) {
+		this.maxAttempts = maxAttempts;
+	}
+
+	public Duration getInitialBackoff() {
+		return this.initialBackoff;
+	}
+
+	public void setInitialBackoff(Duration initialBackoff) {
+		this.initialBackoff = initialBackoff;
+	}
+
+	public Duration getMaxDelay() {
+		return this.maxDelay;
+	}
+
+	public void setMaxDelay(Duration maxDelay) {
+		this.maxDelay = maxDelay;
+	}
+
+	public @Nullable Duration getKeyLifetime() {
+		return this.keyLifetime;
+	}
+
+	public void setKeyLifetime(@Nullable Duration keyLifetime) {
+		this.keyLifetime = keyLifetime;
+	}
+
+}

@@ -1,0 +1,297 @@
+package dev.idempotency.client;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.SequenceInputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.util.Assert;
+
+/**
+ * Makes each call of the configured methods (POST by default) one logical operation with
+ * one {@code Idempotency-Key}: a fresh UUIDv7 per call (a key the caller set itself is
+ * kept), the same key on every retry of that call. It retries, with the same key and
+ * body, when the answer may not have been the operation's: an I/O error (the request may
+ * have reached the server, and the key makes a second delivery safe), {@code 408},
+ * {@code 429}, {@code 500}, {@code 502}, {@code 503}, {@code 504}, and the server's
+ * in-flight answer ({@code 409} with a problem {@code type} ending in
+ * {@code request-in-flight}: the first attempt still runs). Every other answer is the
+ * caller's, at once.
+ * <p>
+ * Between attempts it waits what the answer's {@code Retry-After} asks (seconds or an
+ * HTTP date), or else an exponential backoff with jitter; an answer asking for more than
+ * {@link Settings#maxDelay()} is returned to the caller instead. Retries stop after
+ * {@link Settings#maxAttempts()} attempts and, when {@link Settings#keyLifetime()} is
+ * given (the server's key lifetime, e.g. Iceberg's {@code idempotency-key-lifetime}),
+ * before an attempt would start after the key expired on the server: a retry then could
+ * run the operation a second time. The last answer (or I/O error) is then the caller's.
+ * <p>
+ * Only turn it on for servers that honour the key: a server that ignores it runs every
+ * retried request again.
+ *
+ * @since 0.1.0
+ */
+public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterceptor {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyKeyClientInterceptor.class);
+
+	private static final Set<Integer> RETRIED_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
+
+	private static final String IN_FLIGHT_TYPE = "request-in-flight";
+
+	/** How much of a 409 body is read to look for the in-flight problem type. */
+	private static final int IN_FLIGHT_PEEK_BYTES = 8192;
+
+	private final Settings settings;
+
+	private final Clock clock;
+
+	public IdempotencyKeyClientInterceptor(Settings settings) {
+		this(settings, Clock.systemUTC());
+	}
+
+	IdempotencyKeyClientInterceptor(Settings settings, Clock clock) {
+		this.settings = settings;
+		this.clock = clock;
+	}
+
+	public Settings settings() {
+		return this.settings;
+	}
+
+	@Override
+	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+			throws IOException {
+		if (!this.settings.methods().contains(request.getMethod())) {
+			return execution.execute(request, body);
+		}
+		Instant created = this.clock.instant();
+		String key = request.getHeaders().getFirst(this.settings.headerName());
+		if (key == null) {
+			key = UuidV7.next(created.toEpochMilli());
+			request.getHeaders().set(this.settings.headerName(), key);
+		}
+		for (int attempt = 1;; attempt++) {
+			ClientHttpResponse response;
+			try {
+				response = execution.execute(request, body);
+			}
+			catch (IOException ex) {
+				Duration wait = backoff(attempt);
+				if (!mayRetry(attempt, created, wait)) {
+					throw ex;
+				}
+				log(request, key, attempt, "I/O error: " + ex, wait);
+				sleep(wait);
+				continue;
+			}
+			Answer answer = classify(response);
+			if (!answer.retry()) {
+				return answer.response();
+			}
+			Duration retryAfter = retryAfter(answer.response().getHeaders());
+			if (retryAfter != null && retryAfter.compareTo(this.settings.maxDelay()) > 0) {
+				return answer.response();
+			}
+			Duration wait = (retryAfter != null) ? retryAfter : backoff(attempt);
+			if (!mayRetry(attempt, created, wait)) {
+				return answer.response();
+			}
+			log(request, key, attempt, "answer " + answer.response().getStatusCode().value(), wait);
+			answer.response().close();
+			sleep(wait);
+		}
+	}
+
+	private boolean mayRetry(int attempt, Instant created, Duration wait) {
+		if (attempt >= this.settings.maxAttempts()) {
+			return false;
+		}
+		Duration lifetime = this.settings.keyLifetime();
+		return lifetime == null || this.clock.instant().plus(wait).isBefore(created.plus(lifetime));
+	}
+
+	/**
+	 * Exponential from the initial backoff, capped, with "equal jitter" (half fixed, half
+	 * random).
+	 */
+	private Duration backoff(int attempt) {
+		long max = this.settings.maxDelay().toMillis();
+		long delay = Math.min(this.settings.initialBackoff().toMillis(), max);
+		for (int doubled = 1; doubled < attempt && delay < max; doubled++) {
+			delay = Math.min(delay * 2, max);
+		}
+		long half = delay / 2;
+		return Duration.ofMillis(half + ((half > 0) ? ThreadLocalRandom.current().nextLong(half + 1) : 0));
+	}
+
+	private Answer classify(ClientHttpResponse response) throws IOException {
+		int status = response.getStatusCode().value();
+		if (RETRIED_STATUSES.contains(status)) {
+			return new Answer(response, true);
+		}
+		if (status == 409 && isProblem(response.getHeaders().getContentType())) {
+			InputStream in = response.getBody();
+			byte[] head = in.readNBytes(IN_FLIGHT_PEEK_BYTES);
+			ClientHttpResponse replayable = new PeekedResponse(response, head);
+			return new Answer(replayable, inFlightType(head));
+		}
+		return new Answer(response, false);
+	}
+
+	private static boolean isProblem(@Nullable MediaType type) {
+		return type != null && (MediaType.APPLICATION_PROBLEM_JSON.isCompatibleWith(type)
+				|| MediaType.APPLICATION_JSON.isCompatibleWith(type));
+	}
+
+	/** The problem's {@code "type"} member names the in-flight refusal (any base URI). */
+	private static boolean inFlightType(byte[] head) {
+		String text = new String(head, StandardCharsets.UTF_8);
+		int member = text.indexOf("\"type\"");
+		if (member < 0) {
+			return false;
+		}
+		int open = text.indexOf('"', text.indexOf(':', member) + 1);
+		int close = (open < 0) ? -1 : text.indexOf('"', open + 1);
+		return close > open && text.substring(open + 1, close).endsWith(IN_FLIGHT_TYPE);
+	}
+
+	private @Nullable Duration retryAfter(HttpHeaders headers) {
+		String value = headers.getFirst(HttpHeaders.RETRY_AFTER);
+		if (value == null || value.isBlank()) {
+			return null;
+		}
+		String trimmed = value.trim();
+		try {
+			if (trimmed.chars().allMatch(Character::isDigit)) {
+				return Duration.ofSeconds(Long.parseLong(trimmed));
+			}
+			Instant at = ZonedDateTime.parse(trimmed, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+			Duration until = Duration.between(this.clock.instant(), at);
+			return until.isNegative() ? Duration.ZERO : until;
+		}
+		catch (NumberFormatException | DateTimeParseException ex) {
+			return null;
+		}
+	}
+
+	private static void sleep(Duration wait) throws IOException {
+		try {
+			Thread.sleep(wait.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			InterruptedIOException interrupted = new InterruptedIOException("interrupted while waiting to retry");
+			interrupted.initCause(ex);
+			throw interrupted;
+		}
+	}
+
+	private void log(HttpRequest request, String key, int attempt, String why, Duration wait) {
+		if (logger.isDebugEnabled()) {
+			logger.debug(
+					"Retrying " + request.getMethod() + " " + request.getURI() + " with " + this.settings.headerName()
+							+ " " + key + " after attempt " + attempt + " (" + why + ") in " + wait.toMillis() + " ms");
+		}
+	}
+
+	/**
+	 * How the interceptor retries.
+	 *
+	 * @param headerName the request header carrying the key
+	 * @param methods the methods that get a key and are retried; others pass through
+	 * @param maxAttempts attempts of one call at most, the first included (at least 1)
+	 * @param initialBackoff the wait after the first failed attempt without Retry-After;
+	 * doubled after each further one
+	 * @param maxDelay the longest wait between two attempts: the backoff is capped at it,
+	 * and an answer whose Retry-After asks for longer is returned to the caller
+	 * @param keyLifetime the server's key lifetime, or {@code null}: no attempt starts
+	 * after the key has lived this long
+	 * @since 0.1.0
+	 */
+	public record Settings(String headerName, Set<HttpMethod> methods, int maxAttempts, Duration initialBackoff,
+			Duration maxDelay, @Nullable Duration keyLifetime) {
+
+		public Settings {
+			Assert.hasText(headerName, "headerName must not be empty");
+			Assert.isTrue(maxAttempts >= 1, "maxAttempts must be at least 1");
+			Assert.isTrue(!initialBackoff.isNegative(), "initialBackoff must not be negative");
+			Assert.isTrue(!maxDelay.isNegative(), "maxDelay must not be negative");
+			Assert.isTrue(keyLifetime == null || (!keyLifetime.isNegative() && !keyLifetime.isZero()),
+					"keyLifetime must be positive");
+			methods = Set.copyOf(methods);
+		}
+
+		/** POST only, 4 attempts, 200 ms doubling up to 10 s, no lifetime bound. */
+		public static Settings defaults() {
+			return new Settings("Idempotency-Key", Set.of(HttpMethod.POST), 4, Duration.ofMillis(200),
+					Duration.ofSeconds(10), null);
+		}
+
+	}
+
+	private record Answer(ClientHttpResponse response, boolean retry) {
+	}
+
+	/** A response whose first bytes were read: they are given back before the rest. */
+	private static final class PeekedResponse implements ClientHttpResponse {
+
+		private final ClientHttpResponse delegate;
+
+		private final InputStream body;
+
+		PeekedResponse(ClientHttpResponse delegate, byte[] head) throws IOException {
+			this.delegate = delegate;
+			this.body = new SequenceInputStream(new ByteArrayInputStream(head), delegate.getBody());
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() throws IOException {
+			return this.delegate.getStatusCode();
+		}
+
+		@Override
+		public String getStatusText() throws IOException {
+			return this.delegate.getStatusText();
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.delegate.getHeaders();
+		}
+
+		@Override
+		public InputStream getBody() {
+			return this.body;
+		}
+
+		@Override
+		public void close() {
+			this.delegate.close();
+		}
+
+	}
+
+}

@@ -1,0 +1,102 @@
+package dev.idempotency.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import dev.idempotency.client.IdempotencyKeyClientInterceptor;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.restclient.RestTemplateBuilder;
+import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
+import org.springframework.boot.restclient.autoconfigure.RestTemplateAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.web.client.RestClient;
+
+class IdempotencyClientAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(IdempotencyClientAutoConfiguration.class, RestClientAutoConfiguration.class,
+					RestTemplateAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class));
+
+	@Test
+	void offUnlessAskedFor() {
+		this.runner.run((context) -> {
+			assertThat(context).doesNotHaveBean(IdempotencyKeyClientInterceptor.class);
+			assertThat(interceptorsOf(context.getBean(RestClient.Builder.class))).isEmpty();
+			assertThat(context.getBean(RestTemplateBuilder.class).build().getInterceptors()).isEmpty();
+		});
+	}
+
+	@Test
+	void whenEnabledTheBuildersBootMakesCarryTheInterceptorWithTheConfiguredSettings() {
+		this.runner
+			.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.methods=POST,PATCH",
+					"idempotency.client.max-attempts=6", "idempotency.client.initial-backoff=50ms",
+					"idempotency.client.max-delay=3s", "idempotency.client.key-lifetime=PT30M")
+			.run((context) -> {
+				IdempotencyKeyClientInterceptor interceptor = context.getBean(IdempotencyKeyClientInterceptor.class);
+				assertThat(interceptor.settings()).isEqualTo(new IdempotencyKeyClientInterceptor.Settings(
+						"Idempotency-Key", Set.of(HttpMethod.POST, HttpMethod.PATCH), 6, Duration.ofMillis(50),
+						Duration.ofSeconds(3), Duration.ofMinutes(30)));
+				assertThat(interceptorsOf(context.getBean(RestClient.Builder.class))).containsExactly(interceptor);
+				assertThat(context.getBean(RestTemplateBuilder.class).build().getInterceptors())
+					.containsExactly(interceptor);
+			});
+	}
+
+	@Test
+	void theDefaultsArePostFourAttemptsAndNoLifetimeBound() {
+		this.runner.withPropertyValues("idempotency.client.enabled=true")
+			.run((context) -> assertThat(context.getBean(IdempotencyKeyClientInterceptor.class).settings())
+				.isEqualTo(IdempotencyKeyClientInterceptor.Settings.defaults()));
+	}
+
+	@Test
+	void anApplicationsOwnInterceptorBeanIsTheOneAdded() {
+		this.runner.withPropertyValues("idempotency.client.enabled=true")
+			.withUserConfiguration(OwnInterceptor.class)
+			.run((context) -> assertThat(interceptorsOf(context.getBean(RestClient.Builder.class)))
+				.containsExactly(context.getBean("ownInterceptor", IdempotencyKeyClientInterceptor.class)));
+	}
+
+	@Test
+	void invalidSettingsStopTheStartNamingTheProperty() {
+		this.runner.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.max-attempts=0")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageContaining("idempotency.client.max-attempts is 0"));
+		this.runner.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.key-lifetime=0s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.client.key-lifetime"));
+	}
+
+	private static List<ClientHttpRequestInterceptor> interceptorsOf(RestClient.Builder builder) {
+		List<ClientHttpRequestInterceptor> seen = new ArrayList<>();
+		builder.clone().requestInterceptors(seen::addAll);
+		return seen;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnInterceptor {
+
+		@Bean
+		IdempotencyKeyClientInterceptor ownInterceptor() {
+			return new IdempotencyKeyClientInterceptor(IdempotencyKeyClientInterceptor.Settings.defaults());
+		}
+
+	}
+
+}

@@ -1,0 +1,235 @@
+package dev.idempotency.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpMethod;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.web.client.ResourceAccessException;
+import org.springframework.web.client.RestClient;
+
+/**
+ * The client interceptor over real HTTP, against a scripted server on 127.0.0.1 that
+ * answers each request with the next step of its script: a status with headers and body,
+ * or a dropped connection (no answer at all, as when a response is lost).
+ */
+class IdempotencyKeyClientInterceptorTests {
+
+	private static final String IN_FLIGHT_PROBLEM = "{\"type\":\"https://idempotency.dev/problems/request-in-flight\","
+			+ "\"title\":\"Request with this idempotency key is in progress\",\"status\":409}";
+
+	private HttpServer server;
+
+	private final Deque<Step> script = new ArrayDeque<>();
+
+	private final List<Received> received = new CopyOnWriteArrayList<>();
+
+	@BeforeEach
+	void startServer() throws IOException {
+		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		this.server.setExecutor(Executors.newFixedThreadPool(2));
+		this.server.createContext("/", this::handle);
+		this.server.start();
+	}
+
+	@AfterEach
+	void stopServer() {
+		this.server.stop(0);
+	}
+
+	@Test
+	void aCallGetsAFreshUuidV7KeyKeptOnEveryRetryAndTheNextCallAnother() {
+		script(answer(503, Map.of("Retry-After", "0"), ""), drop(), answer(201, Map.of(), "created"));
+		script(answer(201, Map.of(), "second"));
+		RestClient client = client(settings(4, null));
+
+		assertThat(post(client, "{\"a\":1}")).isEqualTo("201 created");
+		assertThat(post(client, "{\"a\":2}")).isEqualTo("201 second");
+
+		assertThat(this.received).hasSize(4);
+		String key = this.received.get(0).key();
+		assertThat(UUID.fromString(key).version()).isEqualTo(7);
+		assertThat(this.received.subList(0, 3)).extracting(Received::key).containsOnly(key);
+		assertThat(this.received.subList(0, 3)).extracting(Received::body).containsOnly("{\"a\":1}");
+		assertThat(this.received.get(3).key()).isNotEqualTo(key);
+		assertThat(UUID.fromString(this.received.get(3).key()).version()).isEqualTo(7);
+	}
+
+	@Test
+	void retryAfterIsWaitedFor() {
+		script(answer(503, Map.of("Retry-After", "1"), ""), answer(200, Map.of(), "ok"));
+
+		assertThat(post(client(settings(4, null)), "x")).isEqualTo("200 ok");
+
+		assertThat(this.received).hasSize(2);
+		assertThat(Duration.ofNanos(this.received.get(1).nanos() - this.received.get(0).nanos()))
+			.isGreaterThanOrEqualTo(Duration.ofMillis(950));
+	}
+
+	@Test
+	void theInFlightAnswerIsRetriedAndOtherConflictsAreTheCallers() {
+		script(answer(409, Map.of("Content-Type", "application/problem+json"), IN_FLIGHT_PROBLEM),
+				answer(200, Map.of(), "replayed"));
+		assertThat(post(client(settings(4, null)), "x")).isEqualTo("200 replayed");
+		assertThat(this.received).hasSize(2);
+
+		this.received.clear();
+		String alreadyExists = "{\"error\":{\"message\":\"Namespace already exists\",\"type\":\"AlreadyExistsException\",\"code\":409}}";
+		script(answer(409, Map.of("Content-Type", "application/json"), alreadyExists));
+		assertThat(post(client(settings(4, null)), "x")).as("the caller reads the whole body")
+			.isEqualTo("409 " + alreadyExists);
+		assertThat(this.received).hasSize(1);
+	}
+
+	@Test
+	void answersThatAreTheOperationsOwnAreNotRetried() {
+		for (int status : new int[] { 400, 401, 404, 422, 501 }) {
+			this.received.clear();
+			script(answer(status, Map.of(), "final"), answer(200, Map.of(), "not reached"));
+			assertThat(post(client(settings(4, null)), "x")).isEqualTo(status + " final");
+			assertThat(this.received).as("status %d", status).hasSize(1);
+			this.script.clear();
+		}
+	}
+
+	@Test
+	void retriesStopAfterMaxAttemptsAndTheLastAnswerIsTheCallers() {
+		script(answer(503, Map.of("Retry-After", "0"), "1"), answer(502, Map.of(), "2"), answer(504, Map.of(), "3"),
+				answer(200, Map.of(), "not reached"));
+
+		assertThat(post(client(settings(3, null)), "x")).isEqualTo("504 3");
+		assertThat(this.received).hasSize(3);
+	}
+
+	@Test
+	void lostConnectionsAreRetriedAndTheLastErrorIsTheCallers() {
+		script(drop(), drop(), answer(200, Map.of(), "not reached"));
+
+		assertThatExceptionOfType(ResourceAccessException.class).isThrownBy(() -> post(client(settings(2, null)), "x"));
+		assertThat(this.received).hasSize(2);
+		assertThat(this.received).extracting(Received::key).doesNotContainNull().hasSize(2);
+		assertThat(this.received.get(0).key()).isEqualTo(this.received.get(1).key());
+	}
+
+	@Test
+	void noAttemptStartsAfterTheKeyLifetimeNorWaitsLongerThanMaxDelay() {
+		script(answer(503, Map.of("Retry-After", "2"), "busy"), answer(200, Map.of(), "not reached"));
+		assertThat(post(client(settings(4, Duration.ofSeconds(1))), "x")).as("2 s would pass the key's 1 s lifetime")
+			.isEqualTo("503 busy");
+		assertThat(this.received).hasSize(1);
+
+		this.received.clear();
+		this.script.clear();
+		script(answer(503, Map.of("Retry-After", "60"), "later"), answer(200, Map.of(), "not reached"));
+		assertThat(post(client(settings(4, null)), "x")).as("60 s is more than max-delay").isEqualTo("503 later");
+		assertThat(this.received).hasSize(1);
+	}
+
+	@Test
+	void otherMethodsPassThroughWithoutKeyOrRetry() {
+		script(answer(503, Map.of("Retry-After", "0"), "down"), answer(200, Map.of(), "not reached"));
+
+		String answer = client(settings(4, null)).get()
+			.uri(uri())
+			.exchange((request, response) -> response.getStatusCode().value() + "");
+
+		assertThat(answer).isEqualTo("503");
+		assertThat(this.received).singleElement().satisfies((r) -> assertThat(r.key()).isNull());
+	}
+
+	@Test
+	void aKeyTheCallerSetIsKeptAcrossRetries() {
+		script(answer(500, Map.of(), ""), answer(200, Map.of(), "ok"));
+
+		String answer = client(settings(4, null)).post()
+			.uri(uri())
+			.header("Idempotency-Key", "order-42")
+			.body("x")
+			.exchange((request, response) -> response.getStatusCode().value() + "");
+
+		assertThat(answer).isEqualTo("200");
+		assertThat(this.received).extracting(Received::key).containsExactly("order-42", "order-42");
+	}
+
+	private IdempotencyKeyClientInterceptor.Settings settings(int maxAttempts, @Nullable Duration keyLifetime) {
+		return new IdempotencyKeyClientInterceptor.Settings("Idempotency-Key", Set.of(HttpMethod.POST), maxAttempts,
+				Duration.ofMillis(20), Duration.ofSeconds(10), keyLifetime);
+	}
+
+	private RestClient client(IdempotencyKeyClientInterceptor.Settings settings) {
+		return RestClient.builder()
+			.requestFactory(new JdkClientHttpRequestFactory())
+			.requestInterceptor(new IdempotencyKeyClientInterceptor(settings))
+			.build();
+	}
+
+	private String post(RestClient client, String body) {
+		return client.post()
+			.uri(uri())
+			.body(body)
+			.exchange((request, response) -> response.getStatusCode().value() + " "
+					+ new String(response.getBody().readAllBytes(), StandardCharsets.UTF_8));
+	}
+
+	private String uri() {
+		return "http://127.0.0.1:" + this.server.getAddress().getPort() + "/op";
+	}
+
+	private void script(Step... steps) {
+		this.script.addAll(List.of(steps));
+	}
+
+	private void handle(HttpExchange exchange) throws IOException {
+		long nanos = System.nanoTime();
+		String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+		this.received.add(new Received(exchange.getRequestHeaders().getFirst("Idempotency-Key"), body, nanos));
+		Step step = this.script.poll();
+		if (step == null || step.status() < 0) {
+			// No answer: the server's handler fails and the connection is closed
+			// unanswered.
+			throw new IOException("dropped by the script");
+		}
+		step.headers().forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
+		byte[] bytes = step.body().getBytes(StandardCharsets.UTF_8);
+		exchange.sendResponseHeaders(step.status(), (bytes.length == 0) ? -1 : bytes.length);
+		try (OutputStream out = exchange.getResponseBody()) {
+			out.write(bytes);
+		}
+	}
+
+	private static Step answer(int status, Map<String, String> headers, String body) {
+		return new Step(status, headers, body);
+	}
+
+	private static Step drop() {
+		return new Step(-1, Map.of(), "");
+	}
+
+	private record Step(int status, Map<String, String> headers, String body) {
+	}
+
+	private record Received(@Nullable String key, String body, long nanos) {
+	}
+
+}
