@@ -123,6 +123,18 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 	}
 
 	@Test
+	void theApplicationsOtherRefreshSettingsAreKeptWhenTheStoreTurnsRefreshOn() {
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
+					"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false")
+			.run((context) -> {
+				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(store.isPeriodicRefreshEnabled()).isTrue();
+				assertThat(store.useDynamicRefreshSources()).isFalse();
+			});
+	}
+
+	@Test
 	void refreshSettingsTheApplicationChoseAreCopiedAsTheyAre() {
 		this.contextRunner
 			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
