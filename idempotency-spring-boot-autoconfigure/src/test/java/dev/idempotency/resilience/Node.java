@@ -53,6 +53,11 @@ final class Node implements AutoCloseable {
 		return this.context.getBean(IdempotencyStore.class);
 	}
 
+	/** One of the node's beans, by name. */
+	<T> T bean(String name, Class<T> type) {
+		return this.context.getBean(name, type);
+	}
+
 	int runs(String endpoint, String key) {
 		return this.context.getBean(ResilienceTestApplication.CountingController.class).runs(endpoint, key);
 	}

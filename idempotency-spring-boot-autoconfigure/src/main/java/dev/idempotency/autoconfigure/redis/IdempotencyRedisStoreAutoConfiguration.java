@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.redis;
 
+import java.time.Duration;
+
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 
@@ -10,8 +12,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -20,8 +24,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * Spring Boot's, configured by {@code spring.data.redis.*}), contributes a
  * {@link RedisIdempotencyStore} unless the application defines its own
  * {@link IdempotencyStore}. With Lettuce the store talks through its own connection with
- * a short command timeout ({@link RedisStoreConnections}). Runs before the core
- * auto-configuration so that the engine finds the store.
+ * a short command timeout and, with Redis Cluster, topology refresh
+ * ({@link RedisStoreConnections}). Runs before the core auto-configuration so that the
+ * engine finds the store.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
@@ -32,11 +37,24 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @EnableConfigurationProperties(IdempotencyRedisStoreProperties.class)
 public class IdempotencyRedisStoreAutoConfiguration {
 
+	private static final String CLUSTER_REFRESH = "spring.data.redis.lettuce.cluster.refresh";
+
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	RedisStoreConnections idempotencyRedisStoreConnections(RedisConnectionFactory redisConnectionFactory,
-			IdempotencyRedisStoreProperties properties) {
-		return new RedisStoreConnections(redisConnectionFactory, properties.getCommandTimeout());
+			IdempotencyRedisStoreProperties properties, Environment environment) {
+		return new RedisStoreConnections(redisConnectionFactory, properties.getCommandTimeout(),
+				clusterRefreshConfigured(environment));
+	}
+
+	/**
+	 * Whether the application set Spring Boot's cluster topology refresh itself (even to
+	 * its defaults): the store's connection then refreshes as the application's does.
+	 */
+	private static boolean clusterRefreshConfigured(Environment environment) {
+		Binder binder = Binder.get(environment);
+		return binder.bind(CLUSTER_REFRESH + ".period", Duration.class).isBound()
+				|| binder.bind(CLUSTER_REFRESH + ".adaptive", Boolean.class).isBound();
 	}
 
 	@Bean

@@ -2,6 +2,9 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -23,6 +26,16 @@ import org.springframework.util.ClassUtils;
  * factory instead would change every other Redis call of the application. Any other
  * factory (Jedis, a custom one) is used as it is, with its own timeouts.
  * <p>
+ * With Redis Cluster the store's connection also follows topology changes (a replica
+ * promoted after its primary failed): when the application's client options refresh the
+ * topology neither periodically nor adaptively, and the application did not set Spring
+ * Boot's {@code spring.data.redis.lettuce.cluster.refresh.period} or {@code .adaptive}
+ * itself, the store's copy refreshes on every adaptive trigger and every
+ * {@link #DEFAULT_TOPOLOGY_REFRESH_PERIOD}. Lettuce's default (no refresh) keeps routing
+ * a dead primary's slots to it until the application restarts. Refresh settings the
+ * application chose (in those properties, in client options of its own) are copied as
+ * they are.
+ * <p>
  * Deliberately not a {@link RedisConnectionFactory} bean: the application's injection of
  * its factory by type, and Spring Boot's Redis health contributor, stay as they were.
  */
@@ -31,17 +44,37 @@ final class RedisStoreConnections implements DisposableBean {
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisStoreConnections.class.getClassLoader());
 
+	/**
+	 * How often the store's cluster connection reloads the topology when the application
+	 * configured no refresh: a failover is followed within this period of the promotion
+	 * (adaptive triggers may be quicker), at the cost of one short connection to each
+	 * node per period.
+	 */
+	static final Duration DEFAULT_TOPOLOGY_REFRESH_PERIOD = Duration.ofSeconds(5);
+
 	private final RedisConnectionFactory factory;
 
 	private final @Nullable LettuceConnectionFactory own;
 
 	private final @Nullable Duration commandTimeout;
 
-	RedisStoreConnections(RedisConnectionFactory applicationFactory, @Nullable Duration configuredTimeout) {
+	/**
+	 * @param applicationFactory the application's connection factory
+	 * @param configuredTimeout the store's command timeout, if configured
+	 * @param clusterRefreshConfigured whether the application set Spring Boot's cluster
+	 * topology refresh properties itself: its refresh settings are then copied as they
+	 * are
+	 */
+	RedisStoreConnections(RedisConnectionFactory applicationFactory, @Nullable Duration configuredTimeout,
+			boolean clusterRefreshConfigured) {
 		if (LETTUCE_PRESENT && applicationFactory instanceof LettuceConnectionFactory lettuce) {
 			this.commandTimeout = commandTimeout(lettuce.getClientConfiguration(), configuredTimeout);
-			this.own = new LettuceConnectionFactory(serverConfiguration(lettuce),
-					withCommandTimeout(lettuce.getClientConfiguration(), this.commandTimeout));
+			LettuceClientConfiguration client = withCommandTimeout(lettuce.getClientConfiguration(),
+					this.commandTimeout);
+			if (lettuce.isClusterAware() && !clusterRefreshConfigured) {
+				client = ClusterTopology.following(client);
+			}
+			this.own = new LettuceConnectionFactory(serverConfiguration(lettuce), client);
 			this.own.setShareNativeConnection(lettuce.getShareNativeConnection());
 			this.own.afterPropertiesSet();
 			this.own.start();
@@ -98,6 +131,13 @@ final class RedisStoreConnections implements DisposableBean {
 
 	/** A copy of the application's client settings with another command timeout. */
 	static LettuceClientConfiguration withCommandTimeout(LettuceClientConfiguration application, Duration timeout) {
+		LettuceClientConfigurationBuilder builder = copy(application, timeout);
+		application.getClientOptions().ifPresent(builder::clientOptions);
+		return builder.build();
+	}
+
+	/** The application's client settings but its client options, in a builder. */
+	private static LettuceClientConfigurationBuilder copy(LettuceClientConfiguration application, Duration timeout) {
 		LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
 		if (application.isUseSsl()) {
 			LettuceSslClientConfigurationBuilder ssl = builder.useSsl().verifyPeer(application.getVerifyMode());
@@ -107,14 +147,49 @@ final class RedisStoreConnections implements DisposableBean {
 			builder = ssl.and();
 		}
 		application.getClientResources().ifPresent(builder::clientResources);
-		application.getClientOptions().ifPresent(builder::clientOptions);
 		application.getClientName().ifPresent(builder::clientName);
 		application.getReadFrom().ifPresent(builder::readFrom);
 		application.getRedisCredentialsProviderFactory().ifPresent(builder::redisCredentialsProviderFactory);
 		return builder.commandTimeout(timeout)
 			.shutdownTimeout(application.getShutdownTimeout())
-			.shutdownQuietPeriod(application.getShutdownQuietPeriod())
-			.build();
+			.shutdownQuietPeriod(application.getShutdownQuietPeriod());
+	}
+
+	/**
+	 * Topology refresh for the store's cluster connection; a class of its own so that
+	 * Lettuce's cluster types are loaded only when Lettuce is there.
+	 */
+	static final class ClusterTopology {
+
+		private ClusterTopology() {
+		}
+
+		/**
+		 * The store's client settings, with topology refresh (periodic and on every
+		 * adaptive trigger) unless the client options already refresh the topology in
+		 * some way.
+		 */
+		static LettuceClientConfiguration following(LettuceClientConfiguration client) {
+			ClientOptions options = client.getClientOptions().orElse(null);
+			ClusterClientOptions cluster = (options instanceof ClusterClientOptions clusterOptions) ? clusterOptions
+					: (options != null) ? ClusterClientOptions.builder(options).build() : ClusterClientOptions.create();
+			ClusterTopologyRefreshOptions refresh = cluster.getTopologyRefreshOptions();
+			if (refresh.isPeriodicRefreshEnabled() || !refresh.getAdaptiveRefreshTriggers().isEmpty()) {
+				return client;
+			}
+			ClusterTopologyRefreshOptions following = ClusterTopologyRefreshOptions.builder()
+				.enableAllAdaptiveRefreshTriggers()
+				.adaptiveRefreshTriggersTimeout(refresh.getAdaptiveRefreshTimeout())
+				.refreshTriggersReconnectAttempts(refresh.getRefreshTriggersReconnectAttempts())
+				.enablePeriodicRefresh(DEFAULT_TOPOLOGY_REFRESH_PERIOD)
+				.dynamicRefreshSources(refresh.useDynamicRefreshSources())
+				.closeStaleConnections(refresh.isCloseStaleConnections())
+				.build();
+			return copy(client, client.getCommandTimeout())
+				.clientOptions(cluster.mutate().topologyRefreshOptions(following).build())
+				.build();
+		}
+
 	}
 
 }

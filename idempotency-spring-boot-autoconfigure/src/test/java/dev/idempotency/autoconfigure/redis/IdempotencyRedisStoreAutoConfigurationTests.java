@@ -11,13 +11,18 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -32,6 +37,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * 127.0.0.1:6379, Boot's default).
  */
 class IdempotencyRedisStoreAutoConfigurationTests {
+
+	/** A cluster nobody connects to: the connections are opened on first use only. */
+	private static final String CLUSTER_NODES = "spring.data.redis.cluster.nodes=127.0.0.1:1";
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner().withConfiguration(
 			AutoConfigurations.of(IdempotencyRedisStoreAutoConfiguration.class, DataRedisAutoConfiguration.class));
@@ -97,6 +105,83 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 			context.close();
 			assertThat(own.isRunning()).isFalse();
 		});
+	}
+
+	@Test
+	void withAClusterAndNoRefreshSettingsTheStoresConnectionFollowsTopologyChanges() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES).run((context) -> {
+			assertThat(refresh(context.getBean(LettuceConnectionFactory.class)).isPeriodicRefreshEnabled())
+				.as("the application's own connection is left as Boot made it")
+				.isFalse();
+			ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+			assertThat(store.isPeriodicRefreshEnabled()).isTrue();
+			assertThat(store.getRefreshPeriod()).isEqualTo(RedisStoreConnections.DEFAULT_TOPOLOGY_REFRESH_PERIOD);
+			assertThat(store.getAdaptiveRefreshTriggers()).containsExactlyInAnyOrder(RefreshTrigger.values());
+			assertThat(storeFactory(context).getClientConfiguration().getCommandTimeout())
+				.isEqualTo(Duration.ofSeconds(2));
+		});
+	}
+
+	@Test
+	void theApplicationsOtherRefreshSettingsAreKeptWhenTheStoreTurnsRefreshOn() {
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
+					"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false")
+			.run((context) -> {
+				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(store.isPeriodicRefreshEnabled()).isTrue();
+				assertThat(store.useDynamicRefreshSources()).isFalse();
+			});
+	}
+
+	@Test
+	void refreshSettingsTheApplicationChoseAreCopiedAsTheyAre() {
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
+					"spring.data.redis.lettuce.cluster.refresh.adaptive=false")
+			.run((context) -> {
+				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(store.isPeriodicRefreshEnabled()).isFalse();
+				assertThat(store.getAdaptiveRefreshTriggers()).isEmpty();
+			});
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
+					"spring.data.redis.lettuce.cluster.refresh.period=30s")
+			.run((context) -> {
+				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(store.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(30));
+				assertThat(store.getAdaptiveRefreshTriggers()).isEmpty();
+			});
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES)
+			.withBean(LettuceClientOptionsBuilderCustomizer.class,
+					() -> (builder) -> ((ClusterClientOptions.Builder) builder)
+						.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+							.enableAdaptiveRefreshTrigger(RefreshTrigger.MOVED_REDIRECT)
+							.build()))
+			.run((context) -> {
+				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(store.isPeriodicRefreshEnabled()).isFalse();
+				assertThat(store.getAdaptiveRefreshTriggers()).containsExactly(RefreshTrigger.MOVED_REDIRECT);
+			});
+	}
+
+	@Test
+	void withoutAClusterTheClientOptionsAreTheApplications() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis")
+			.run((context) -> assertThat(storeFactory(context).getClientConfiguration().getClientOptions())
+				.containsSame(context.getBean(LettuceConnectionFactory.class)
+					.getClientConfiguration()
+					.getClientOptions()
+					.orElseThrow()));
+	}
+
+	private static LettuceConnectionFactory storeFactory(ApplicationContext context) {
+		return (LettuceConnectionFactory) context.getBean(RedisStoreConnections.class).factory();
+	}
+
+	private static ClusterTopologyRefreshOptions refresh(LettuceConnectionFactory factory) {
+		return ((ClusterClientOptions) factory.getClientConfiguration().getClientOptions().orElseThrow())
+			.getTopologyRefreshOptions();
 	}
 
 	@Test
