@@ -207,7 +207,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		RecordId id = new RecordId(storableScope(call.scope()), key.value());
 		if (this.settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS) {
 			// Nothing is held while the operation runs: no heartbeat thread is needed.
-			return findBeforeRunning(id, call.fingerprint().get(), call.operation(), retentionFor(key));
+			return findBeforeRunning(id, call.fingerprint().get(), call, retentionFor(key));
 		}
 		if (!ensureRunning()) {
 			return reject(IdempotencyOutcome.STORE_ERROR, call.operation(),
@@ -217,7 +217,7 @@ public class IdempotencyEngine implements AutoCloseable {
 							this.settings.storeRetryAfter()));
 		}
 		String fingerprint = call.fingerprint().get();
-		return reserve(id, fingerprint, call.operation(), retentionFor(key));
+		return reserve(id, fingerprint, call, retentionFor(key));
 	}
 
 	/**
@@ -423,7 +423,9 @@ public class IdempotencyEngine implements AutoCloseable {
 		return retention.plus(min(ahead, this.settings.clockSkew()));
 	}
 
-	private Decision reserve(RecordId id, String fingerprint, String operation, Duration retention) {
+	private Decision reserve(RecordId id, String requestFingerprint, IdempotentCall call, Duration retention) {
+		String operation = call.operation();
+		String fingerprint = requestFingerprint;
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			String ownerToken = newOwnerToken();
@@ -449,8 +451,9 @@ public class IdempotencyEngine implements AutoCloseable {
 				}
 				return new Decision.Proceed(reservation);
 			}
-			Decision decision = answerExisting(((ReserveResult.Existing) result).record(), fingerprint, operation,
-					deadline);
+			IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
+			fingerprint = sameRequestFingerprint(existing, fingerprint, call);
+			Decision decision = answerExisting(existing, fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
@@ -462,7 +465,10 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * nothing. A record: as in lease mode (replay, 422, or wait for one in progress,
 	 * which a lease-mode node may have left during a change of mode).
 	 */
-	private Decision findBeforeRunning(RecordId id, String fingerprint, String operation, Duration retention) {
+	private Decision findBeforeRunning(RecordId id, String requestFingerprint, IdempotentCall call,
+			Duration retention) {
+		String operation = call.operation();
+		String fingerprint = requestFingerprint;
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			Optional<IdempotencyRecord> found;
@@ -476,11 +482,25 @@ public class IdempotencyEngine implements AutoCloseable {
 				report(IdempotencyOutcome.EXECUTED, operation, id);
 				return new Decision.Proceed(Reservation.recordAfterSuccess(id, operation, fingerprint, retention));
 			}
+			fingerprint = sameRequestFingerprint(found.get(), fingerprint, call);
 			Decision decision = answerExisting(found.get(), fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
 		}
+	}
+
+	/**
+	 * The fingerprint this call goes on with: the record's, when the record was made by
+	 * the same request under an earlier fingerprint format (so that it is replayed, or
+	 * taken over by the store, as the same request), else {@code fingerprint}.
+	 */
+	private static String sameRequestFingerprint(IdempotencyRecord record, String fingerprint, IdempotentCall call) {
+		if (record.fingerprint().equals(fingerprint)
+				|| !call.earlierFingerprints().get().contains(record.fingerprint())) {
+			return fingerprint;
+		}
+		return record.fingerprint();
 	}
 
 	/**

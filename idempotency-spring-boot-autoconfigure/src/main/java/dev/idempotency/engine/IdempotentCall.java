@@ -15,9 +15,13 @@ import java.util.function.Supplier;
  * @param operation the operation's name
  * @param fingerprint computes the request's fingerprint (only called when a key is
  * present)
+ * @param earlierFingerprints computes the fingerprints the same request had under an
+ * earlier fingerprint format (or another fingerprint setting): a record holding one of
+ * them was made by the same request, so that records made before an upgrade still replay.
+ * Called only when a record's fingerprint differs from {@code fingerprint}.
  */
 public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
-		String operation, Supplier<String> fingerprint) {
+		String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {
 
 	public IdempotentCall {
 		Objects.requireNonNull(scope, "scope");
@@ -25,6 +29,13 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		Objects.requireNonNull(keyFormat, "keyFormat");
 		Objects.requireNonNull(operation, "operation");
 		Objects.requireNonNull(fingerprint, "fingerprint");
+		Objects.requireNonNull(earlierFingerprints, "earlierFingerprints");
+	}
+
+	/** A call whose fingerprint has no earlier format. */
+	public IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
+			String operation, Supplier<String> fingerprint) {
+		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, List::of);
 	}
 
 	/** How a key is validated. */
