@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -71,6 +72,8 @@ public class IdempotencyProperties {
 	 * only.
 	 */
 	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
+
+	private final Key key = new Key();
 
 	private final InFlight inFlight = new InFlight();
 
@@ -154,6 +157,10 @@ public class IdempotencyProperties {
 		this.mode = mode;
 	}
 
+	public Key getKey() {
+		return this.key;
+	}
+
 	public InFlight getInFlight() {
 		return this.inFlight;
 	}
@@ -207,6 +214,30 @@ public class IdempotencyProperties {
 			.maxBodyBytes(this.response.maxBodySize.toBytes())
 			.mode(this.mode)
 			.build();
+	}
+
+	/** What a client's key must look like. */
+	public static class Key {
+
+		/**
+		 * Format of the Idempotency-Key header's keys: uuidv7 (an RFC 9562 UUIDv7, the
+		 * Iceberg rule; its time is checked against the key-age window), uuid (any RFC
+		 * 9562 UUID, version 1 to 8; the window applies to UUIDv7 keys only) or opaque (1
+		 * to 255 visible ASCII characters, taken as sent; no window). An
+		 * Idempotent(keyFormat = ...) annotation overrides it for its operation. Method
+		 * door keys (Idempotent(key = ...)) are opaque unless their annotation says
+		 * otherwise.
+		 */
+		private IdempotentCall.KeyFormat format = IdempotentCall.KeyFormat.UUID_V7;
+
+		public IdempotentCall.KeyFormat getFormat() {
+			return this.format;
+		}
+
+		public void setFormat(IdempotentCall.KeyFormat format) {
+			this.format = format;
+		}
+
 	}
 
 	/**

@@ -60,7 +60,8 @@ public class IdempotencyWebMvcAutoConfiguration {
 		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
 				properties.getHeaderName(), properties.getWeb().getPathPatterns(),
 				properties.getWeb().isPathPatternsKeyRequired(), IdempotencyProperties
-					.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size", true));
+					.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size", true),
+				properties.getKey().getFormat());
 	}
 
 	@Bean

@@ -190,9 +190,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		IdempotencyKey key;
 		try {
-			key = (call.keyFormat() == IdempotentCall.KeyFormat.UUID_V7)
-					? IdempotencyKey.parseUuidV7(call.keyValues().get(0))
-					: IdempotencyKey.opaque(call.keyValues().get(0));
+			String raw = call.keyValues().get(0);
+			key = switch (call.keyFormat()) {
+				case UUID_V7 -> IdempotencyKey.parseUuidV7(raw);
+				case UUID -> IdempotencyKey.parseUuid(raw);
+				case OPAQUE -> IdempotencyKey.opaque(raw);
+			};
 		}
 		catch (InvalidIdempotencyKeyException ex) {
 			return invalidKey(call, ex.getMessage());
@@ -204,7 +207,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
-		RecordId id = new RecordId(storableScope(call.scope()), key.value());
+		RecordId id = new RecordId(storableScope(call.scope()), storableKey(key.value()));
 		if (this.settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS) {
 			// Nothing is held while the operation runs: no heartbeat thread is needed.
 			return findBeforeRunning(id, call.fingerprint().get(), call, retentionFor(key));
@@ -705,6 +708,17 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	static String storableScope(String scope) {
 		return (scope.length() <= RecordId.MAX_SCOPE_LENGTH) ? scope : "sha256:" + Fingerprints.sha256Hex(scope);
+	}
+
+	/**
+	 * The key as stored: as it is up to {@value RecordId#MAX_KEY_LENGTH} characters
+	 * (every UUID, most opaque keys), else {@code "sha256 "} and the first 56 hex digits
+	 * of its SHA-256 (63 characters). The space keeps a hashed key apart from every key a
+	 * client can send (visible ASCII only), and stores keep their key column as it was.
+	 */
+	static String storableKey(String key) {
+		return (key.length() <= RecordId.MAX_KEY_LENGTH) ? key
+				: "sha256 " + Fingerprints.sha256Hex(key).substring(0, 56);
 	}
 
 	private static Duration min(Duration a, Duration b) {

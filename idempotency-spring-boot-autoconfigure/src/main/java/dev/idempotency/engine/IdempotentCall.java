@@ -41,11 +41,35 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 	/** How a key is validated. */
 	public enum KeyFormat {
 
-		/** RFC 9562 UUIDv7 with its timestamp checked against the key's window (HTTP). */
+		/**
+		 * An RFC 9562 UUIDv7, its time checked against the key-age window (the Iceberg
+		 * rule, the HTTP door's default).
+		 */
 		UUID_V7,
 
-		/** Any short visible-ASCII key (method front door). */
-		OPAQUE
+		/**
+		 * Any RFC 9562 UUID (version 1 to 8); a UUIDv7 among them has its time checked
+		 * against the key-age window, the others carry no time.
+		 */
+		UUID,
+
+		/**
+		 * 1 to 255 visible ASCII characters, taken as sent; no key-age window (the method
+		 * door's default).
+		 */
+		OPAQUE;
+
+		/**
+		 * The one format an annotation names, else {@code otherwise}.
+		 * @throws IllegalArgumentException if it names more than one
+		 */
+		public static KeyFormat chosen(KeyFormat[] named, KeyFormat otherwise) {
+			if (named.length > 1) {
+				throw new IllegalArgumentException("@Idempotent(keyFormat = ...) takes one format, got "
+						+ List.of(named) + "; remove all but one");
+			}
+			return (named.length == 1) ? named[0] : otherwise;
+		}
 
 	}
 

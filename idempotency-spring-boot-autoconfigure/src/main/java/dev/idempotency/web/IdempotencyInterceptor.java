@@ -65,6 +65,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final long maxRequestBytes;
 
+	private final IdempotentCall.KeyFormat keyFormat;
+
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
@@ -78,7 +80,23 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
 			long maxRequestBytes) {
+		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
+				IdempotentCall.KeyFormat.UUID_V7);
+	}
+
+	/**
+	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it
+	 * throws
+	 * @param maxRequestBytes the largest request body read to fingerprint a keyed
+	 * request; a larger one is answered 413 without being read further
+	 * @param keyFormat the format of the header's keys where
+	 * {@link Idempotent#keyFormat()} does not say
+	 */
+	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
+			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
+			long maxRequestBytes, IdempotentCall.KeyFormat keyFormat) {
 		this.engine = engine;
+		this.keyFormat = keyFormat;
 		this.scopeResolver = scopeResolver;
 		this.problemTypeBase = problemTypeBase;
 		this.headerName = headerName;
@@ -131,9 +149,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		try {
 			// The body is read only here, by the fingerprint, once the key is valid.
 			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes);
-			decision = this.engine.begin(
-					new IdempotentCall(this.scopeResolver.resolveScope(request), keys, IdempotentCall.KeyFormat.UUID_V7,
-							keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints));
+			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
+					(annotation != null) ? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat)
+							: this.keyFormat,
+					keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints));
 		}
 		catch (RequestTooLargeException ex) {
 			decision = new Decision.Reject(
