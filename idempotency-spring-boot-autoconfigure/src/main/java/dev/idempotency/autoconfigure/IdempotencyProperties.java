@@ -7,6 +7,7 @@ import java.util.List;
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -74,6 +75,8 @@ public class IdempotencyProperties {
 	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
 
 	private final Key key = new Key();
+
+	private final Fingerprint fingerprint = new Fingerprint();
 
 	private final InFlight inFlight = new InFlight();
 
@@ -161,6 +164,10 @@ public class IdempotencyProperties {
 		return this.key;
 	}
 
+	public Fingerprint getFingerprint() {
+		return this.fingerprint;
+	}
+
 	public InFlight getInFlight() {
 		return this.inFlight;
 	}
@@ -236,6 +243,28 @@ public class IdempotencyProperties {
 
 		public void setFormat(IdempotentCall.KeyFormat format) {
 			this.format = format;
+		}
+
+	}
+
+	/** What makes two keyed HTTP requests the same request. */
+	public static class Fingerprint {
+
+		/**
+		 * How an application/json or +json request body is compared: bytes (as sent:
+		 * other member order or whitespace is another request, answered 422) or canonical
+		 * (member order and whitespace do not count, numbers are compared by value so 1.0
+		 * is 1, arrays keep their order; a body that is not valid JSON is compared as
+		 * bytes). Needs jackson-core for canonical.
+		 */
+		private JsonFingerprint json = JsonFingerprint.BYTES;
+
+		public JsonFingerprint getJson() {
+			return this.json;
+		}
+
+		public void setJson(JsonFingerprint json) {
+			this.json = json;
 		}
 
 	}

@@ -33,28 +33,60 @@ final class HttpRequestFingerprint {
 
 	private final long maxRequestBytes;
 
+	private final JsonFingerprint json;
+
 	private @Nullable String mediaType;
 
 	private byte @Nullable [] body;
 
-	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes) {
+	private byte @Nullable [] fingerprintedBody;
+
+	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes, JsonFingerprint json) {
 		this.request = request;
 		this.maxRequestBytes = maxRequestBytes;
+		this.json = json;
 	}
 
 	/** The request's fingerprint. */
 	String fingerprint() {
 		return Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(), this.request.getQueryString(),
-				mediaType(), body());
+				mediaType(), fingerprintedBody());
 	}
 
 	/**
-	 * The fingerprints the same request had under earlier formats: without its media type
-	 * (before the media type was part of the fingerprint).
+	 * The fingerprints the same request had under earlier formats or the other JSON
+	 * setting: without its media type (before the media type was part of the
+	 * fingerprint), and with canonical JSON, over the bytes as sent (before the setting
+	 * was switched on).
 	 */
 	List<String> earlierFingerprints() {
-		return List.of(Fingerprints.httpWithoutMediaType(this.request.getMethod(), this.request.getRequestURI(),
-				this.request.getQueryString(), body()));
+		String withoutMediaType = Fingerprints.httpWithoutMediaType(this.request.getMethod(),
+				this.request.getRequestURI(), this.request.getQueryString(), body());
+		if (fingerprintedBody() == body()) {
+			return List.of(withoutMediaType);
+		}
+		return List.of(withoutMediaType, Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(),
+				this.request.getQueryString(), mediaType(), body()));
+	}
+
+	/**
+	 * The body as fingerprinted: with canonical JSON, a JSON body's canonical form; else
+	 * (and for a JSON body that does not parse) the body itself.
+	 */
+	private byte[] fingerprintedBody() {
+		if (this.fingerprintedBody == null) {
+			byte[] canonical = null;
+			if (this.json == JsonFingerprint.CANONICAL && isJson(essence(mediaType()))) {
+				canonical = CanonicalJson.of(body());
+			}
+			this.fingerprintedBody = (canonical != null) ? canonical : body();
+		}
+		return this.fingerprintedBody;
+	}
+
+	private static String essence(String mediaType) {
+		int semicolon = mediaType.indexOf(';');
+		return (semicolon >= 0) ? mediaType.substring(0, semicolon) : mediaType;
 	}
 
 	private String mediaType() {

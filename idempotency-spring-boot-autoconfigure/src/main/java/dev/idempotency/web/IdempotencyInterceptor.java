@@ -67,6 +67,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final IdempotentCall.KeyFormat keyFormat;
 
+	private final JsonFingerprint jsonFingerprint;
+
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
@@ -81,7 +83,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
 			long maxRequestBytes) {
 		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
-				IdempotentCall.KeyFormat.UUID_V7);
+				IdempotentCall.KeyFormat.UUID_V7, JsonFingerprint.BYTES);
 	}
 
 	/**
@@ -91,12 +93,14 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * request; a larger one is answered 413 without being read further
 	 * @param keyFormat the format of the header's keys where
 	 * {@link Idempotent#keyFormat()} does not say
+	 * @param jsonFingerprint how a JSON body is fingerprinted
 	 */
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes, IdempotentCall.KeyFormat keyFormat) {
+			long maxRequestBytes, IdempotentCall.KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
 		this.engine = engine;
 		this.keyFormat = keyFormat;
+		this.jsonFingerprint = jsonFingerprint;
 		this.scopeResolver = scopeResolver;
 		this.problemTypeBase = problemTypeBase;
 		this.headerName = headerName;
@@ -148,7 +152,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		Decision decision;
 		try {
 			// The body is read only here, by the fingerprint, once the key is valid.
-			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes);
+			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
+					this.jsonFingerprint);
 			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
 					(annotation != null) ? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat)
 							: this.keyFormat,

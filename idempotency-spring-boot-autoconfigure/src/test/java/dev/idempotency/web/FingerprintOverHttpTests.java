@@ -110,6 +110,13 @@ class FingerprintOverHttpTests {
 	}
 
 	@Test
+	void byDefaultTheSameJsonWithOtherMemberOrderIsAnotherRequest() throws Exception {
+		String key = TestKeys.newKey();
+		assertThat(post(key, "application/json", "{\"name\":\"orders\",\"size\":1}").statusCode()).isEqualTo(200);
+		assertThat(post(key, "application/json", "{\"size\":1,\"name\":\"orders\"}").statusCode()).isEqualTo(422);
+	}
+
+	@Test
 	void aRecordMadeBeforeTheMediaTypeWasFingerprintedIsStillReplayedToTheSameRequest() throws Exception {
 		// What a node of the earlier version stored: the fingerprint without the media
 		// type.
