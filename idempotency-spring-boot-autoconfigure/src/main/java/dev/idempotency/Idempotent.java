@@ -6,6 +6,8 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import dev.idempotency.engine.IdempotentCall.KeyFormat;
+
 /**
  * Makes an operation safe to retry with an idempotency key: the first request with a key
  * runs it, retries with the same key get the stored answer, and the same key with another
@@ -47,10 +49,20 @@ public @interface Idempotent {
 	/**
 	 * SpEL expression over the method's arguments ({@code #name} or {@code #p0}) that
 	 * yields the key, for the method front door. The key is the value's
-	 * {@code toString()}: 1 to 64 visible ASCII characters, any other is refused
-	 * ({@code 400 invalid-key}). On a handler method it replaces the header: the HTTP
-	 * front door leaves the method to the method front door.
+	 * {@code toString()}: by default 1 to 255 visible ASCII characters (see
+	 * {@link #keyFormat()}), any other is refused ({@code 400 invalid-key}). On a handler
+	 * method it replaces the header: the HTTP front door leaves the method to the method
+	 * front door.
 	 */
 	String key() default "";
+
+	/**
+	 * The format of this operation's keys, at most one value: {@code UUID_V7} (with the
+	 * key-age window), {@code UUID} (any RFC 9562 UUID; the window applies to a UUIDv7)
+	 * or {@code OPAQUE} (1 to 255 visible ASCII characters, no window). Empty (the
+	 * default) means {@code idempotency.key.format} for the header (HTTP door) and
+	 * {@code OPAQUE} for a {@link #key()} expression (method door).
+	 */
+	KeyFormat[] keyFormat() default {};
 
 }

@@ -143,7 +143,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Decision decision = this.engine.begin(new IdempotentCall(this.scopeSupplier.get(),
-				(keyValue != null) ? List.of(keyValue.toString()) : List.of(), IdempotentCall.KeyFormat.OPAQUE,
+				(keyValue != null) ? List.of(keyValue.toString()) : List.of(),
+				IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), IdempotentCall.KeyFormat.OPAQUE),
 				annotation.keyRequired(), operation, () -> fingerprint(method, args)));
 		if (decision instanceof Decision.Replay replay) {
 			try {

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -71,6 +73,10 @@ public class IdempotencyProperties {
 	 * only.
 	 */
 	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
+
+	private final Key key = new Key();
+
+	private final Fingerprint fingerprint = new Fingerprint();
 
 	private final InFlight inFlight = new InFlight();
 
@@ -154,6 +160,14 @@ public class IdempotencyProperties {
 		this.mode = mode;
 	}
 
+	public Key getKey() {
+		return this.key;
+	}
+
+	public Fingerprint getFingerprint() {
+		return this.fingerprint;
+	}
+
 	public InFlight getInFlight() {
 		return this.inFlight;
 	}
@@ -207,6 +221,52 @@ public class IdempotencyProperties {
 			.maxBodyBytes(this.response.maxBodySize.toBytes())
 			.mode(this.mode)
 			.build();
+	}
+
+	/** What a client's key must look like. */
+	public static class Key {
+
+		/**
+		 * Format of the Idempotency-Key header's keys: uuidv7 (an RFC 9562 UUIDv7, the
+		 * Iceberg rule; its time is checked against the key-age window), uuid (any RFC
+		 * 9562 UUID, version 1 to 8; the window applies to UUIDv7 keys only) or opaque (1
+		 * to 255 visible ASCII characters, taken as sent; no window). An
+		 * Idempotent(keyFormat = ...) annotation overrides it for its operation. Method
+		 * door keys (Idempotent(key = ...)) are opaque unless their annotation says
+		 * otherwise.
+		 */
+		private IdempotentCall.KeyFormat format = IdempotentCall.KeyFormat.UUID_V7;
+
+		public IdempotentCall.KeyFormat getFormat() {
+			return this.format;
+		}
+
+		public void setFormat(IdempotentCall.KeyFormat format) {
+			this.format = format;
+		}
+
+	}
+
+	/** What makes two keyed HTTP requests the same request. */
+	public static class Fingerprint {
+
+		/**
+		 * How an application/json or +json request body is compared: bytes (as sent:
+		 * other member order or whitespace is another request, answered 422) or canonical
+		 * (member order and whitespace do not count, numbers are compared by value so 1.0
+		 * is 1, arrays keep their order; a body that is not valid JSON is compared as
+		 * bytes). Needs jackson-core for canonical.
+		 */
+		private JsonFingerprint json = JsonFingerprint.BYTES;
+
+		public JsonFingerprint getJson() {
+			return this.json;
+		}
+
+		public void setJson(JsonFingerprint json) {
+			this.json = json;
+		}
+
 	}
 
 	/**

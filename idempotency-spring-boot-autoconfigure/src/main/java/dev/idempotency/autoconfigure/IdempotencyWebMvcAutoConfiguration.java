@@ -3,12 +3,14 @@ package dev.idempotency.autoconfigure;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.web.IdempotencyErrorException;
 import dev.idempotency.web.IdempotencyErrorExceptionResolver;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.JsonFingerprint;
 import dev.idempotency.web.PrincipalScopeResolver;
 import dev.idempotency.web.ProblemDetailErrorRenderer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -19,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -59,8 +62,27 @@ public class IdempotencyWebMvcAutoConfiguration {
 			IdempotencyProperties properties) {
 		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
 				properties.getHeaderName(), properties.getWeb().getPathPatterns(),
-				properties.getWeb().isPathPatternsKeyRequired(), IdempotencyProperties
-					.bytes(properties.getRequest().getMaxBodySize(), "idempotency.request.max-body-size", true));
+				properties.getWeb().isPathPatternsKeyRequired(),
+				IdempotencyProperties.bytes(properties.getRequest().getMaxBodySize(),
+						"idempotency.request.max-body-size", true),
+				properties.getKey().getFormat(), jsonFingerprint(properties));
+	}
+
+	/**
+	 * The JSON fingerprint setting, checked: canonical JSON is read with jackson-core.
+	 * @throws InvalidIdempotencySettingsException if canonical is set without it
+	 */
+	static JsonFingerprint jsonFingerprint(IdempotencyProperties properties) {
+		JsonFingerprint json = properties.getFingerprint().getJson();
+		if (json == JsonFingerprint.CANONICAL && !ClassUtils.isPresent("tools.jackson.core.json.JsonFactory",
+				IdempotencyWebMvcAutoConfiguration.class.getClassLoader())) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.fingerprint.json"),
+					"idempotency.fingerprint.json=canonical reads JSON bodies with Jackson 3"
+							+ " (tools.jackson.core:jackson-core), which is not on the classpath",
+					"Add tools.jackson.core:jackson-core (spring-boot-starter-json brings it), or remove"
+							+ " idempotency.fingerprint.json to compare JSON bodies as bytes.");
+		}
+		return json;
 	}
 
 	@Bean

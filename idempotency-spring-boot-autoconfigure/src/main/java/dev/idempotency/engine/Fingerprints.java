@@ -22,9 +22,28 @@ public final class Fingerprints {
 	/**
 	 * Fingerprint of an HTTP request: method, path, query parameters sorted by name (so
 	 * the order of different names does not matter, while the order of one name's values
-	 * does) and the body bytes.
+	 * does), the media type the body is sent as (normalised by the caller) and the body.
+	 * @param mediaType the body's media type in normal form, empty when none was sent
+	 * @param body the body's bytes, or a normal form of them
 	 */
-	public static String http(String method, String path, @Nullable String query, byte[] body) {
+	public static String http(String method, String path, @Nullable String query, String mediaType, byte[] body) {
+		MessageDigest digest = sha256();
+		// Five fields where the earlier format had four: no input of one format is an
+		// input of the other.
+		update(digest, method.getBytes(StandardCharsets.UTF_8));
+		update(digest, path.getBytes(StandardCharsets.UTF_8));
+		update(digest, sortedQuery(query).getBytes(StandardCharsets.UTF_8));
+		update(digest, mediaType.getBytes(StandardCharsets.UTF_8));
+		update(digest, body);
+		return HexFormat.of().formatHex(digest.digest());
+	}
+
+	/**
+	 * Fingerprint of an HTTP request in the earlier format, without the media type:
+	 * method, path, sorted query and body. Records made before the media type was part of
+	 * the fingerprint hold it, so a retry of the same request is still recognised.
+	 */
+	public static String httpWithoutMediaType(String method, String path, @Nullable String query, byte[] body) {
 		MessageDigest digest = sha256();
 		update(digest, method.getBytes(StandardCharsets.UTF_8));
 		update(digest, path.getBytes(StandardCharsets.UTF_8));

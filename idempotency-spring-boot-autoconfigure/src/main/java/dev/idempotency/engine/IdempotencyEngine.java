@@ -190,9 +190,12 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		IdempotencyKey key;
 		try {
-			key = (call.keyFormat() == IdempotentCall.KeyFormat.UUID_V7)
-					? IdempotencyKey.parseUuidV7(call.keyValues().get(0))
-					: IdempotencyKey.opaque(call.keyValues().get(0));
+			String raw = call.keyValues().get(0);
+			key = switch (call.keyFormat()) {
+				case UUID_V7 -> IdempotencyKey.parseUuidV7(raw);
+				case UUID -> IdempotencyKey.parseUuid(raw);
+				case OPAQUE -> IdempotencyKey.opaque(raw);
+			};
 		}
 		catch (InvalidIdempotencyKeyException ex) {
 			return invalidKey(call, ex.getMessage());
@@ -204,10 +207,10 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
-		RecordId id = new RecordId(storableScope(call.scope()), key.value());
+		RecordId id = new RecordId(storableScope(call.scope()), storableKey(key.value()));
 		if (this.settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS) {
 			// Nothing is held while the operation runs: no heartbeat thread is needed.
-			return findBeforeRunning(id, call.fingerprint().get(), call.operation(), retentionFor(key));
+			return findBeforeRunning(id, call.fingerprint().get(), call, retentionFor(key));
 		}
 		if (!ensureRunning()) {
 			return reject(IdempotencyOutcome.STORE_ERROR, call.operation(),
@@ -217,7 +220,7 @@ public class IdempotencyEngine implements AutoCloseable {
 							this.settings.storeRetryAfter()));
 		}
 		String fingerprint = call.fingerprint().get();
-		return reserve(id, fingerprint, call.operation(), retentionFor(key));
+		return reserve(id, fingerprint, call, retentionFor(key));
 	}
 
 	/**
@@ -423,7 +426,9 @@ public class IdempotencyEngine implements AutoCloseable {
 		return retention.plus(min(ahead, this.settings.clockSkew()));
 	}
 
-	private Decision reserve(RecordId id, String fingerprint, String operation, Duration retention) {
+	private Decision reserve(RecordId id, String requestFingerprint, IdempotentCall call, Duration retention) {
+		String operation = call.operation();
+		String fingerprint = requestFingerprint;
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			String ownerToken = newOwnerToken();
@@ -449,8 +454,9 @@ public class IdempotencyEngine implements AutoCloseable {
 				}
 				return new Decision.Proceed(reservation);
 			}
-			Decision decision = answerExisting(((ReserveResult.Existing) result).record(), fingerprint, operation,
-					deadline);
+			IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
+			fingerprint = sameRequestFingerprint(existing, fingerprint, call);
+			Decision decision = answerExisting(existing, fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
@@ -462,7 +468,10 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * nothing. A record: as in lease mode (replay, 422, or wait for one in progress,
 	 * which a lease-mode node may have left during a change of mode).
 	 */
-	private Decision findBeforeRunning(RecordId id, String fingerprint, String operation, Duration retention) {
+	private Decision findBeforeRunning(RecordId id, String requestFingerprint, IdempotentCall call,
+			Duration retention) {
+		String operation = call.operation();
+		String fingerprint = requestFingerprint;
 		Instant deadline = this.clock.instant().plus(this.settings.inFlightWait());
 		while (true) {
 			Optional<IdempotencyRecord> found;
@@ -476,11 +485,25 @@ public class IdempotencyEngine implements AutoCloseable {
 				report(IdempotencyOutcome.EXECUTED, operation, id);
 				return new Decision.Proceed(Reservation.recordAfterSuccess(id, operation, fingerprint, retention));
 			}
+			fingerprint = sameRequestFingerprint(found.get(), fingerprint, call);
 			Decision decision = answerExisting(found.get(), fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
 		}
+	}
+
+	/**
+	 * The fingerprint this call goes on with: the record's, when the record was made by
+	 * the same request under an earlier fingerprint format (so that it is replayed, or
+	 * taken over by the store, as the same request), else {@code fingerprint}.
+	 */
+	private static String sameRequestFingerprint(IdempotencyRecord record, String fingerprint, IdempotentCall call) {
+		if (record.fingerprint().equals(fingerprint)
+				|| !call.earlierFingerprints().get().contains(record.fingerprint())) {
+			return fingerprint;
+		}
+		return record.fingerprint();
 	}
 
 	/**
@@ -685,6 +708,17 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	static String storableScope(String scope) {
 		return (scope.length() <= RecordId.MAX_SCOPE_LENGTH) ? scope : "sha256:" + Fingerprints.sha256Hex(scope);
+	}
+
+	/**
+	 * The key as stored: as it is up to {@value RecordId#MAX_KEY_LENGTH} characters
+	 * (every UUID, most opaque keys), else {@code "sha256 "} and the first 56 hex digits
+	 * of its SHA-256 (63 characters). The space keeps a hashed key apart from every key a
+	 * client can send (visible ASCII only), and stores keep their key column as it was.
+	 */
+	static String storableKey(String key) {
+		return (key.length() <= RecordId.MAX_KEY_LENGTH) ? key
+				: "sha256 " + Fingerprints.sha256Hex(key).substring(0, 56);
 	}
 
 	private static Duration min(Duration a, Duration b) {

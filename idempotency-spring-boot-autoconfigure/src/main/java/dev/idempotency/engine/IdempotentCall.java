@@ -15,9 +15,13 @@ import java.util.function.Supplier;
  * @param operation the operation's name
  * @param fingerprint computes the request's fingerprint (only called when a key is
  * present)
+ * @param earlierFingerprints computes the fingerprints the same request had under an
+ * earlier fingerprint format (or another fingerprint setting): a record holding one of
+ * them was made by the same request, so that records made before an upgrade still replay.
+ * Called only when a record's fingerprint differs from {@code fingerprint}.
  */
 public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
-		String operation, Supplier<String> fingerprint) {
+		String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {
 
 	public IdempotentCall {
 		Objects.requireNonNull(scope, "scope");
@@ -25,16 +29,47 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		Objects.requireNonNull(keyFormat, "keyFormat");
 		Objects.requireNonNull(operation, "operation");
 		Objects.requireNonNull(fingerprint, "fingerprint");
+		Objects.requireNonNull(earlierFingerprints, "earlierFingerprints");
+	}
+
+	/** A call whose fingerprint has no earlier format. */
+	public IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
+			String operation, Supplier<String> fingerprint) {
+		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, List::of);
 	}
 
 	/** How a key is validated. */
 	public enum KeyFormat {
 
-		/** RFC 9562 UUIDv7 with its timestamp checked against the key's window (HTTP). */
+		/**
+		 * An RFC 9562 UUIDv7, its time checked against the key-age window (the Iceberg
+		 * rule, the HTTP door's default).
+		 */
 		UUID_V7,
 
-		/** Any short visible-ASCII key (method front door). */
-		OPAQUE
+		/**
+		 * Any RFC 9562 UUID (version 1 to 8); a UUIDv7 among them has its time checked
+		 * against the key-age window, the others carry no time.
+		 */
+		UUID,
+
+		/**
+		 * 1 to 255 visible ASCII characters, taken as sent; no key-age window (the method
+		 * door's default).
+		 */
+		OPAQUE;
+
+		/**
+		 * The one format an annotation names, else {@code otherwise}.
+		 * @throws IllegalArgumentException if it names more than one
+		 */
+		public static KeyFormat chosen(KeyFormat[] named, KeyFormat otherwise) {
+			if (named.length > 1) {
+				throw new IllegalArgumentException("@Idempotent(keyFormat = ...) takes one format, got "
+						+ List.of(named) + "; remove all but one");
+			}
+			return (named.length == 1) ? named[0] : otherwise;
+		}
 
 	}
 

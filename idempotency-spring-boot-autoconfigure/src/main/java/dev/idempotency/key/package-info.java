@@ -1,5 +1,6 @@
 /**
- * The client's idempotency key: parsing and validation of UUIDv7 and opaque keys.
+ * The client's idempotency key: parsing and validation of UUIDv7, other RFC 9562 UUID and
+ * opaque keys.
  */
 @NullMarked
 package dev.idempotency.key;

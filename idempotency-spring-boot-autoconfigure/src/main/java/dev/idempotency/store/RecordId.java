@@ -8,9 +8,9 @@ import java.util.Objects;
  * record.
  *
  * @param scope who the key belongs to, at most {@value #MAX_SCOPE_LENGTH} characters
- * @param key the client's key in canonical form: from the HTTP door a lower-case UUID of
- * 36 characters; from the method door 1 to {@value #MAX_KEY_LENGTH} visible ASCII
- * characters
+ * @param key the client's key in canonical form (a lower-case UUID of 36 characters, or 1
+ * to {@value #MAX_KEY_LENGTH} visible ASCII characters), or for a longer key its hash
+ * ({@code "sha256 "} and 56 hex digits)
  */
 public record RecordId(String scope, String key) {
 

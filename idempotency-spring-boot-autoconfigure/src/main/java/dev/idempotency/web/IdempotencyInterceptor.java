@@ -1,32 +1,22 @@
 package dev.idempotency.web;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
-import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -75,6 +65,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final long maxRequestBytes;
 
+	private final IdempotentCall.KeyFormat keyFormat;
+
+	private final JsonFingerprint jsonFingerprint;
+
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
@@ -88,7 +82,25 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
 			long maxRequestBytes) {
+		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
+				IdempotentCall.KeyFormat.UUID_V7, JsonFingerprint.BYTES);
+	}
+
+	/**
+	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it
+	 * throws
+	 * @param maxRequestBytes the largest request body read to fingerprint a keyed
+	 * request; a larger one is answered 413 without being read further
+	 * @param keyFormat the format of the header's keys where
+	 * {@link Idempotent#keyFormat()} does not say
+	 * @param jsonFingerprint how a JSON body is fingerprinted
+	 */
+	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
+			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
+			long maxRequestBytes, IdempotentCall.KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
 		this.engine = engine;
+		this.keyFormat = keyFormat;
+		this.jsonFingerprint = jsonFingerprint;
 		this.scopeResolver = scopeResolver;
 		this.problemTypeBase = problemTypeBase;
 		this.headerName = headerName;
@@ -140,8 +152,12 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		Decision decision;
 		try {
 			// The body is read only here, by the fingerprint, once the key is valid.
+			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
+					this.jsonFingerprint);
 			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
-					IdempotentCall.KeyFormat.UUID_V7, keyRequired, operation, () -> fingerprint(request)));
+					(annotation != null) ? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat)
+							: this.keyFormat,
+					keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints));
 		}
 		catch (RequestTooLargeException ex) {
 			decision = new Decision.Reject(
@@ -222,99 +238,6 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
 				: PathContainer.parsePath(request.getRequestURI().substring(request.getContextPath().length()));
 		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
-	}
-
-	private String fingerprint(HttpServletRequest request) {
-		try {
-			return Fingerprints.http(request.getMethod(), request.getRequestURI(), request.getQueryString(),
-					body(request));
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("could not read the request body", ex);
-		}
-		catch (ServletException ex) {
-			throw new IllegalStateException("could not read the request's parts", ex);
-		}
-	}
-
-	/**
-	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the
-	 * parameters (the container parses them); for a multipart request, each part's name,
-	 * headers and bytes (the container parses them, and they stay readable for the
-	 * handler).
-	 */
-	private byte[] body(HttpServletRequest request) throws IOException, ServletException {
-		String contentType = request.getContentType();
-		String type = (contentType != null) ? contentType.toLowerCase(Locale.ROOT) : "";
-		if (type.startsWith("multipart/")) {
-			checkDeclaredLength(request);
-			return multipartBody(request);
-		}
-		if (type.startsWith("application/x-www-form-urlencoded")) {
-			checkDeclaredLength(request);
-			Map<String, String[]> sorted = new TreeMap<>(request.getParameterMap());
-			ByteArrayOutputStream form = new ByteArrayOutputStream();
-			sorted.forEach((name, values) -> {
-				field(form, name.getBytes(StandardCharsets.UTF_8));
-				field(form, intBytes(values.length));
-				for (String value : values) {
-					field(form, value.getBytes(StandardCharsets.UTF_8));
-				}
-			});
-			return form.toByteArray();
-		}
-		CachedBodyRequest cached = WebUtils.getNativeRequest(request, CachedBodyRequest.class);
-		if (cached == null) {
-			throw new IllegalStateException(
-					"IdempotencyFilter is not installed in front of " + request.getRequestURI());
-		}
-		return cached.body(this.maxRequestBytes);
-	}
-
-	private void checkDeclaredLength(HttpServletRequest request) {
-		long declared = request.getContentLengthLong();
-		if (declared > this.maxRequestBytes) {
-			throw new RequestTooLargeException("the request body declares " + declared + " bytes, more than the "
-					+ this.maxRequestBytes + " bytes this server reads for an idempotency key", this.maxRequestBytes);
-		}
-	}
-
-	private byte[] multipartBody(HttpServletRequest request) throws IOException, ServletException {
-		ByteArrayOutputStream body = new ByteArrayOutputStream();
-		long total = 0;
-		for (Part part : request.getParts()) {
-			field(body, part.getName().getBytes(StandardCharsets.UTF_8));
-			List<String> names = new ArrayList<>(part.getHeaderNames());
-			names.replaceAll((name) -> name.toLowerCase(Locale.ROOT));
-			names.sort(null);
-			field(body, intBytes(names.size()));
-			for (String name : names) {
-				field(body, name.getBytes(StandardCharsets.UTF_8));
-				field(body, String.join(",", part.getHeaders(name)).getBytes(StandardCharsets.UTF_8));
-			}
-			total += part.getSize();
-			if (total > this.maxRequestBytes) {
-				throw new RequestTooLargeException("the request's parts are longer than the " + this.maxRequestBytes
-						+ " bytes this server reads for an idempotency key", this.maxRequestBytes);
-			}
-			try (InputStream in = part.getInputStream()) {
-				field(body, in.readAllBytes());
-			}
-		}
-		return body.toByteArray();
-	}
-
-	/**
-	 * Writes a length-prefixed field, so that no two different inputs give the same
-	 * bytes.
-	 */
-	private static void field(ByteArrayOutputStream out, byte[] bytes) {
-		out.writeBytes(intBytes(bytes.length));
-		out.writeBytes(bytes);
-	}
-
-	private static byte[] intBytes(int value) {
-		return new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value };
 	}
 
 	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

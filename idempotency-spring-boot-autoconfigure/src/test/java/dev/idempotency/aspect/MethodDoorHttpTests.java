@@ -83,6 +83,27 @@ class MethodDoorHttpTests {
 	}
 
 	@Test
+	void aKeyExpressionTakesLongOpaqueKeysAndAnOperationCanAskForUuids() {
+		String longKey = "order:" + "x".repeat(240) + "%41";
+		HttpResponse<String> first = post("/orders", null, "{\"requestId\":\"" + longKey + "\",\"item\":\"book\"}");
+		HttpResponse<String> again = post("/orders", null, "{\"requestId\":\"" + longKey + "\",\"item\":\"book\"}");
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(again.body()).isEqualTo(first.body());
+		assertThat(this.runs.of("create-" + longKey + "-book")).isEqualTo(1);
+		HttpResponse<String> tooLong = post("/orders", null,
+				"{\"requestId\":\"" + "y".repeat(256) + "\",\"item\":\"book\"}");
+		assertThat(tooLong.statusCode()).isEqualTo(400);
+
+		String v4 = java.util.UUID.randomUUID().toString();
+		assertThat(post("/orders/uuid", null, "{\"requestId\":\"" + v4 + "\",\"item\":\"book\"}").statusCode())
+			.isEqualTo(200);
+		HttpResponse<String> opaque = post("/orders/uuid", null, "{\"requestId\":\"order-7\",\"item\":\"book\"}");
+		assertThat(opaque.statusCode()).isEqualTo(400);
+		assertThat(json(opaque).get("type").asString()).isEqualTo(PROBLEMS + "invalid-key");
+		assertThat(this.runs.of("uuid-order-7-book")).isZero();
+	}
+
+	@Test
 	void aKeyReusedWithOtherArgumentsIsA422ProblemWithoutAnErrorLog(CapturedOutput output) {
 		assertThat(post("/orders", null, "{\"requestId\":\"c-1\",\"item\":\"book\"}").statusCode()).isEqualTo(200);
 		HttpResponse<String> reused = post("/orders", null, "{\"requestId\":\"c-1\",\"item\":\"pen\"}");

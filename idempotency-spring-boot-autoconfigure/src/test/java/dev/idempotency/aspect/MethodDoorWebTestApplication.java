@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.engine.IdempotentCall;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
@@ -183,6 +184,13 @@ class MethodDoorWebTestApplication {
 		public Order createStrictly(@RequestBody NewOrder command) {
 			return new Order(command.requestId(), command.item(),
 					this.runs.increment("strict-" + command.requestId() + "-" + command.item()));
+		}
+
+		@PostMapping("/orders/uuid")
+		@Idempotent(key = "#command.requestId", keyFormat = IdempotentCall.KeyFormat.UUID)
+		public Order createWithUuid(@RequestBody NewOrder command) {
+			return new Order(command.requestId(), command.item(),
+					this.runs.increment("uuid-" + command.requestId() + "-" + command.item()));
 		}
 
 		@PostMapping("/charges")

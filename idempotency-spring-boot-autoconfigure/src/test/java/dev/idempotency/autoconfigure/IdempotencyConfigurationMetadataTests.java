@@ -26,6 +26,11 @@ class IdempotencyConfigurationMetadataTests {
 		assertThat(property("idempotency.store.failure-mode")).containsEntry("defaultValue", "fail-closed");
 		assertThat(property("idempotency.in-flight.status")).containsEntry("defaultValue", "conflict");
 		assertThat(hintValues("idempotency.mode")).containsExactly("lease", "record-after-success");
+		assertThat(hintValues("idempotency.key.format")).containsExactly("uuidv7", "uuid", "opaque");
+		assertThat(hintValues("idempotency.fingerprint.json")).containsExactly("bytes", "canonical");
+		assertThat(property("idempotency.fingerprint.json")).containsEntry("defaultValue", "bytes");
+		assertThat(property("idempotency.key.format")).containsEntry("defaultValue", "uuidv7")
+			.containsEntry("type", "dev.idempotency.engine.IdempotentCall$KeyFormat");
 		assertThat(property("idempotency.mode")).containsEntry("defaultValue", "lease");
 	}
 

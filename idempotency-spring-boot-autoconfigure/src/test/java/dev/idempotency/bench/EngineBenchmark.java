@@ -82,7 +82,8 @@ public class EngineBenchmark {
 
 	static IdempotentCall call(String key) {
 		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "createTable",
-				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, Payloads.REQUEST));
+				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, "application/json",
+						Payloads.REQUEST));
 	}
 
 	/** A createTable request and its 200 response, as the sample catalog sends them. */

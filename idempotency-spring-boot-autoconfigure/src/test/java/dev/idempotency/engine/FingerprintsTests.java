@@ -9,7 +9,7 @@ class FingerprintsTests {
 	private static final byte[] BODY = "{}".getBytes();
 
 	private static String query(String query) {
-		return Fingerprints.http("POST", "/things", query, BODY);
+		return Fingerprints.http("POST", "/things", query, "application/json", BODY);
 	}
 
 	@Test

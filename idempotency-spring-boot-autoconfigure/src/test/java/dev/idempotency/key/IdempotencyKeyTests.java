@@ -59,13 +59,36 @@ class IdempotencyKeyTests {
 	}
 
 	@Test
-	void opaqueKeysAreShortVisibleAscii() {
+	void opaqueKeysAreUpTo255VisibleAsciiCharactersTakenAsSent() {
 		assertThat(IdempotencyKey.opaque("order-42").value()).isEqualTo("order-42");
+		assertThat(IdempotencyKey.opaque("Order-42").value()).isEqualTo("Order-42");
+		assertThat(IdempotencyKey.opaque("\"quoted\"").value()).isEqualTo("\"quoted\"");
+		assertThat(IdempotencyKey.opaque("x".repeat(255)).timestamp()).isNull();
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class).isThrownBy(() -> IdempotencyKey.opaque(""));
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
-			.isThrownBy(() -> IdempotencyKey.opaque("x".repeat(65)));
+			.isThrownBy(() -> IdempotencyKey.opaque("x".repeat(256)))
+			.withMessageContaining("longer than 255");
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> IdempotencyKey.opaque("with space"));
+		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
+			.isThrownBy(() -> IdempotencyKey.opaque("caf\u00e9"))
+			.withMessageContaining("character 4");
+	}
+
+	@Test
+	void anyRfc9562UuidIsAcceptedAndOnlyAUuidV7CarriesATime() {
+		IdempotencyKey v4 = IdempotencyKey.parseUuid("\"F47AC10B-58CC-4372-A567-0E02B2C3D479\"");
+		assertThat(v4.value()).isEqualTo("f47ac10b-58cc-4372-a567-0e02b2c3d479");
+		assertThat(v4.timestamp()).isNull();
+		assertThat(IdempotencyKey.parseUuid("6ba7b810-9dad-11d1-80b4-00c04fd430c8").timestamp()).isNull();
+		assertThat(IdempotencyKey.parseUuid("018f3e1c-5b2a-7c3d-9e4f-0a1b2c3d4e5f").timestamp())
+			.isEqualTo(IdempotencyKey.parseUuidV7("018f3e1c-5b2a-7c3d-9e4f-0a1b2c3d4e5f").timestamp());
+		for (String invalid : new String[] { "00000000-0000-0000-0000-000000000000",
+				"ffffffff-ffff-ffff-ffff-ffffffffffff", "f47ac10b-58cc-9372-a567-0e02b2c3d479",
+				"f47ac10b-58cc-4372-c567-0e02b2c3d479", "order-42" }) {
+			assertThatExceptionOfType(InvalidIdempotencyKeyException.class).as(invalid)
+				.isThrownBy(() -> IdempotencyKey.parseUuid(invalid));
+		}
 	}
 
 }

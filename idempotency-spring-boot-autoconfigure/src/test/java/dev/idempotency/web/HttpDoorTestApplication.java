@@ -187,6 +187,17 @@ class HttpDoorTestApplication {
 			return Map.of("length", body.length(), "run", runs("echo"));
 		}
 
+		/**
+		 * Reads a JSON object (Jackson answers another content type 415) and echoes it
+		 * with this handler's run count.
+		 */
+		@PostMapping("/json")
+		@Idempotent
+		Map<String, Object> json(@RequestBody Map<String, Object> body) {
+			run("json");
+			return Map.of("received", body, "run", runs("json"));
+		}
+
 		@PostMapping("/open")
 		Map<String, Object> open() {
 			run("open");

@@ -1,0 +1,241 @@
+package dev.idempotency.web;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.idempotency.engine.Fingerprints;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.Part;
+import org.jspecify.annotations.Nullable;
+import org.springframework.util.InvalidMimeTypeException;
+import org.springframework.util.MimeType;
+import org.springframework.util.MimeTypeUtils;
+import org.springframework.web.util.WebUtils;
+
+/**
+ * What makes two keyed HTTP requests the same request: method, path, sorted query, the
+ * media type the body is sent as (normalised) and the body. Reads the body on the first
+ * call only (after the key was found valid and the handler protected), and once.
+ */
+final class HttpRequestFingerprint {
+
+	private final HttpServletRequest request;
+
+	private final long maxRequestBytes;
+
+	private final JsonFingerprint json;
+
+	private @Nullable String mediaType;
+
+	private byte @Nullable [] body;
+
+	private byte @Nullable [] fingerprintedBody;
+
+	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes, JsonFingerprint json) {
+		this.request = request;
+		this.maxRequestBytes = maxRequestBytes;
+		this.json = json;
+	}
+
+	/** The request's fingerprint. */
+	String fingerprint() {
+		return Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(), this.request.getQueryString(),
+				mediaType(), fingerprintedBody());
+	}
+
+	/**
+	 * The fingerprints the same request had under earlier formats or the other JSON
+	 * setting: without its media type (before the media type was part of the
+	 * fingerprint), and with canonical JSON, over the bytes as sent (before the setting
+	 * was switched on).
+	 */
+	List<String> earlierFingerprints() {
+		String withoutMediaType = Fingerprints.httpWithoutMediaType(this.request.getMethod(),
+				this.request.getRequestURI(), this.request.getQueryString(), body());
+		if (fingerprintedBody() == body()) {
+			return List.of(withoutMediaType);
+		}
+		return List.of(withoutMediaType, Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(),
+				this.request.getQueryString(), mediaType(), body()));
+	}
+
+	/**
+	 * The body as fingerprinted: with canonical JSON, a JSON body's canonical form; else
+	 * (and for a JSON body that does not parse) the body itself.
+	 */
+	private byte[] fingerprintedBody() {
+		if (this.fingerprintedBody == null) {
+			byte[] canonical = null;
+			if (this.json == JsonFingerprint.CANONICAL && isJson(essence(mediaType()))) {
+				canonical = CanonicalJson.of(body());
+			}
+			this.fingerprintedBody = (canonical != null) ? canonical : body();
+		}
+		return this.fingerprintedBody;
+	}
+
+	private static String essence(String mediaType) {
+		int semicolon = mediaType.indexOf(';');
+		return (semicolon >= 0) ? mediaType.substring(0, semicolon) : mediaType;
+	}
+
+	private String mediaType() {
+		if (this.mediaType == null) {
+			this.mediaType = normalisedMediaType(this.request.getContentType());
+		}
+		return this.mediaType;
+	}
+
+	/**
+	 * The media type in normal form: type and subtype in lower case, and the charset, by
+	 * its canonical name in lower case, as the only parameter. A JSON body without a
+	 * charset is UTF-8 (RFC 8259), so for {@code application/json} and {@code +json}
+	 * types a missing charset is {@code utf-8}; for other types it stays missing. Other
+	 * parameters (a multipart boundary, which changes with every retry) do not count. A
+	 * value that does not parse is kept, stripped and in lower case.
+	 */
+	static String normalisedMediaType(@Nullable String contentType) {
+		if (contentType == null || contentType.isBlank()) {
+			return "";
+		}
+		MimeType type;
+		try {
+			type = MimeTypeUtils.parseMimeType(contentType);
+		}
+		catch (InvalidMimeTypeException ex) {
+			return contentType.strip().toLowerCase(Locale.ROOT);
+		}
+		String essence = type.getType().toLowerCase(Locale.ROOT) + "/" + type.getSubtype().toLowerCase(Locale.ROOT);
+		String charset = charset(type);
+		if (charset == null && isJson(essence)) {
+			charset = "utf-8";
+		}
+		return (charset != null) ? essence + ";charset=" + charset : essence;
+	}
+
+	static boolean isJson(String essence) {
+		return essence.equals("application/json") || essence.endsWith("+json");
+	}
+
+	private static @Nullable String charset(MimeType type) {
+		String value = type.getParameter("charset");
+		if (value == null) {
+			return null;
+		}
+		String unquoted = (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\""))
+				? value.substring(1, value.length() - 1) : value;
+		try {
+			return Charset.forName(unquoted).name().toLowerCase(Locale.ROOT);
+		}
+		catch (IllegalArgumentException ex) {
+			// Unknown to this JVM: compared as sent, in lower case.
+			return unquoted.strip().toLowerCase(Locale.ROOT);
+		}
+	}
+
+	private byte[] body() {
+		if (this.body == null) {
+			try {
+				this.body = readBody();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("could not read the request body", ex);
+			}
+			catch (ServletException ex) {
+				throw new IllegalStateException("could not read the request's parts", ex);
+			}
+		}
+		return this.body;
+	}
+
+	/**
+	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the
+	 * parameters (the container parses them); for a multipart request, each part's name,
+	 * headers and bytes (the container parses them, and they stay readable for the
+	 * handler).
+	 */
+	private byte[] readBody() throws IOException, ServletException {
+		String contentType = this.request.getContentType();
+		String type = (contentType != null) ? contentType.toLowerCase(Locale.ROOT) : "";
+		if (type.startsWith("multipart/")) {
+			checkDeclaredLength();
+			return multipartBody();
+		}
+		if (type.startsWith("application/x-www-form-urlencoded")) {
+			checkDeclaredLength();
+			Map<String, String[]> sorted = new TreeMap<>(this.request.getParameterMap());
+			ByteArrayOutputStream form = new ByteArrayOutputStream();
+			sorted.forEach((name, values) -> {
+				field(form, name.getBytes(StandardCharsets.UTF_8));
+				field(form, intBytes(values.length));
+				for (String value : values) {
+					field(form, value.getBytes(StandardCharsets.UTF_8));
+				}
+			});
+			return form.toByteArray();
+		}
+		CachedBodyRequest cached = WebUtils.getNativeRequest(this.request, CachedBodyRequest.class);
+		if (cached == null) {
+			throw new IllegalStateException(
+					"IdempotencyFilter is not installed in front of " + this.request.getRequestURI());
+		}
+		return cached.body(this.maxRequestBytes);
+	}
+
+	private void checkDeclaredLength() {
+		long declared = this.request.getContentLengthLong();
+		if (declared > this.maxRequestBytes) {
+			throw new RequestTooLargeException("the request body declares " + declared + " bytes, more than the "
+					+ this.maxRequestBytes + " bytes this server reads for an idempotency key", this.maxRequestBytes);
+		}
+	}
+
+	private byte[] multipartBody() throws IOException, ServletException {
+		ByteArrayOutputStream body = new ByteArrayOutputStream();
+		long total = 0;
+		for (Part part : this.request.getParts()) {
+			field(body, part.getName().getBytes(StandardCharsets.UTF_8));
+			List<String> names = new ArrayList<>(part.getHeaderNames());
+			names.replaceAll((name) -> name.toLowerCase(Locale.ROOT));
+			names.sort(null);
+			field(body, intBytes(names.size()));
+			for (String name : names) {
+				field(body, name.getBytes(StandardCharsets.UTF_8));
+				field(body, String.join(",", part.getHeaders(name)).getBytes(StandardCharsets.UTF_8));
+			}
+			total += part.getSize();
+			if (total > this.maxRequestBytes) {
+				throw new RequestTooLargeException("the request's parts are longer than the " + this.maxRequestBytes
+						+ " bytes this server reads for an idempotency key", this.maxRequestBytes);
+			}
+			try (InputStream in = part.getInputStream()) {
+				field(body, in.readAllBytes());
+			}
+		}
+		return body.toByteArray();
+	}
+
+	/**
+	 * Writes a length-prefixed field, so that no two different inputs give the same
+	 * bytes.
+	 */
+	private static void field(ByteArrayOutputStream out, byte[] bytes) {
+		out.writeBytes(intBytes(bytes.length));
+		out.writeBytes(bytes);
+	}
+
+	private static byte[] intBytes(int value) {
+		return new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value };
+	}
+
+}

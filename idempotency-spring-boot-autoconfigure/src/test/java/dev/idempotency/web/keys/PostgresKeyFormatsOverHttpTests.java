@@ -1,0 +1,34 @@
+package dev.idempotency.web.keys;
+
+import java.sql.SQLException;
+
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import org.junit.jupiter.api.AfterAll;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * {@link KeyFormatsOverHttpTests} on the shared PostgreSQL, in a schema of this run's
+ * own, with the table the starter's changelog makes.
+ */
+class PostgresKeyFormatsOverHttpTests extends KeyFormatsOverHttpTests {
+
+	private static JdbcTestDatabase schema;
+
+	@DynamicPropertySource
+	static void store(DynamicPropertyRegistry registry) throws SQLException {
+		schema = JdbcTestDatabase.postgres().create();
+		registry.add("idempotency.store.type", () -> "jdbc");
+		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
+		registry.add("spring.datasource.url", () -> schema.url());
+		registry.add("spring.datasource.username", () -> "postgres");
+		registry.add("spring.datasource.hikari.maximum-pool-size", () -> "4");
+	}
+
+	@AfterAll
+	static void dropSchema() throws SQLException {
+		schema.drop();
+	}
+
+}
