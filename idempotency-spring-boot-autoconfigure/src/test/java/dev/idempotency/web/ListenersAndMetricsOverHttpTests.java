@@ -6,6 +6,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
@@ -30,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The metrics and the application's own listener over real HTTP: both hear every keyed
- * request.
+ * request, and a path matched by {@code idempotency.web.path-patterns} without a handler
+ * method is tagged with its route's pattern, not with each URI.
  */
 @SpringBootTest(classes = { HttpDoorTestApplication.class, ListenersAndMetricsOverHttpTests.Extras.class },
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -58,6 +61,27 @@ class ListenersAndMetricsOverHttpTests {
 		assertThat(this.extras.heard).contains("executed " + operationOf("/echo"), "replayed " + operationOf("/echo"));
 		assertThat(count("executed", operationOf("/echo"))).isGreaterThanOrEqualTo(1.0);
 		assertThat(count("replayed", operationOf("/echo"))).isGreaterThanOrEqualTo(1.0);
+	}
+
+	@Test
+	void aThousandDistinctUrisOfOneRouteGiveOneOperationTag() throws Exception {
+		for (int i = 0; i < 1_000; i++) {
+			HttpResponse<String> response = post("/items/" + i, TestKeys.newKey());
+			assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
+		}
+		Set<String> operations = new TreeSet<>();
+		double executed = 0;
+		for (Counter counter : this.registry.find(MicrometerIdempotencyListener.METER_NAME).counters()) {
+			String operation = counter.getId().getTag("operation");
+			if (operation != null && operation.contains("/items")) {
+				operations.add(operation);
+				if ("executed".equals(counter.getId().getTag("outcome"))) {
+					executed += counter.count();
+				}
+			}
+		}
+		assertThat(operations).containsExactly("POST /items/{id}");
+		assertThat(executed).isEqualTo(1_000.0);
 	}
 
 	/** The operation the door names for an annotated handler: bean type and method. */
