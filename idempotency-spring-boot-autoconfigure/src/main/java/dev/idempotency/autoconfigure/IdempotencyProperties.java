@@ -82,6 +82,8 @@ public class IdempotencyProperties {
 
 	private final Web web = new Web();
 
+	private final MethodDoor method = new MethodDoor();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -172,6 +174,10 @@ public class IdempotencyProperties {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	public MethodDoor getMethod() {
+		return this.method;
 	}
 
 	/**
@@ -446,6 +452,30 @@ public class IdempotencyProperties {
 
 		public void setProblemTypeBase(String problemTypeBase) {
 			this.problemTypeBase = problemTypeBase;
+		}
+
+	}
+
+	/** The method front door ({@code @Idempotent} with a key expression). */
+	public static class MethodDoor {
+
+		/**
+		 * Classes, or packages (with their sub-packages), that a stored result of a
+		 * method declared Object, an interface or an abstract class may be replayed as,
+		 * besides the application's own packages (those of @SpringBootApplication, of the
+		 * bean and of its declared return type) and JDK values (strings, numbers,
+		 * collections, maps, java.time). The stored record names the class: any other is
+		 * refused, and never loaded, so whoever can write the store cannot choose what is
+		 * built.
+		 */
+		private List<String> allowedResultTypes = new ArrayList<>();
+
+		public List<String> getAllowedResultTypes() {
+			return this.allowedResultTypes;
+		}
+
+		public void setAllowedResultTypes(List<String> allowedResultTypes) {
+			this.allowedResultTypes = allowedResultTypes;
 		}
 
 	}
