@@ -38,7 +38,10 @@ public class IdempotencyProperties {
 	/**
 	 * How long the owner of an in-progress record is presumed alive without a heartbeat.
 	 * After it, a retry takes the record over and runs the operation: keep it short so a
-	 * crashed node does not block a key for long.
+	 * crashed node does not block a key for long, but at least 1 s and longer than
+	 * heartbeat-interval + the store's timeout (JDBC query-timeout, Redis command
+	 * timeout) + a quarter heartbeat-interval + 500 ms, or a running owner could be taken
+	 * over (checked at start-up, lease mode only).
 	 */
 	private Duration lease = Duration.ofSeconds(30);
 
