@@ -78,6 +78,8 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private final IdempotencyListener listener;
 
+	private final List<String> allowedResultTypes;
+
 	private final SpelExpressionParser parser = new SpelExpressionParser();
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
@@ -98,11 +100,32 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	 */
 	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener) {
+		this(engine, objectMapper, scopeSupplier, problemTypeBase, listener, List.of());
+	}
+
+	/**
+	 * @param engine the protocol
+	 * @param objectMapper writes arguments (for the fingerprint) and results, reads
+	 * results back
+	 * @param scopeSupplier whom a key belongs to, for the current call
+	 * @param problemTypeBase the base of the problem {@code type} URIs of an
+	 * {@link IdempotencyRejectedException}
+	 * @param listener told of calls whose key expression yields {@code null} (the
+	 * engine's own listener, told of every other outcome)
+	 * @param allowedResultTypes classes and packages (with their sub-packages) that a
+	 * stored result may name as its class, besides the packages of the bean and of its
+	 * declared return type, and JDK values
+	 * @since 0.1.0
+	 */
+	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
+			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,
+			List<String> allowedResultTypes) {
 		this.engine = engine;
 		this.objectMapper = objectMapper;
 		this.scopeSupplier = scopeSupplier;
 		this.problemTypeBase = problemTypeBase;
 		this.listener = listener;
+		this.allowedResultTypes = List.copyOf(allowedResultTypes);
 	}
 
 	@Override
@@ -149,6 +172,9 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		if (decision instanceof Decision.Replay replay) {
 			try {
 				return readResult(method, targetClass, replay.response());
+			}
+			catch (ResultTypeRefusedException ex) {
+				throw ex;
 			}
 			catch (RuntimeException ex) {
 				// It was read back when stored: the method or the result's class changed
@@ -344,8 +370,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		List<String> concrete = response.headers().get(RESULT_TYPE_HEADER);
 		JavaType type;
 		if (concrete != null) {
-			Class<?> resultClass = ClassUtils.resolveClassName(concrete.get(0),
-					method.getDeclaringClass().getClassLoader());
+			Class<?> resultClass = allowedResultClass(concrete.get(0), method, targetClass);
 			if (!method.getReturnType().isAssignableFrom(resultClass)) {
 				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
 						+ resultClass.getName() + ", which the method does not return");
@@ -358,6 +383,82 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			type = javaType(ResolvableType.forMethodReturnType(method, targetClass));
 		}
 		return this.objectMapper.readValue(response.body(), type);
+	}
+
+	/**
+	 * The class a stored result names, if the door may build it. The record comes from
+	 * the store, and whoever can write the store would otherwise choose which class
+	 * Jackson builds (for a method declared {@code Object}, any class on the class path).
+	 * The declared return type cannot restrict that, and neither can the class loader (in
+	 * a packaged application one loader loads the application and every library). So the
+	 * name must be in the application's own packages (those of the bean, of its declared
+	 * return type, and of {@code @SpringBootApplication}), or allowed by
+	 * {@code idempotency.method.allowed-result-types}, or be a JDK value (string, number,
+	 * collection, map, java.time) which Jackson reads without a bean deserializer. The
+	 * name is checked before the class is loaded; it is loaded without being initialized.
+	 */
+	private Class<?> allowedResultClass(String name, Method method, Class<?> targetClass) {
+		boolean jdk = isJdkName(name);
+		if (!jdk && !isAllowedName(name, method, targetClass)) {
+			throw new ResultTypeRefusedException(refusal(name, method, "it is outside the application's packages"));
+		}
+		Class<?> resultClass;
+		try {
+			resultClass = ClassUtils.forName(name, method.getDeclaringClass().getClassLoader());
+		}
+		catch (ClassNotFoundException | LinkageError ex) {
+			throw new IllegalStateException("The stored result of " + method.toGenericString() + " names the class "
+					+ name + ", which cannot be loaded", ex);
+		}
+		if (jdk && !isJdkValue(resultClass)) {
+			throw new ResultTypeRefusedException(refusal(name, method, "it is a JDK class but not a value"));
+		}
+		return resultClass;
+	}
+
+	private boolean isAllowedName(String name, Method method, Class<?> targetClass) {
+		List<String> allowed = new java.util.ArrayList<>(this.allowedResultTypes);
+		allowed.add(targetClass.getPackageName());
+		allowed.add(method.getDeclaringClass().getPackageName());
+		allowed.add(method.getReturnType().getPackageName());
+		for (String entry : allowed) {
+			if (entry.isEmpty() || isJdkName(entry + ".")) {
+				// The default package or a JDK package: never a prefix of everything.
+				continue;
+			}
+			if (name.equals(entry) || name.startsWith(entry + ".") || name.startsWith(entry + "$")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isJdkName(String name) {
+		return name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("jdk.")
+				|| name.startsWith("sun.") || name.startsWith("com.sun.");
+	}
+
+	private static boolean isJdkValue(Class<?> type) {
+		return type.getName().startsWith("java.") && (CharSequence.class.isAssignableFrom(type)
+				|| Number.class.isAssignableFrom(type) || type == Boolean.class || type == Character.class
+				|| type.isEnum() || type == java.util.UUID.class || type.getName().startsWith("java.time.")
+				|| (type.getName().startsWith("java.util.")
+						&& (Collection.class.isAssignableFrom(type) || Map.class.isAssignableFrom(type))));
+	}
+
+	private static String refusal(String name, Method method, String reason) {
+		return "The stored result of " + method.toGenericString() + " names the class " + name
+				+ ", which the method door does not build (" + reason + "); if the method returns it, add it or its"
+				+ " package to idempotency.method.allowed-result-types";
+	}
+
+	/** A stored result names a class the door does not build. */
+	private static final class ResultTypeRefusedException extends IllegalStateException {
+
+		ResultTypeRefusedException(String message) {
+			super(message);
+		}
+
 	}
 
 	private JavaType javaType(ResolvableType type) {

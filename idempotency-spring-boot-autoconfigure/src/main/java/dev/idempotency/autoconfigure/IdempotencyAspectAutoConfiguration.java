@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 
 import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
@@ -9,9 +11,11 @@ import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.PrincipalScopeResolver;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -57,10 +61,16 @@ public class IdempotencyAspectAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentMethodInterceptor idempotentMethodInterceptor(IdempotencyEngine engine,
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<IdempotencyScopeResolver> scopeResolver,
-			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener) {
+			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
+			ListableBeanFactory beanFactory) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
+		List<String> allowedResultTypes = new ArrayList<>(properties.getMethod().getAllowedResultTypes());
+		if (AutoConfigurationPackages.has(beanFactory)) {
+			allowedResultTypes.addAll(AutoConfigurationPackages.get(beanFactory));
+		}
 		return new IdempotentMethodInterceptor(engine, mapper, scopeSupplier(scopeResolver),
-				properties.getWeb().getProblemTypeBase(), listener.getIfUnique(() -> IdempotencyListener.NONE));
+				properties.getWeb().getProblemTypeBase(),
+				CompositeIdempotencyListener.of(listener.orderedStream().toList()), allowedResultTypes);
 	}
 
 	@Configuration(proxyBeanMethods = false)

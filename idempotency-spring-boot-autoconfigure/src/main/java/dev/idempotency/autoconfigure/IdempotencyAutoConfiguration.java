@@ -70,8 +70,13 @@ public class IdempotencyAutoConfiguration {
 			throw new IdempotencyStoreNotFoundException(properties.getStore().getType(),
 					List.of(beanFactory.getBeanNamesForType(IdempotencyStore.class)));
 		}
+		// The store's own timeout is checked by its auto-configuration, where it is
+		// known.
+		LeaseMargin.check(settings, null, null);
+		// Every listener bean, in order: the application's own and the Micrometer
+		// binding.
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
-				listener.getIfUnique(() -> IdempotencyListener.NONE));
+				CompositeIdempotencyListener.of(listener.orderedStream().toList()));
 	}
 
 	@Bean

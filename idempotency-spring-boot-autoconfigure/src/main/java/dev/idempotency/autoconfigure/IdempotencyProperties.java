@@ -40,7 +40,10 @@ public class IdempotencyProperties {
 	/**
 	 * How long the owner of an in-progress record is presumed alive without a heartbeat.
 	 * After it, a retry takes the record over and runs the operation: keep it short so a
-	 * crashed node does not block a key for long.
+	 * crashed node does not block a key for long, but at least 1 s and longer than
+	 * heartbeat-interval + the store's timeout (JDBC query-timeout, Redis command
+	 * timeout) + a quarter heartbeat-interval + 500 ms, or a running owner could be taken
+	 * over (checked at start-up, lease mode only).
 	 */
 	private Duration lease = Duration.ofSeconds(30);
 
@@ -87,6 +90,8 @@ public class IdempotencyProperties {
 	private final Response response = new Response();
 
 	private final Web web = new Web();
+
+	private final MethodDoor method = new MethodDoor();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -186,6 +191,10 @@ public class IdempotencyProperties {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	public MethodDoor getMethod() {
+		return this.method;
 	}
 
 	/**
@@ -506,6 +515,30 @@ public class IdempotencyProperties {
 
 		public void setProblemTypeBase(String problemTypeBase) {
 			this.problemTypeBase = problemTypeBase;
+		}
+
+	}
+
+	/** The method front door ({@code @Idempotent} with a key expression). */
+	public static class MethodDoor {
+
+		/**
+		 * Classes, or packages (with their sub-packages), that a stored result of a
+		 * method declared Object, an interface or an abstract class may be replayed as,
+		 * besides the application's own packages (those of @SpringBootApplication, of the
+		 * bean and of its declared return type) and JDK values (strings, numbers,
+		 * collections, maps, java.time). The stored record names the class: any other is
+		 * refused, and never loaded, so whoever can write the store cannot choose what is
+		 * built.
+		 */
+		private List<String> allowedResultTypes = new ArrayList<>();
+
+		public List<String> getAllowedResultTypes() {
+			return this.allowedResultTypes;
+		}
+
+		public void setAllowedResultTypes(List<String> allowedResultTypes) {
+			this.allowedResultTypes = allowedResultTypes;
 		}
 
 	}

@@ -25,6 +25,7 @@ import org.springframework.http.server.PathContainer;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.WebUtils;
 import org.springframework.web.util.pattern.PathPattern;
@@ -140,7 +141,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			operation = handlerMethod.getBeanType().getSimpleName() + "." + handlerMethod.getMethod().getName();
 		}
 		else {
-			operation = request.getMethod() + " " + request.getRequestURI();
+			// A pattern, never the URI: the operation is a metric tag, and one value per
+			// URI would grow without bound.
+			operation = request.getMethod() + " " + matchedPattern(request);
 		}
 		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));
@@ -230,13 +233,34 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	private record HandlerKey(Class<?> beanType, Method method) {
 	}
 
+	/**
+	 * The pattern the handler mapping matched (a functional route, a URL-mapped handler),
+	 * else the first of {@code idempotency.web.path-patterns} that matches.
+	 */
+	private String matchedPattern(HttpServletRequest request) {
+		Object best = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+		if (best instanceof String pattern && !pattern.isEmpty()) {
+			return pattern;
+		}
+		PathContainer path = pathWithinApplication(request);
+		return this.pathPatterns.stream()
+			.filter((pattern) -> pattern.matches(path))
+			.map(PathPattern::getPatternString)
+			.findFirst()
+			.orElse("(unmatched)");
+	}
+
+	private static PathContainer pathWithinApplication(HttpServletRequest request) {
+		return ServletRequestPathUtils.hasParsedRequestPath(request)
+				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
+				: PathContainer.parsePath(request.getRequestURI().substring(request.getContextPath().length()));
+	}
+
 	private boolean matchesPathPattern(HttpServletRequest request) {
 		if (this.pathPatterns.isEmpty()) {
 			return false;
 		}
-		PathContainer path = ServletRequestPathUtils.hasParsedRequestPath(request)
-				? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
-				: PathContainer.parsePath(request.getRequestURI().substring(request.getContextPath().length()));
+		PathContainer path = pathWithinApplication(request);
 		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
 	}
 

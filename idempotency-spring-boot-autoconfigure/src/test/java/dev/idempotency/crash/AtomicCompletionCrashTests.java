@@ -494,8 +494,11 @@ class AtomicCompletionCrashTests {
 		Map<String, String> properties = new LinkedHashMap<>();
 		properties.put("idempotency.mode", mode.property);
 		properties.put("idempotency.store.jdbc.transactional-completion", String.valueOf(transactionalCompletion));
-		properties.put("idempotency.lease", "1s");
-		properties.put("idempotency.heartbeat-interval", "500ms");
+		// The shortest lease the start-up check accepts with a 1 s query timeout:
+		// 250 ms + 1 s + 62.5 ms (a sweep) + 500 ms (a pause) < 2 s.
+		properties.put("idempotency.lease", "2s");
+		properties.put("idempotency.heartbeat-interval", "250ms");
+		properties.put("idempotency.store.jdbc.query-timeout", "1s");
 		properties.put("idempotency.in-flight.wait", "300ms");
 		properties.put("idempotency.in-flight.retry-after", "1s");
 		String name = this.database.name() + "-" + (transactionalCompletion ? "" : "sep-") + mode.shortName;

@@ -39,7 +39,7 @@ class RedisStoreCutWithDefaultTimeoutsTests {
 	@Test
 	void aBlackholedRedisFailsStoreCallsAndAnswers503WithinSecondsNotAMinute() throws Exception {
 		try (BlackholeTcpProxy proxy = new BlackholeTcpProxy(this.fixture.port());
-				Node node = Node.start("default-timeouts", Settings.with(defaultClientProperties(proxy.port())))) {
+				Node node = Node.start("default-timeouts", defaultClientProperties(proxy.port()))) {
 			RecordId id = new RecordId("timeout-test", TestKeys.newKey());
 			assertThat(node.store().find(id)).isEmpty();
 			String key = TestKeys.newKey();
@@ -80,9 +80,13 @@ class RedisStoreCutWithDefaultTimeoutsTests {
 	}
 
 	private Map<String, String> defaultClientProperties(int port) {
-		Map<String, String> properties = this.fixture.properties(port, Duration.ZERO);
+		Map<String, String> properties = Settings.with(this.fixture.properties(port, Duration.ZERO));
 		properties.remove("spring.data.redis.timeout");
 		properties.remove("spring.data.redis.connect-timeout");
+		properties.remove("idempotency.store.redis.command-timeout");
+		// The default command timeout (2 s) needs a longer lease than the suite's 3 s:
+		// 1 s + 2 s + 0.25 s + 0.5 s < 4 s.
+		properties.put("idempotency.lease", "4s");
 		return properties;
 	}
 

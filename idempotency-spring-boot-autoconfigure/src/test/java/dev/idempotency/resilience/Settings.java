@@ -20,6 +20,10 @@ final class Settings {
 		Map<String, String> properties = new LinkedHashMap<>();
 		properties.put("idempotency.lease", LEASE);
 		properties.put("idempotency.heartbeat-interval", "1s");
+		// The store's timeout must fit in the lease with the interval, a sweep and a
+		// pause: 1 s + 1 s + 0.25 s + 0.5 s < 3 s.
+		properties.put("idempotency.store.jdbc.query-timeout", "1s");
+		properties.put("idempotency.store.redis.command-timeout", "1s");
 		properties.put("idempotency.in-flight.wait", "300ms");
 		properties.put("idempotency.response.max-body-size", MAX_BODY_BYTES + "B");
 		// Asking for credentials to be stored must not get them stored.

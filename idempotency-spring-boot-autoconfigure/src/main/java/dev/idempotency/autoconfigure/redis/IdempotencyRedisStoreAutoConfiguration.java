@@ -2,9 +2,12 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import dev.idempotency.autoconfigure.LeaseMargin;
+import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -60,7 +63,13 @@ public class IdempotencyRedisStoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
-			IdempotencyRedisStoreProperties properties) {
+			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
+		IdempotencySettings engineSettings = settings.getIfAvailable();
+		Duration commandTimeout = idempotencyRedisStoreConnections.commandTimeout();
+		if (engineSettings != null && commandTimeout != null) {
+			// A heartbeat waits up to the store's command timeout (set, or derived).
+			LeaseMargin.check(engineSettings, commandTimeout, "idempotency.store.redis.command-timeout");
+		}
 		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix(),
 				properties.getReplicasToAck(), properties.getReplicasAckTimeout());
 	}
