@@ -57,7 +57,14 @@ public class IdempotencyAutoConfiguration {
 					"idempotency.store.memory.max-entries must be positive, was " + memory.getMaxEntries(),
 					"Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
 		}
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes);
+		double share = memory.getMaxSharePerScope();
+		if (!(share > 0 && share <= 1)) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.memory.max-share-per-scope"),
+					"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was " + share,
+					"Set idempotency.store.memory.max-share-per-scope to a fraction such as 0.25 (a quarter of"
+							+ " max-entries and of max-bytes per scope), 1 for no share, or remove it for the default.");
+		}
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes, share);
 	}
 
 	@Bean(destroyMethod = "close")

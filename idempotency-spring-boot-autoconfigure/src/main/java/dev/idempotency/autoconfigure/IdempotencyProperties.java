@@ -406,6 +406,18 @@ public class IdempotencyProperties {
 		 */
 		private @Nullable DataSize maxBytes;
 
+		/**
+		 * Most of max-entries and of max-bytes one scope (by default one principal, or
+		 * all anonymous requests together) may hold, as a fraction: more than 0, at most
+		 * 1 (1: no share). Past it that scope's new keys are refused (503 when
+		 * fail-closed) and its responses that do not fit are not stored, while other
+		 * scopes are still served. The default, 0.25, means that no single principal can
+		 * take more than a quarter of the store from the others; an application whose
+		 * keyed requests all share one scope (no authentication) gets a quarter of the
+		 * bounds, and should set 1.
+		 */
+		private double maxSharePerScope = 0.25;
+
 		public int getMaxEntries() {
 			return this.maxEntries;
 		}
@@ -420,6 +432,14 @@ public class IdempotencyProperties {
 
 		public void setMaxBytes(@Nullable DataSize maxBytes) {
 			this.maxBytes = maxBytes;
+		}
+
+		public double getMaxSharePerScope() {
+			return this.maxSharePerScope;
+		}
+
+		public void setMaxSharePerScope(double maxSharePerScope) {
+			this.maxSharePerScope = maxSharePerScope;
 		}
 
 	}

@@ -16,6 +16,7 @@ import dev.idempotency.key.InvalidIdempotencyKeyException;
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -542,6 +543,15 @@ public class IdempotencyEngine implements AutoCloseable {
 			report(IdempotencyOutcome.FAIL_OPEN, operation, null);
 			return new Decision.Proceed(null);
 		}
+		if (ex instanceof IdempotencyStoreFullException full) {
+			// Not a fault: no stack trace, and a refusal as cheap as the store's.
+			logger.warn("Idempotency store " + this.store.name() + " is full; refusing " + operation
+					+ " (fail-closed): " + full.getMessage());
+			return reject(IdempotencyOutcome.STORE_ERROR, operation,
+					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+							"the idempotency store is full; nothing was done, retry later", (full.retryAfter() != null)
+									? wholeSecondsAtLeastOne(full.retryAfter()) : this.settings.storeRetryAfter()));
+		}
 		logger.error("Idempotency store " + this.store.name() + " failed; refusing " + operation + " (fail-closed)",
 				ex);
 		return reject(IdempotencyOutcome.STORE_ERROR, operation,
@@ -719,6 +729,12 @@ public class IdempotencyEngine implements AutoCloseable {
 	static String storableKey(String key) {
 		return (key.length() <= RecordId.MAX_KEY_LENGTH) ? key
 				: "sha256 " + Fingerprints.sha256Hex(key).substring(0, 56);
+	}
+
+	/** A store's wait as a Retry-After: rounded up to whole seconds, at least one. */
+	private static Duration wholeSecondsAtLeastOne(Duration wait) {
+		long seconds = wait.getSeconds() + ((wait.getNano() > 0) ? 1 : 0);
+		return Duration.ofSeconds(Math.max(1, seconds));
 	}
 
 	private static Duration min(Duration a, Duration b) {

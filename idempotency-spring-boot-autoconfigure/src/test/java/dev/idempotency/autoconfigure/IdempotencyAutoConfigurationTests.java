@@ -18,6 +18,8 @@ import dev.idempotency.web.ProblemDetailErrorRenderer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -64,7 +66,8 @@ class IdempotencyAutoConfigurationTests {
 					"idempotency.heartbeat-interval=PT1S", "idempotency.in-flight.status=service-unavailable",
 					"idempotency.store.failure-mode=fail-open", "idempotency.response.max-body-size=64KB",
 					"idempotency.key-age-policy=warn", "idempotency.store.memory.max-entries=7",
-					"idempotency.store.memory.max-bytes=3MB", "idempotency.mode=record-after-success")
+					"idempotency.store.memory.max-bytes=3MB", "idempotency.store.memory.max-share-per-scope=0.5",
+					"idempotency.mode=record-after-success")
 			.run((context) -> {
 				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
@@ -76,7 +79,26 @@ class IdempotencyAutoConfigurationTests {
 				assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);
 				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxEntries()).isEqualTo(7);
 				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes()).isEqualTo(3 * 1024 * 1024);
+				assertThat(context.getBean(InMemoryIdempotencyStore.class).maxSharePerScope()).isEqualTo(0.5);
 			});
+	}
+
+	@Test
+	void theInMemoryStoreGivesOneScopeAQuarterByDefault() {
+		this.web.run((context) -> assertThat(context.getBean(InMemoryIdempotencyStore.class).maxSharePerScope())
+			.isEqualTo(0.25));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "0", "-0.1", "1.5", "NaN" })
+	void aSharePerScopeOutsideZeroToOneFailsAtStartupNamingTheProperty(String share) {
+		this.web.withPropertyValues("idempotency.store.memory.max-share-per-scope=" + share)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageContaining(
+						"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1"));
 	}
 
 	@Test

@@ -46,6 +46,8 @@ class IdempotencyConfigurationMetadataTests {
 		}
 		assertThat(property("idempotency.store.memory.max-bytes").get("description").toString())
 			.contains("1/16 of the JVM's maximum heap");
+		assertThat(property("idempotency.store.memory.max-share-per-scope")).containsEntry("defaultValue", 0.25)
+			.containsEntry("type", "java.lang.Double");
 	}
 
 	private List<String> hintValues(String name) {

@@ -64,6 +64,14 @@ class IdempotencyFailureAnalyzersTests {
 			.contains("idempotency.store.memory.max-entries must be positive, was 0");
 	}
 
+	@Test
+	void aSharePerScopeOutsideZeroToOneIsReportedNamingTheProperty(CapturedOutput output) {
+		run(Map.of("idempotency.store.memory.max-share-per-scope", "25"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was 25.0")
+			.contains("Set idempotency.store.memory.max-share-per-scope to a fraction such as 0.25");
+	}
+
 	private static void run(Map<String, Object> properties) {
 		SpringApplication application = new SpringApplication(App.class);
 		application.setWebApplicationType(WebApplicationType.NONE);

@@ -30,7 +30,10 @@ class IdempotencyEngineFullStoreTests {
 			IdempotencyError error = ((Decision.Reject) refused).error();
 			assertThat(error.type()).isEqualTo(IdempotencyErrorType.STORE_UNAVAILABLE);
 			assertThat(error.status()).isEqualTo(503);
-			assertThat(error.retryAfter()).isEqualTo(Duration.ofSeconds(5));
+			assertThat(error.retryAfter()).as("until the oldest record expires, not store.retry-after")
+				.isBetween(IdempotencySettings.defaults().retention().minusMinutes(1),
+						IdempotencySettings.defaults().retention());
+			assertThat(error.retryAfter().getNano()).as("whole seconds, rounded up").isZero();
 			Decision duplicate = engine.begin(call(live));
 			assertThat(((Decision.Reject) duplicate).error().type()).as("the live record was kept")
 				.isEqualTo(IdempotencyErrorType.REQUEST_IN_FLIGHT);

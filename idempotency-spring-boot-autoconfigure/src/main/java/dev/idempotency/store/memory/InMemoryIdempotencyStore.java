@@ -3,12 +3,14 @@ package dev.idempotency.store.memory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -16,6 +18,7 @@ import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -27,31 +30,56 @@ import org.jspecify.annotations.Nullable;
 /**
  * A store in this JVM's memory, for a single node and for development. Thread-safe: every
  * transition is one atomic {@link ConcurrentHashMap#compute compute} on the record's
- * entry, which also moves the store's entry and byte counts, so both stay exact.
+ * entry, which also moves the store's entry and byte counts, the scope's counts and the
+ * expiry index, so all of them stay exact.
  * <p>
  * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the
  * bytes they retain ({@code maxBytes}: the encoded response, the strings of the record,
- * and a fixed 256 bytes per entry for the map node and the objects around them). A
- * reservation or a completion that would pass either bound first drops the expired
- * records; if it still does not fit, it is refused with an
- * {@link IdempotencyStoreException} naming the property to raise. A refused reservation
- * leaves nothing behind (the engine's failure mode answers it); a refused completion
- * deletes its in-progress record, so a retry runs the operation again at once. A live
- * record is never evicted: that would silently allow a second execution.
+ * and a fixed 256 bytes per entry for the map node and the objects around them). One
+ * scope (a principal) may hold at most {@code maxSharePerScope} of each bound, so that
+ * one principal cannot fill the store for all.
+ * <p>
+ * A reservation or a completion that would pass a bound first drops the expired records:
+ * they are found oldest first in an index ordered by expiry, so dropping costs what
+ * expired, and finding that nothing did costs one look at the index. If it still does not
+ * fit, it is refused with an {@link IdempotencyStoreFullException} naming the property to
+ * raise and how long until the oldest record that could make room expires. A refused
+ * reservation leaves nothing behind (the engine's failure mode answers it); a refused
+ * completion deletes its in-progress record, so a retry runs the operation again at once.
+ * A live record is never evicted: that would silently allow a second execution.
+ * <p>
+ * A record expires at the end of its retention, as in every store; heartbeats extend its
+ * lease, not its retention, so they leave its place in the index unchanged.
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	/**
 	 * Bytes counted per entry besides its strings and response: map node, record,
-	 * instants.
+	 * instants, its place in the expiry index.
 	 */
 	static final int ENTRY_OVERHEAD_BYTES = 256;
 
 	private final ConcurrentHashMap<RecordId, Entry> entries = new ConcurrentHashMap<>();
 
+	/**
+	 * One element per entry, oldest expiry first. Changed only inside the compute that
+	 * changes the entry, so under the entry's lock the two agree.
+	 */
+	private final ConcurrentSkipListMap<Expiry, RecordId> byExpiry = new ConcurrentSkipListMap<>();
+
+	private final AtomicLong tickets = new AtomicLong();
+
+	/**
+	 * What each scope holds, changed inside its own compute (nested in the entry's);
+	 * {@code null} when a scope may fill the whole store.
+	 */
+	private final @Nullable ConcurrentHashMap<String, ScopeUsage> scopes;
+
 	private final AtomicInteger size = new AtomicInteger();
 
 	private final AtomicLong bytes = new AtomicLong();
+
+	private final LongAdder purgeVisits = new LongAdder();
 
 	private final Clock clock;
 
@@ -59,21 +87,53 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	private final long maxBytes;
 
-	/** A store bounded by {@code maxEntries} and by {@link #defaultMaxBytes()}. */
+	private final double maxSharePerScope;
+
+	private final int maxEntriesPerScope;
+
+	private final long maxBytesPerScope;
+
+	/**
+	 * A store bounded by {@code maxEntries} and by {@link #defaultMaxBytes()}, which one
+	 * scope may fill.
+	 */
 	public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
 		this(clock, maxEntries, defaultMaxBytes());
 	}
 
+	/**
+	 * A store bounded by {@code maxEntries} and {@code maxBytes}, which one scope may
+	 * fill.
+	 */
 	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes) {
+		this(clock, maxEntries, maxBytes, 1.0);
+	}
+
+	/**
+	 * A store bounded by {@code maxEntries} and {@code maxBytes}, of which one scope may
+	 * hold at most {@code maxSharePerScope} (each bound times the share, rounded down, at
+	 * least one record and one byte).
+	 * @param maxSharePerScope more than 0, at most 1 (1: no share)
+	 */
+	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes, double maxSharePerScope) {
 		if (maxEntries < 1) {
 			throw new IllegalArgumentException("idempotency.store.memory.max-entries must be at least 1");
 		}
 		if (maxBytes < 1) {
 			throw new IllegalArgumentException("idempotency.store.memory.max-bytes must be positive");
 		}
+		if (!(maxSharePerScope > 0 && maxSharePerScope <= 1)) {
+			throw new IllegalArgumentException(
+					"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was "
+							+ maxSharePerScope);
+		}
 		this.clock = clock;
 		this.maxEntries = maxEntries;
 		this.maxBytes = maxBytes;
+		this.maxSharePerScope = maxSharePerScope;
+		this.maxEntriesPerScope = (int) Math.max(1, Math.floor(maxEntries * maxSharePerScope));
+		this.maxBytesPerScope = (long) Math.max(1, Math.floor(maxBytes * maxSharePerScope));
+		this.scopes = (maxSharePerScope < 1) ? new ConcurrentHashMap<>() : null;
 	}
 
 	/** The byte bound used when none is configured: 1/16 of the JVM's maximum heap. */
@@ -87,8 +147,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			return withExpiredDroppedWhenFull(() -> tryReserve(request));
 		}
 		catch (StoreFullException stillFull) {
-			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
-					+ "); new key refused, live records are never evicted");
+			throw stillFull.refusal("new key refused, live records are never evicted", this.clock.instant());
 		}
 	}
 
@@ -98,14 +157,15 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		try {
 			return withExpiredDroppedWhenFull(
 					() -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation,
-							null, null, current.expiresAt, encoded)));
+							null, null, current.expiry, encoded)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
 			// out the lease.
 			transition(id, ownerToken, (current) -> null);
-			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
-					+ "); the response of " + encoded.length + " bytes was not stored and the key was released");
+			throw stillFull.refusal(
+					"the response of " + encoded.length + " bytes was not stored and the key was released",
+					this.clock.instant());
 		}
 	}
 
@@ -116,8 +176,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			return withExpiredDroppedWhenFull(() -> tryRecordCompleted(request, encoded));
 		}
 		catch (StoreFullException stillFull) {
-			throw new IdempotencyStoreException("in-memory idempotency store is full (" + stillFull.getMessage()
-					+ "); the response of " + encoded.length + " bytes was not recorded");
+			throw stillFull.refusal("the response of " + encoded.length + " bytes was not recorded",
+					this.clock.instant());
 		}
 	}
 
@@ -127,7 +187,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
-						now.plus(request.retention()), encoded);
+						newExpiry(now.plus(request.retention())), encoded);
 				account(id, current, next);
 				return next;
 			}
@@ -161,7 +221,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
 		Instant leaseExpiresAt = this.clock.instant().plus(lease);
 		return transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation, ownerToken,
-				leaseExpiresAt, current.expiresAt, null));
+				leaseExpiresAt, current.expiry, null));
 	}
 
 	@Override
@@ -173,14 +233,21 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return Optional.of(entry.toRecord(id));
 	}
 
+	/**
+	 * Drops up to {@code maxRecords} expired records, oldest first: visits the expired
+	 * records only, and stops at the first that has not expired.
+	 */
 	@Override
 	public int purgeExpired(int maxRecords) {
 		Instant now = this.clock.instant();
 		int removed = 0;
-		for (Iterator<Map.Entry<RecordId, Entry>> it = this.entries.entrySet().iterator(); it.hasNext()
-				&& removed < maxRecords;) {
-			Map.Entry<RecordId, Entry> candidate = it.next();
-			if (candidate.getValue().isExpired(now) && removeIfExpired(candidate.getKey(), now)) {
+		while (removed < maxRecords) {
+			Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
+			if (oldest == null || now.isBefore(oldest.getKey().at())) {
+				break;
+			}
+			this.purgeVisits.increment();
+			if (removeIfExpired(oldest.getValue(), oldest.getKey())) {
 				removed++;
 			}
 		}
@@ -212,6 +279,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.maxBytes;
 	}
 
+	/** The most of each bound one scope may hold (1: the whole store). */
+	public double maxSharePerScope() {
+		return this.maxSharePerScope;
+	}
+
 	/**
 	 * Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when
 	 * nothing runs.
@@ -228,13 +300,59 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.entries.size();
 	}
 
+	long recountEntries(String scope) {
+		return this.entries.keySet().stream().filter((id) -> id.scope().equals(scope)).count();
+	}
+
+	long recountBytes(String scope) {
+		long total = 0;
+		for (Map.Entry<RecordId, Entry> entry : this.entries.entrySet()) {
+			if (entry.getKey().scope().equals(scope)) {
+				total += entry.getValue().weight(entry.getKey());
+			}
+		}
+		return total;
+	}
+
+	/** Elements of the expiry index; equals {@link #size()} when nothing runs. */
+	int indexedExpiries() {
+		return this.byExpiry.size();
+	}
+
+	/** Records the purge has looked at since the store was created. */
+	long recordsVisitedByPurge() {
+		return this.purgeVisits.sum();
+	}
+
+	/**
+	 * Records and bytes counted for {@code scope}: {@code [0, 0]} for none, or no share.
+	 */
+	long[] scopeUsage(String scope) {
+		ScopeUsage usage = (this.scopes != null) ? this.scopes.get(scope) : null;
+		return (usage != null) ? new long[] { usage.entries, usage.bytes, usage.expiries.size() }
+				: new long[] { 0, 0, 0 };
+	}
+
+	/** Scopes with a usage counted; none once the store is empty. */
+	int countedScopes() {
+		return (this.scopes != null) ? this.scopes.size() : 0;
+	}
+
+	int maxEntriesPerScope() {
+		return this.maxEntriesPerScope;
+	}
+
+	long maxBytesPerScope() {
+		return this.maxBytesPerScope;
+	}
+
 	private ReserveResult tryReserve(ReserveRequest request) {
 		Instant now = this.clock.instant();
 		ReserveResult[] result = new ReserveResult[1];
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
-						now.plus(request.lease()), now.plus(request.retention()), null);
+						now.plus(request.lease()), newExpiry(now.plus(request.retention())), null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
@@ -242,7 +360,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
 					&& current.fingerprint.equals(request.fingerprint())) {
 				Entry next = new Entry(current.fingerprint, current.operation, request.ownerToken(),
-						now.plus(request.lease()), current.expiresAt, null);
+						now.plus(request.lease()), current.expiry, null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(true);
 				return next;
@@ -271,36 +389,71 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return changed[0];
 	}
 
-	private boolean removeIfExpired(RecordId id, Instant now) {
+	/**
+	 * Removes the entry of {@code id} if {@code expiry} is still its expiry (then it has
+	 * expired: the caller found it due in the index). Under the entry's lock the index
+	 * agrees with the map, so an element naming another expiry is already gone; it is
+	 * removed regardless, so that a purge always moves on.
+	 */
+	private boolean removeIfExpired(RecordId id, Expiry expiry) {
 		boolean[] removed = new boolean[1];
-		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.isExpired(now)) {
+		this.entries.compute(id, (key, current) -> {
+			if (current != null && current.expiry.equals(expiry)) {
 				account(key, current, null);
 				removed[0] = true;
 				return null;
 			}
+			this.byExpiry.remove(expiry, id);
 			return current;
 		});
 		return removed[0];
 	}
 
+	private Expiry newExpiry(Instant at) {
+		return new Expiry(at, this.tickets.incrementAndGet());
+	}
+
 	/**
-	 * Moves the counts from {@code current} to {@code next} (either may be null), inside
-	 * the compute that makes that change. Growth past a bound throws
-	 * {@link StoreFullException} with the counts unchanged, which leaves the map
-	 * unchanged too. Compare-and-set, not add-then-undo, so that no reader ever sees a
-	 * count past its bound.
+	 * Moves the counts from {@code current} to {@code next} (either may be null), and
+	 * their places in the expiry indexes, inside the compute that makes that change.
+	 * Growth past a bound throws {@link StoreFullException} with the counts and indexes
+	 * unchanged, which leaves the map unchanged too. Compare-and-set, not add-then-undo,
+	 * so that no reader ever sees a count past its bound.
 	 */
 	private void account(RecordId id, @Nullable Entry current, @Nullable Entry next) {
 		int entriesDelta = ((next != null) ? 1 : 0) - ((current != null) ? 1 : 0);
 		long bytesDelta = ((next != null) ? next.weight(id) : 0) - ((current != null) ? current.weight(id) : 0);
+		countInStore(entriesDelta, bytesDelta);
+		if (this.scopes != null) {
+			// Counted in the store first: a scope refused undoes that count, which
+			// never passed its bound.
+			try {
+				countInScope(id.scope(), current, next, entriesDelta, bytesDelta);
+			}
+			catch (StoreFullException scopeFull) {
+				this.bytes.addAndGet(-bytesDelta);
+				this.size.addAndGet(-entriesDelta);
+				throw scopeFull;
+			}
+		}
+		Expiry leaving = (current != null) ? current.expiry : null;
+		Expiry coming = (next != null) ? next.expiry : null;
+		if (leaving != null && leaving != coming) {
+			this.byExpiry.remove(leaving);
+		}
+		if (coming != null && coming != leaving) {
+			this.byExpiry.put(coming, id);
+		}
+	}
+
+	private void countInStore(int entriesDelta, long bytesDelta) {
 		if (entriesDelta > 0) {
 			int held;
 			do {
 				held = this.size.get();
 				if (held + entriesDelta > this.maxEntries) {
 					throw new StoreFullException(
-							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries);
+							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries, oldestExpiry());
 				}
 			}
 			while (!this.size.compareAndSet(held, held + entriesDelta));
@@ -312,8 +465,10 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				if (entriesDelta > 0) {
 					this.size.addAndGet(-entriesDelta);
 				}
-				throw new StoreFullException(retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
-						+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes);
+				throw new StoreFullException(
+						retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
+								+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes,
+						(bytesDelta <= this.maxBytes) ? oldestExpiry() : null);
 			}
 		}
 		while (!this.bytes.compareAndSet(retained, retained + bytesDelta));
@@ -322,20 +477,100 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	/** A bound would be passed; thrown inside a compute, so the map stays unchanged. */
+	private @Nullable Instant oldestExpiry() {
+		Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
+		return (oldest != null) ? oldest.getKey().at() : null;
+	}
+
+	private void countInScope(String scope, @Nullable Entry current, @Nullable Entry next, int entriesDelta,
+			long bytesDelta) {
+		ConcurrentHashMap<String, ScopeUsage> counts = this.scopes;
+		if (counts == null) {
+			return;
+		}
+		counts.compute(scope, (name, counted) -> {
+			ScopeUsage usage = (counted != null) ? counted : new ScopeUsage();
+			if (entriesDelta > 0 && usage.entries + entriesDelta > this.maxEntriesPerScope) {
+				throw new StoreFullException("this scope holds " + usage.entries + " records, its share"
+						+ " idempotency.store.memory.max-share-per-scope=" + this.maxSharePerScope + " of max-entries="
+						+ this.maxEntries, usage.oldestExpiry());
+			}
+			if (bytesDelta > 0 && usage.bytes + bytesDelta > this.maxBytesPerScope) {
+				throw new StoreFullException("this scope retains " + usage.bytes + " bytes, " + bytesDelta
+						+ " more needed, its share idempotency.store.memory.max-share-per-scope="
+						+ this.maxSharePerScope + " of max-bytes=" + this.maxBytes + " is " + this.maxBytesPerScope,
+						(bytesDelta <= this.maxBytesPerScope) ? usage.oldestExpiry() : null);
+			}
+			usage.entries += entriesDelta;
+			usage.bytes += bytesDelta;
+			Expiry leaving = (current != null) ? current.expiry : null;
+			Expiry coming = (next != null) ? next.expiry : null;
+			if (leaving != null && leaving != coming) {
+				usage.expiries.remove(leaving);
+			}
+			if (coming != null && coming != leaving) {
+				usage.expiries.add(coming);
+			}
+			return (usage.entries == 0) ? null : usage;
+		});
+	}
+
+	/**
+	 * A bound would be passed; thrown inside a compute, so the map stays unchanged.
+	 * Carries when the oldest record that could make room expires.
+	 */
 	private static final class StoreFullException extends RuntimeException {
 
-		StoreFullException(String message) {
+		private final @Nullable Instant roomAt;
+
+		StoreFullException(String message, @Nullable Instant roomAt) {
 			super(message, null, false, false);
+			this.roomAt = roomAt;
+		}
+
+		IdempotencyStoreFullException refusal(String consequence, Instant now) {
+			Duration retryAfter = (this.roomAt != null) ? Duration.between(now, this.roomAt) : null;
+			if (retryAfter != null && retryAfter.isNegative()) {
+				retryAfter = Duration.ZERO;
+			}
+			return new IdempotencyStoreFullException("in-memory idempotency store is full (" + getMessage() + "); "
+					+ consequence + ((retryAfter != null) ? "; the oldest record expires in " + retryAfter : ""),
+					retryAfter);
+		}
+
+	}
+
+	/** When a record expires; the ticket makes it unique and ties break by age. */
+	private record Expiry(Instant at, long ticket) implements Comparable<Expiry> {
+
+		@Override
+		public int compareTo(Expiry other) {
+			int byTime = this.at.compareTo(other.at);
+			return (byTime != 0) ? byTime : Long.compare(this.ticket, other.ticket);
+		}
+
+	}
+
+	/** What one scope holds; read and changed only inside its compute. */
+	private static final class ScopeUsage {
+
+		int entries;
+
+		long bytes;
+
+		final TreeSet<Expiry> expiries = new TreeSet<>();
+
+		@Nullable Instant oldestExpiry() {
+			return this.expiries.isEmpty() ? null : this.expiries.first().at();
 		}
 
 	}
 
 	private record Entry(String fingerprint, String operation, @Nullable String ownerToken,
-			@Nullable Instant leaseExpiresAt, Instant expiresAt, byte @Nullable [] encodedResponse) {
+			@Nullable Instant leaseExpiresAt, Expiry expiry, byte @Nullable [] encodedResponse) {
 
 		boolean isExpired(Instant now) {
-			return !now.isBefore(this.expiresAt);
+			return !now.isBefore(this.expiry.at());
 		}
 
 		/**
@@ -352,7 +587,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		IdempotencyRecord toRecord(RecordId id) {
 			boolean completed = this.encodedResponse != null;
 			return new IdempotencyRecord(id, this.fingerprint, this.operation,
-					completed ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt, this.expiresAt,
+					completed ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt, this.expiry.at(),
 					completed ? StoredResponseCodec.decode(this.encodedResponse) : null);
 		}
 

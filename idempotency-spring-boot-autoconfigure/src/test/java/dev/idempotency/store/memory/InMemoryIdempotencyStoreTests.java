@@ -14,15 +14,20 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreContractTests;
 import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -184,11 +189,169 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			pool.shutdownNow();
 		}
 		assertThat(store.retainedBytes()).isPositive().isEqualTo(store.recountBytes());
-		assertThat(store.size()).isEqualTo(store.recountEntries());
+		assertThat(store.size()).isEqualTo(store.recountEntries()).isEqualTo(store.indexedExpiries());
 		this.clock.advance(Duration.ofMinutes(1));
 		store.purgeExpired(Integer.MAX_VALUE);
 		assertThat(store.size()).isZero();
 		assertThat(store.retainedBytes()).isZero();
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 1_000, 20_000 })
+	void aFullStoreRefusesWithoutVisitingItsRecords(int records) {
+		// 20.4: every refused request walked every record looking for expired ones.
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, records);
+		for (int i = 0; i < records; i++) {
+			store.reserve(reserve(Duration.ofSeconds(10)));
+		}
+		long before = store.recordsVisitedByPurge();
+		for (int i = 0; i < 100; i++) {
+			assertThatExceptionOfType(IdempotencyStoreException.class)
+				.isThrownBy(() -> store.reserve(reserve(Duration.ofSeconds(10))));
+		}
+		assertThat(store.recordsVisitedByPurge() - before).as("records visited by 100 refusals").isZero();
+		assertThat(store.size()).isEqualTo(records);
+	}
+
+	@Test
+	void droppingExpiredRecordsVisitsOnlyThoseThatExpired() {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 10_000);
+		for (int i = 0; i < 9_700; i++) {
+			store.reserve(reserve(Duration.ofMinutes(10)));
+		}
+		for (int i = 0; i < 300; i++) {
+			store.reserve(reserve(Duration.ofSeconds(5)));
+		}
+		this.clock.advance(Duration.ofSeconds(6));
+		long before = store.recordsVisitedByPurge();
+		assertThat(store.reserve(reserve(Duration.ofSeconds(5)))).isInstanceOf(ReserveResult.Acquired.class);
+		assertThat(store.recordsVisitedByPurge() - before).isEqualTo(300);
+		assertThat(store.size()).isEqualTo(9_701);
+		assertThat(store.purgeExpired(Integer.MAX_VALUE)).isZero();
+	}
+
+	@Test
+	void heartbeatsExtendTheLeaseButNotTheRecordsPlaceInTheExpiryOrder() {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 100);
+		ReserveRequest request = reserve(Duration.ofSeconds(10));
+		store.reserve(request);
+		for (int i = 0; i < 4; i++) {
+			this.clock.advance(Duration.ofSeconds(2));
+			assertThat(store.heartbeat(request.id(), request.ownerToken(), Duration.ofSeconds(3))).isTrue();
+			assertThat(store.purgeExpired(Integer.MAX_VALUE)).isZero();
+			assertThat(store.reserve(new ReserveRequest(request.id(), request.fingerprint(), request.operation(),
+					UUID.randomUUID().toString(), request.lease(), request.retention())))
+				.as("no takeover while the beaten lease lives")
+				.isInstanceOf(ReserveResult.Existing.class);
+		}
+		assertThat(store.indexedExpiries()).isEqualTo(1);
+		assertThat(store.complete(request.id(), request.ownerToken(), response(100))).isTrue();
+		assertThat(store.indexedExpiries()).isEqualTo(1);
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(store.purgeExpired(Integer.MAX_VALUE)).as("expired at the end of its retention, as it began")
+			.isEqualTo(1);
+		assertThat(store.size()).isZero();
+		assertThat(store.indexedExpiries()).isZero();
+		assertThat(store.retainedBytes()).isZero();
+	}
+
+	@Test
+	void countsIndexAndScopeSharesStayExactWhenManyThreadsWorkOnManyScopes() throws Exception {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_500, 600_000, 0.4);
+		AtomicInteger scopeRefusals = new AtomicInteger();
+		AtomicInteger storeRefusals = new AtomicInteger();
+		List<String> scopes = List.of("user:a", "user:b", "user:c", "user:d", "anonymous");
+		int threads = 8;
+		CyclicBarrier start = new CyclicBarrier(threads);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> workers = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				workers.add(pool.submit(() -> {
+					Random random = new Random(seed);
+					List<ReserveRequest> mine = new ArrayList<>();
+					start.await();
+					for (int i = 0; i < 4_000; i++) {
+						try {
+							int action = random.nextInt(12);
+							if (action < 4 || mine.isEmpty()) {
+								ReserveRequest request = reserve(
+										scopes.get(random.nextBoolean() ? 0 : random.nextInt(scopes.size())),
+										Duration.ofMillis(1_000 + random.nextInt(2_000)));
+								store.reserve(request);
+								mine.add(request);
+							}
+							else if (action < 7) {
+								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+								store.complete(request.id(), request.ownerToken(), response(random.nextInt(3_000)));
+							}
+							else if (action < 8) {
+								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+								store.release(request.id(), request.ownerToken());
+							}
+							else if (action < 9) {
+								ReserveRequest request = mine.get(random.nextInt(mine.size()));
+								store.heartbeat(request.id(), request.ownerToken(), Duration.ofSeconds(1));
+							}
+							else if (action < 10) {
+								store.purgeExpired(20);
+							}
+							else if (action < 11) {
+								ReserveRequest request = mine.get(random.nextInt(mine.size()));
+								store.recordCompleted(new CompletedRecordRequest(
+										new RecordId(request.id().scope(), UUID.randomUUID().toString()), "fp", "op",
+										response(random.nextInt(2_000)),
+										Duration.ofMillis(300 + random.nextInt(1_000))));
+							}
+							else {
+								this.clock.advance(Duration.ofMillis(10));
+							}
+						}
+						catch (IdempotencyStoreFullException ex) {
+							// Refused, as it should be: by the store's bounds or the
+							// scope's
+							// share.
+							(ex.getMessage().contains("max-share-per-scope") ? scopeRefusals : storeRefusals)
+								.incrementAndGet();
+						}
+						assertThat(store.retainedBytes()).isLessThanOrEqualTo(600_000);
+						assertThat(store.size()).isLessThanOrEqualTo(1_500);
+					}
+					return null;
+				}));
+			}
+			for (Future<?> worker : workers) {
+				worker.get(120, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(store.retainedBytes()).isPositive().isEqualTo(store.recountBytes());
+		assertThat(store.size()).isEqualTo(store.recountEntries()).isEqualTo(store.indexedExpiries());
+		long entries = 0;
+		long bytes = 0;
+		for (String scope : scopes) {
+			long[] usage = store.scopeUsage(scope);
+			assertThat(usage[0]).as("records of " + scope).isEqualTo(store.recountEntries(scope));
+			assertThat(usage[1]).as("bytes of " + scope).isEqualTo(store.recountBytes(scope));
+			assertThat(usage[2]).as("expiries indexed for " + scope).isEqualTo(usage[0]);
+			assertThat(usage[0]).isLessThanOrEqualTo(store.maxEntriesPerScope());
+			assertThat(usage[1]).isLessThanOrEqualTo(store.maxBytesPerScope());
+			entries += usage[0];
+			bytes += usage[1];
+		}
+		assertThat(entries).isEqualTo(store.size());
+		assertThat(bytes).isEqualTo(store.retainedBytes());
+		assertThat(scopeRefusals.get()).as("refusals by a scope's share").isPositive();
+		assertThat(storeRefusals.get()).as("refusals by the store's bounds").isPositive();
+		this.clock.advance(Duration.ofMinutes(1));
+		store.purgeExpired(Integer.MAX_VALUE);
+		assertThat(store.size()).isZero();
+		assertThat(store.retainedBytes()).isZero();
+		assertThat(store.indexedExpiries()).isZero();
+		assertThat(store.countedScopes()).as("no usage kept for scopes that hold nothing").isZero();
 	}
 
 	@Test
@@ -204,7 +367,11 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	}
 
 	private ReserveRequest reserve(Duration retention) {
-		return new ReserveRequest(new RecordId("s", UUID.randomUUID().toString()), "fp", "op",
+		return reserve("s", retention);
+	}
+
+	private static ReserveRequest reserve(String scope, Duration retention) {
+		return new ReserveRequest(new RecordId(scope, UUID.randomUUID().toString()), "fp", "op",
 				UUID.randomUUID().toString(), Duration.ofSeconds(1), retention);
 	}
 

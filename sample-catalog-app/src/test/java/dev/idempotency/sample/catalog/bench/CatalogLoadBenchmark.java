@@ -175,6 +175,9 @@ public final class CatalogLoadBenchmark {
 				"jdbc:h2:mem:catalog-" + name + ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1");
 		properties.put("catalog.warehouse", warehouse.toString());
 		properties.put("idempotency.store.memory.max-entries", "10000000");
+		// One principal drives the load: its share must be the whole store, as before
+		// the share existed.
+		properties.put("idempotency.store.memory.max-share-per-scope", "1");
 		// bench.modes: lease (the default) or record-after-success; each store runs
 		// once per mode.
 		properties.put("idempotency.mode", mode);
