@@ -75,7 +75,8 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
-			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer) {
+			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer,
+			ObjectProvider<DataSource> applicationDataSource) {
 		// The table must exist before the first statement: resolving the initializer here
 		// makes the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
@@ -90,8 +91,13 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true"
 					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
 		}
-		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),
-				properties.isTransactionalCompletion(), properties.getQueryTimeout(), reserveAsynchronousCommit);
+		// Atomic completion by default where it can be: the records beside the
+		// application's own tables, in the application's DataSource.
+		Boolean transactionalCompletion = properties.getTransactionalCompletion();
+		boolean joins = (transactionalCompletion != null) ? transactionalCompletion
+				: target == applicationDataSource.getIfUnique();
+		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(), joins, properties.getQueryTimeout(),
+				reserveAsynchronousCommit);
 	}
 
 	@Bean
