@@ -23,12 +23,16 @@ import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -43,6 +47,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code DataSource}: it is the default there.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(OutputCaptureExtension.class)
 abstract class AbstractAtomicCompletionOverHttpTests {
 
 	/**
@@ -216,6 +221,22 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 		HttpResponse<String> replay = send(post(nodes.get(0), key, "a thing"));
 		assertThat(replay.body()).isEqualTo(retry.body());
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+	}
+
+	@Test
+	void anAsynchronousHandlerRunsWithoutTheTransactionAndAWarningNamesItOnce(CapturedOutput output) throws Exception {
+		List<URI> nodes = nodes(Mode.LEASE);
+		for (int i = 0; i < 2; i++) {
+			String key = TestKeys.newKey();
+			HttpResponse<String> answer = send(
+					post(nodes.get(0), key, "later").uri(nodes.get(0).resolve("/things/async")));
+			assertThat(answer.statusCode()).isEqualTo(200);
+			assertThat(rows(key)).as("committed by its own boundary").hasSize(1);
+		}
+		assertThat(output.getOut().split("answers asynchronously: it runs without atomic completion", -1))
+			.as("one WARN")
+			.hasSize(2);
+		assertThat(output.getOut()).contains("WARN").contains("createLater");
 	}
 
 	protected List<URI> nodes(Mode mode) {
