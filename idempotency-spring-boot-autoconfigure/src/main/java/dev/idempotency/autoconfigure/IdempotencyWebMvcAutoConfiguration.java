@@ -4,6 +4,8 @@ import java.util.List;
 
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.InvalidIdempotencySettingsException;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.web.HandlerTransactions;
 import dev.idempotency.web.IdempotencyErrorException;
 import dev.idempotency.web.IdempotencyErrorExceptionResolver;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -13,6 +15,10 @@ import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.JsonFingerprint;
 import dev.idempotency.web.PrincipalScopeResolver;
 import dev.idempotency.web.ProblemDetailErrorRenderer;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,8 +26,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.util.ClassUtils;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -59,13 +67,15 @@ public class IdempotencyWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyInterceptor idempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			IdempotencyProperties properties) {
-		return new IdempotencyInterceptor(engine, scopeResolver, properties.getWeb().getProblemTypeBase(),
-				properties.getHeaderName(), properties.getWeb().getPathPatterns(),
-				properties.getWeb().isPathPatternsKeyRequired(),
+			IdempotencyProperties properties, ObjectProvider<HandlerTransactions> transactions) {
+		IdempotencyInterceptor interceptor = new IdempotencyInterceptor(engine, scopeResolver,
+				properties.getWeb().getProblemTypeBase(), properties.getHeaderName(),
+				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
 				IdempotencyProperties.bytes(properties.getRequest().getMaxBodySize(),
 						"idempotency.request.max-body-size", true),
 				properties.getKey().getFormat(), jsonFingerprint(properties));
+		interceptor.setHandlerTransactions(transactions.getIfAvailable());
+		return interceptor;
 	}
 
 	/**
@@ -88,12 +98,46 @@ public class IdempotencyWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
 	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyEngine engine,
-			IdempotencyProperties properties) {
-		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
-				new IdempotencyFilter(engine, properties.getHeaderName(), properties.getResponse().getStoredHeaders()));
+			IdempotencyProperties properties, ObjectProvider<HandlerTransactions> transactions) {
+		IdempotencyFilter filter = new IdempotencyFilter(engine, properties.getHeaderName(),
+				properties.getResponse().getStoredHeaders());
+		filter.setHandlerTransactions(transactions.getIfAvailable());
+		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setOrder(FILTER_ORDER);
 		registration.setName("idempotencyFilter");
 		return registration;
+	}
+
+	/**
+	 * Atomic completion: protected synchronous handlers run inside a transaction of the
+	 * application's transaction manager, whose commit holds their record. Only with the
+	 * JDBC store when it joins transactions
+	 * ({@code idempotency.store.jdbc.transactional-completion}, on by default when the
+	 * store uses the application's {@code DataSource}) and a single transaction manager.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "org.springframework.transaction.PlatformTransactionManager",
+			"org.springframework.jdbc.core.simple.JdbcClient" })
+	static class AtomicCompletionConfiguration {
+
+		private static final Log logger = LogFactory.getLog(AtomicCompletionConfiguration.class);
+
+		@Bean
+		@ConditionalOnMissingBean
+		@Nullable HandlerTransactions idempotencyHandlerTransactions(IdempotencyEngine engine,
+				ObjectProvider<PlatformTransactionManager> transactionManager, IdempotencyErrorRenderer errorRenderer) {
+			if (!(engine.store() instanceof JdbcIdempotencyStore store) || !store.transactionalCompletion()) {
+				return null;
+			}
+			PlatformTransactionManager manager = transactionManager.getIfUnique();
+			if (manager == null) {
+				logger.info("The JDBC idempotency store joins transactions, but there is no single"
+						+ " PlatformTransactionManager: the HTTP door runs protected handlers without a transaction");
+				return null;
+			}
+			return new HandlerTransactions(manager, store, errorRenderer);
+		}
+
 	}
 
 	@Bean

@@ -331,6 +331,136 @@ public class IdempotencyEngine implements AutoCloseable {
 		return response;
 	}
 
+	/**
+	 * Whether an answer with this status is recorded in this mode: a final one in lease
+	 * mode, a success (2xx) in record-after-success mode. Under atomic completion a front
+	 * door commits a run's own writes only together with its record, and rolls them back
+	 * for every other answer.
+	 */
+	public boolean records(int status) {
+		return (this.settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS) ? isSuccess(status)
+				: isFinal(status);
+	}
+
+	/**
+	 * Atomic completion: records the response inside the transaction that holds the run's
+	 * own writes (the store joins it, see
+	 * {@link IdempotencyStore#joinsCurrentTransaction()}) and says whether that
+	 * transaction may commit. Reports nothing yet: once the transaction has ended, the
+	 * front door calls {@link #transactionEnded}.
+	 * <p>
+	 * Lease mode completes the reservation; if another owner took the record over, or the
+	 * store failed, the transaction rolls back. Record-after-success mode inserts the
+	 * record: if another attempt of the same request recorded first (the insert waited
+	 * for that attempt's commit), the transaction rolls back and the answer is the
+	 * recorded response, as a replay; if the key holds another request's record,
+	 * {@code 422 key-reused}; a lease-mode reservation, {@code request-in-flight}; a
+	 * store failure, {@code 503 store-unavailable}. Every refusal comes with a rollback,
+	 * so it is true: nothing of the run was done.
+	 * @param response a response whose status is {@link #records recorded} and whose body
+	 * fits {@code idempotency.response.max-body-size}
+	 * @throws IllegalArgumentException if the response is not one that is recorded
+	 * @throws IllegalStateException if the reservation was finished already
+	 */
+	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+		if (!records(response.status()) || response.body().length > this.settings.maxBodyBytes()) {
+			throw new IllegalArgumentException("A response with status " + response.status() + " and "
+					+ response.body().length + " bytes is not recorded: roll its transaction back instead");
+		}
+		if (!finish(reservation)) {
+			throw new IllegalStateException(reservation + " was finished already");
+		}
+		if (reservation.recordsAfterSuccess()) {
+			return recordInTransaction(reservation, response);
+		}
+		try {
+			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
+				return AtomicOutcome.commit(true);
+			}
+			logger.warn("Could not complete " + reservation
+					+ ": another owner took it over; its transaction is rolled back, and another request runs it");
+			return AtomicOutcome.refuse(inFlightError(), ExecutionResult.OWNERSHIP_LOST, false);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not store the response of " + reservation
+					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+			return AtomicOutcome.refuse(transactionRolledBack("its answer could not be recorded"),
+					ExecutionResult.STORE_ERROR, true);
+		}
+	}
+
+	private AtomicOutcome recordInTransaction(Reservation reservation, StoredResponse response) {
+		CompletedRecordRequest request = new CompletedRecordRequest(reservation.id(), reservation.fingerprint(),
+				reservation.operation(), response, reservation.retention());
+		Optional<IdempotencyRecord> existing;
+		try {
+			existing = timed("record_completed", () -> this.store.recordCompleted(request));
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not record the response of " + reservation
+					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+			return AtomicOutcome.refuse(transactionRolledBack("its answer could not be recorded"),
+					ExecutionResult.STORE_ERROR, false);
+		}
+		if (existing.isEmpty()) {
+			return AtomicOutcome.commit(false);
+		}
+		IdempotencyRecord record = existing.get();
+		if (isCompletedFor(record, reservation)) {
+			logger.info("Another attempt of " + reservation + " recorded its response first; this attempt's"
+					+ " transaction is rolled back and it answers with the recorded response");
+			return AtomicOutcome.replay(record.response());
+		}
+		if (record.state() == RecordState.COMPLETED) {
+			logger.info("Another request recorded its response under the key of " + reservation
+					+ " while this one ran; this one's transaction is rolled back and it is refused 422");
+			return AtomicOutcome.refuse(
+					IdempotencyError.of(IdempotencyErrorType.KEY_REUSED,
+							"this idempotency key was already used for a different request; use a new key"),
+					ExecutionResult.NOT_RECORDED, false);
+		}
+		logger.warn("Could not record the response of " + reservation
+				+ ": the key holds a reservation in progress (lease mode); this one's transaction is rolled back");
+		return AtomicOutcome.refuse(inFlightError(), ExecutionResult.NOT_RECORDED, false);
+	}
+
+	/**
+	 * Atomic completion: the transaction of a run that {@link #succeededInTransaction}
+	 * has ended. Reports the run's result; if the transaction did not commit, releases a
+	 * lease-mode record that is still this run's, so the key is free again at once.
+	 * @param committed whether the transaction committed (if the outcome asked for a
+	 * commit and it failed, the run is reported as a store error)
+	 */
+	public void transactionEnded(Reservation reservation, AtomicOutcome outcome, boolean committed) {
+		if (committed) {
+			finished(outcome.result(), reservation);
+			return;
+		}
+		ExecutionResult result = outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result();
+		if (!reservation.recordsAfterSuccess() && (outcome.commits() || outcome.releaseAfterRollback())) {
+			doRelease(reservation, "its transaction did not commit", result);
+			return;
+		}
+		finished(result, reservation);
+	}
+
+	/**
+	 * The error for a request whose transaction was rolled back although its answer was
+	 * to be recorded with it: nothing was done, and a retry runs it again.
+	 * @param why what happened, in words
+	 */
+	public IdempotencyError transactionRolledBack(String why) {
+		return new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+				"the request's transaction was" + " rolled back (" + why + "); nothing was done, retry later",
+				this.settings.storeRetryAfter());
+	}
+
+	private IdempotencyError inFlightError() {
+		return new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, this.settings.inFlightStatus().status(),
+				"a request with this idempotency key is still in progress; retry later",
+				this.settings.inFlightRetryAfter());
+	}
+
 	/** Whether {@code record} is the completed record of the same request. */
 	private static boolean isCompletedFor(IdempotencyRecord record, Reservation reservation) {
 		return record.state() == RecordState.COMPLETED && record.fingerprint().equals(reservation.fingerprint());
@@ -527,11 +657,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		// store failure, so never a reason to run unprotected.
 		if (remaining.isNegative() || remaining.isZero()
 				|| !sleep(min(remaining, this.settings.inFlightPollInterval()))) {
-			return reject(IdempotencyOutcome.IN_FLIGHT, operation,
-					new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT,
-							this.settings.inFlightStatus().status(),
-							"a request with this idempotency key is still in progress; retry later",
-							this.settings.inFlightRetryAfter()));
+			return reject(IdempotencyOutcome.IN_FLIGHT, operation, inFlightError());
 		}
 		return null;
 	}

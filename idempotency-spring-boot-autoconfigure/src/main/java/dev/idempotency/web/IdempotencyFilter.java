@@ -9,7 +9,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import dev.idempotency.engine.AtomicOutcome;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.AsyncEvent;
@@ -57,6 +59,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private final List<String> storedHeaders;
 
+	private @Nullable HandlerTransactions transactions;
+
 	public IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
 		this.engine = engine;
 		this.headerName = headerName;
@@ -91,11 +95,131 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finally {
 			Reservation reservation = (Reservation) request.getAttribute(RESERVATION_ATTRIBUTE);
+			Object transaction = (this.transactions != null) ? HandlerTransactions.transaction(request) : null;
 			if (reservation != null) {
 				request.removeAttribute(RESERVATION_ATTRIBUTE);
-				finish(reservation, request, capturing, completedNormally);
+				if (transaction != null) {
+					finishInTransaction(reservation, transaction, request, capturing, completedNormally);
+				}
+				else {
+					finish(reservation, request, capturing, completedNormally);
+				}
+			}
+			else if (transaction != null) {
+				this.transactions.rollback(request, transaction);
 			}
 		}
+	}
+
+	/**
+	 * Runs protected synchronous handlers inside a transaction whose commit holds their
+	 * record (atomic completion): set by the auto-configuration when the store joins the
+	 * application's transactions; {@code null}: none.
+	 */
+	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+		this.transactions = transactions;
+	}
+
+	/**
+	 * Atomic completion: the handler ran inside a transaction that is still open. The
+	 * answer is recorded in it and it commits, and only then is the held answer sent; any
+	 * answer that is not recorded (an exception, even one an exception handler answered,
+	 * a transaction marked rollback-only, a status that is not recorded in this mode, an
+	 * error sent, a body that does not match its length) rolls the handler's writes back
+	 * first, and is then finished as without a transaction, except that a success whose
+	 * writes were rolled back is never sent: the answer is {@code 503}, nothing was done.
+	 * One exception: an answer too large to store has streamed to the client already; its
+	 * writes commit, unrecorded, as without a transaction.
+	 */
+	private void finishInTransaction(Reservation reservation, Object transaction, HttpServletRequest request,
+			CapturingResponse response, boolean completedNormally) {
+		HandlerTransactions transactions = this.transactions;
+		try {
+			if (completedNormally && request.isAsyncStarted()) {
+				// Went asynchronous without saying so in its return type: what it wrote
+				// on
+				// this thread commits, and the rest is finished as an asynchronous
+				// answer.
+				logger.warn("The handler of " + request.getRequestURI() + " started asynchronous processing by"
+						+ " itself: it runs without atomic completion");
+				transactions.commit(request, transaction);
+				finish(reservation, request, response, true);
+				return;
+			}
+			String rollbackReason = rollbackReason(request, response, completedNormally, transaction);
+			if (rollbackReason != null) {
+				transactions.rollback(request, transaction);
+				int status = response.getStatus();
+				if (completedNormally && !response.errorSent() && status >= 200 && status < 400) {
+					// Its writes were rolled back: the success it reports did not happen.
+					this.engine.failed(reservation, rollbackReason);
+					transactions.sendError(this.engine.transactionRolledBack(rollbackReason), request, response);
+					return;
+				}
+				finish(reservation, request, response, completedNormally);
+				return;
+			}
+			if (response.overflowed()) {
+				transactions.commit(request, transaction);
+				finish(reservation, request, response, true);
+				return;
+			}
+			StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response),
+					response.capturedBody());
+			AtomicOutcome outcome = this.engine.succeededInTransaction(reservation, own);
+			boolean committed = false;
+			if (outcome.commits()) {
+				committed = transactions.commit(request, transaction);
+			}
+			else {
+				transactions.rollback(request, transaction);
+			}
+			this.engine.transactionEnded(reservation, outcome, committed);
+			if (committed) {
+				sendHeld(response);
+			}
+			else if (outcome.replay() != null && response.discardHeld()) {
+				sendRecorded(outcome.replay(), response);
+			}
+			else {
+				IdempotencyError error = outcome.error();
+				transactions.sendError((error != null) ? error : this.engine.transactionRolledBack("its commit failed"),
+						request, response);
+			}
+		}
+		finally {
+			// Never leave a transaction bound to this thread.
+			transactions.rollback(request, transaction);
+		}
+	}
+
+	/**
+	 * Why the handler's transaction must roll back instead of committing with a record;
+	 * {@code null}: it commits.
+	 */
+	private @Nullable String rollbackReason(HttpServletRequest request, CapturingResponse response,
+			boolean completedNormally, Object transaction) {
+		if (!completedNormally || !HandlerTransactions.didHandlerReturn(request)) {
+			return "the handler threw an exception";
+		}
+		if (this.transactions.isRollbackOnly(transaction)) {
+			return "the transaction was marked rollback-only";
+		}
+		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {
+			return reason;
+		}
+		if (response.errorSent()) {
+			return "status " + response.getStatus() + " was sent as a container error";
+		}
+		response.flushWriter();
+		String incomplete = response.incomplete();
+		if (incomplete != null) {
+			return incomplete;
+		}
+		if (!response.overflowed() && !this.engine.records(response.getStatus())) {
+			return "status " + response.getStatus() + " is not recorded";
+		}
+		return null;
 	}
 
 	private void finish(Reservation reservation, HttpServletRequest request, CapturingResponse response,

@@ -14,6 +14,7 @@ import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -26,6 +27,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.WebUtils;
 import org.springframework.web.util.pattern.PathPattern;
@@ -73,6 +75,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
 
 	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
+
+	private @Nullable HandlerTransactions transactions;
 
 	/**
 	 * @param problemTypeBase the base of the problem {@code type} URIs of the errors it
@@ -168,9 +172,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
-				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
 				boolean later = (handlerMethod != null) && this.answeredLater.computeIfAbsent(handlerMethod.getMethod(),
 						IdempotencyInterceptor::answersLater);
+				beginTransaction(request, proceed.reservation(), handlerMethod, later);
+				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
 				capturing.startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
@@ -180,6 +185,48 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return false;
 		}
 		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
+	}
+
+	/**
+	 * Atomic completion: the transaction that the handler's writes and the record share
+	 * begins now, after the key was reserved (or found free), before the handler runs. If
+	 * it cannot begin, the key is freed again and the request refused with 503.
+	 */
+	private void beginTransaction(HttpServletRequest request, Reservation reservation,
+			@Nullable HandlerMethod handlerMethod, boolean later) {
+		HandlerTransactions transactions = this.transactions;
+		if (transactions == null) {
+			return;
+		}
+		if (later) {
+			transactions.asynchronous(handlerMethod.getMethod());
+			return;
+		}
+		try {
+			transactions.begin(request);
+		}
+		catch (RuntimeException ex) {
+			this.engine.failed(reservation, "its transaction could not begin: " + ex);
+			throw new IdempotencyErrorException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+					"the request's transaction could not begin; nothing was done, retry later",
+					this.engine.settings().storeRetryAfter()), this.problemTypeBase);
+		}
+	}
+
+	@Override
+	public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
+			@Nullable ModelAndView modelAndView) {
+		if (this.transactions != null) {
+			HandlerTransactions.handlerReturned(request);
+		}
+	}
+
+	/**
+	 * Runs protected synchronous handlers inside a transaction whose commit holds their
+	 * record (atomic completion); {@code null}: no transaction of the door's own.
+	 */
+	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+		this.transactions = transactions;
 	}
 
 	/**

@@ -81,7 +81,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer,
-			ObjectProvider<IdempotencySettings> settings) {
+			ObjectProvider<IdempotencySettings> settings, ObjectProvider<DataSource> applicationDataSource) {
 		checkLeaseMargin(settings.getIfAvailable(), properties.getQueryTimeout());
 		// The table must exist before the first statement: resolving the initializer here
 		// makes the store depend on it. Without the table the application does not start.
@@ -97,8 +97,13 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true"
 					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
 		}
-		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(),
-				properties.isTransactionalCompletion(), properties.getQueryTimeout(), reserveAsynchronousCommit);
+		// Atomic completion by default where it can be: the records beside the
+		// application's own tables, in the application's DataSource.
+		Boolean transactionalCompletion = properties.getTransactionalCompletion();
+		boolean joins = (transactionalCompletion != null) ? transactionalCompletion
+				: target == applicationDataSource.getIfUnique();
+		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(), joins, properties.getQueryTimeout(),
+				reserveAsynchronousCommit);
 	}
 
 	/**

@@ -36,11 +36,15 @@ public class IdempotencyJdbcStoreProperties {
 	private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.ALWAYS;
 
 	/**
-	 * Whether completing a record joins a Spring transaction that is active on the
-	 * store's data source, so the completed record commits together with the business
-	 * write. Off: every store call runs in its own short transaction.
+	 * Whether the record of an answer is written in the transaction of the operation's
+	 * own writes, so both commit together or not at all (atomic completion): completing
+	 * or recording a record joins a Spring transaction active on the store's data source,
+	 * and the HTTP door runs each protected synchronous handler inside a transaction of
+	 * the application's transaction manager. Not set: on when the store uses the
+	 * application's DataSource, off with a dedicated one (url or
+	 * '@IdempotencyDataSource'). Off: every store call runs in its own short transaction.
 	 */
-	private boolean transactionalCompletion;
+	private @Nullable Boolean transactionalCompletion;
 
 	/**
 	 * JDBC URL of a dedicated database for the records. Not set: an
@@ -93,11 +97,11 @@ public class IdempotencyJdbcStoreProperties {
 		this.initializeSchema = initializeSchema;
 	}
 
-	public boolean isTransactionalCompletion() {
+	public @Nullable Boolean getTransactionalCompletion() {
 		return this.transactionalCompletion;
 	}
 
-	public void setTransactionalCompletion(boolean transactionalCompletion) {
+	public void setTransactionalCompletion(@Nullable Boolean transactionalCompletion) {
 		this.transactionalCompletion = transactionalCompletion;
 	}
 

@@ -287,6 +287,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.transactionalCompletion && joinsCallerTransaction();
 	}
 
+	/**
+	 * Whether {@link #complete} and {@link #recordCompleted} join a Spring transaction
+	 * active on this store's data source ({@code transactionalCompletion}).
+	 */
+	public boolean transactionalCompletion() {
+		return this.transactionalCompletion;
+	}
+
 	/** Whether a Spring transaction is active on this store's data source right now. */
 	private boolean joinsCallerTransaction() {
 		return TransactionSynchronizationManager.isActualTransactionActive()

@@ -57,6 +57,11 @@ public abstract class JdbcTestDatabase {
 	/** The JDBC URL of the created schema or database. */
 	public abstract String url();
 
+	/** The user of {@link #url()}. */
+	public String user() {
+		return username();
+	}
+
 	protected String username() {
 		return null;
 	}

@@ -1,0 +1,195 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.idempotency.engine.IdempotencyError;
+import dev.idempotency.store.IdempotencyStore;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+
+/**
+ * Atomic completion for the HTTP door: a protected synchronous handler runs inside a
+ * transaction of the application's {@link PlatformTransactionManager}
+ * ({@code PROPAGATION_REQUIRED}, so the application's {@code @Transactional} services
+ * join it), and the door records the answer in that same transaction, just before it
+ * commits. The handler's writes and the record commit together or not at all, and the
+ * held answer is sent only after the commit.
+ * <p>
+ * A {@code HandlerInterceptor} cannot wrap the handler call, but the door does not need
+ * to: the {@link IdempotencyInterceptor} begins the transaction once the key is reserved
+ * (or, in record-after-success mode, found free), on the request thread, and the
+ * {@link IdempotencyFilter}, which already sees the whole exchange (the handler, Spring
+ * MVC's exception handling and the rendering, whose answer it holds), ends it on the same
+ * thread once it knows the answer: it records and commits, or rolls back. The
+ * interceptor's {@code postHandle} marks a handler that returned; one that threw, even if
+ * an exception handler answered for it, is rolled back.
+ * <p>
+ * Only when the store joins the transaction (checked on the first protected request:
+ * {@link IdempotencyStore#joinsCurrentTransaction()}); otherwise the transaction is
+ * rolled back at once, a WARN says why, and the door runs as without this. Handlers that
+ * answer asynchronously run without it (a WARN names each once): their answer is written
+ * on another thread, which a thread-bound transaction does not reach.
+ */
+public class HandlerTransactions {
+
+	private static final Log logger = LogFactory.getLog(HandlerTransactions.class);
+
+	private static final String TRANSACTION_ATTRIBUTE = HandlerTransactions.class.getName() + ".transaction";
+
+	private static final String RETURNED_ATTRIBUTE = HandlerTransactions.class.getName() + ".returned";
+
+	private final PlatformTransactionManager transactionManager;
+
+	private final IdempotencyStore store;
+
+	private final IdempotencyErrorRenderer errorRenderer;
+
+	private final DefaultTransactionDefinition definition;
+
+	private volatile boolean storeJoins = true;
+
+	private volatile boolean checked;
+
+	private final Set<Method> warnedAsynchronous = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * @param transactionManager the application's, on the store's {@code DataSource}
+	 * @param store the store, which must join its transactions
+	 * @param errorRenderer answers a request whose transaction did not commit
+	 */
+	public HandlerTransactions(PlatformTransactionManager transactionManager, IdempotencyStore store,
+			IdempotencyErrorRenderer errorRenderer) {
+		this.transactionManager = transactionManager;
+		this.store = store;
+		this.errorRenderer = errorRenderer;
+		this.definition = new DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_REQUIRED);
+		this.definition.setName("idempotency");
+	}
+
+	/**
+	 * Begins the transaction of a protected request, on its thread.
+	 * @return whether it began (the store joins it); false: the request runs without it
+	 * @throws RuntimeException if the transaction could not begin (the database is down)
+	 */
+	boolean begin(HttpServletRequest request) {
+		if (!this.storeJoins) {
+			return false;
+		}
+		TransactionStatus status = this.transactionManager.getTransaction(this.definition);
+		if (!this.checked) {
+			boolean joins = this.store.joinsCurrentTransaction();
+			this.checked = true;
+			if (!joins) {
+				this.storeJoins = false;
+				this.transactionManager.rollback(status);
+				logger.warn("Atomic completion is off: the idempotency store (" + this.store.name()
+						+ ") does not join the transactions of " + this.transactionManager.getClass().getName()
+						+ " (another DataSource?); protected handlers run without a shared transaction");
+				return false;
+			}
+		}
+		request.setAttribute(TRANSACTION_ATTRIBUTE, status);
+		return true;
+	}
+
+	/** Logs, once per handler method, that an asynchronous handler runs without it. */
+	void asynchronous(Method handler) {
+		if (this.warnedAsynchronous.add(handler)) {
+			logger.warn("Handler " + handler.toGenericString() + " answers asynchronously: it runs without atomic"
+					+ " completion (no transaction of the idempotency door; its answer is recorded after it is"
+					+ " written, as without a shared DataSource)");
+		}
+	}
+
+	/** The open transaction of this request; {@code null} if none. */
+	static @Nullable Object transaction(HttpServletRequest request) {
+		return request.getAttribute(TRANSACTION_ATTRIBUTE);
+	}
+
+	/**
+	 * Marks that the handler of a request with a transaction returned (did not throw).
+	 */
+	static void handlerReturned(HttpServletRequest request) {
+		if (request.getAttribute(TRANSACTION_ATTRIBUTE) != null) {
+			request.setAttribute(RETURNED_ATTRIBUTE, Boolean.TRUE);
+		}
+	}
+
+	static boolean didHandlerReturn(HttpServletRequest request) {
+		return request.getAttribute(RETURNED_ATTRIBUTE) != null;
+	}
+
+	boolean isRollbackOnly(Object transaction) {
+		return ((TransactionStatus) transaction).isRollbackOnly();
+	}
+
+	/**
+	 * Commits.
+	 * @return whether it committed; false after a failed commit (logged), which rolled
+	 * the transaction back
+	 */
+	boolean commit(HttpServletRequest request, Object transaction) {
+		request.removeAttribute(TRANSACTION_ATTRIBUTE);
+		try {
+			this.transactionManager.commit((TransactionStatus) transaction);
+			return true;
+		}
+		catch (RuntimeException ex) {
+			logger.error("The transaction of " + request.getMethod() + " " + request.getRequestURI()
+					+ " did not commit; nothing of it was done", ex);
+			return false;
+		}
+	}
+
+	/** Rolls back, unless the transaction has ended already. */
+	void rollback(HttpServletRequest request, Object transaction) {
+		request.removeAttribute(TRANSACTION_ATTRIBUTE);
+		TransactionStatus status = (TransactionStatus) transaction;
+		if (status.isCompleted()) {
+			return;
+		}
+		try {
+			this.transactionManager.rollback(status);
+		}
+		catch (RuntimeException ex) {
+			logger.error(
+					"Could not roll back the transaction of " + request.getMethod() + " " + request.getRequestURI(),
+					ex);
+		}
+	}
+
+	/**
+	 * Answers with an error instead of the held answer (its transaction did not commit,
+	 * or the door refused it after it ran).
+	 */
+	void sendError(IdempotencyError error, HttpServletRequest request, CapturingResponse response) {
+		if (!response.discardHeld()) {
+			logger.warn("Could not answer " + request.getRequestURI() + " with " + error.status() + " ("
+					+ error.detail() + "): the answer was not held");
+			return;
+		}
+		HttpServletResponse target = (HttpServletResponse) response.getResponse();
+		try {
+			if (error.retryAfter() != null) {
+				target.setHeader("Retry-After", String.valueOf(Math.max(1, error.retryAfter().toSeconds())));
+			}
+			this.errorRenderer.render(error, request, target);
+			target.flushBuffer();
+		}
+		catch (IOException ex) {
+			logger.debug("The client went away before the error was sent", ex);
+		}
+	}
+
+}

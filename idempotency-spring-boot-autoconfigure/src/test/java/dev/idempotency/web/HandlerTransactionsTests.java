@@ -1,0 +1,68 @@
+package dev.idempotency.web;
+
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.jdbc.DataSourceBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.jdbc.support.JdbcTransactionManager;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The door's transactions begin only where the store joins them: a transaction manager on
+ * another {@code DataSource} is found out at the first protected request, said once in a
+ * WARN, and no transaction is left bound to the thread.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class HandlerTransactionsTests {
+
+	private static DataSource h2() {
+		return DataSourceBuilder.create()
+			.url("jdbc:h2:mem:tx_" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1")
+			.username("sa")
+			.build();
+	}
+
+	@Test
+	void onTheStoresDataSourceTheTransactionBeginsAndTheStoreJoinsIt() {
+		DataSource dataSource = h2();
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, JdbcIdempotencyDialect.H2,
+				"idempotency_record", true);
+		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(dataSource), store,
+				new ProblemDetailErrorRenderer("https://idempotency.dev/problems/"));
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
+		assertThat(transactions.begin(request)).isTrue();
+		assertThat(store.joinsCurrentTransaction()).isTrue();
+		Object transaction = HandlerTransactions.transaction(request);
+		assertThat(transaction).isNotNull();
+		transactions.rollback(request, transaction);
+		assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
+		assertThat(HandlerTransactions.transaction(request)).isNull();
+	}
+
+	@Test
+	void aTransactionManagerOnAnotherDataSourceIsDroppedWithOneWarning(CapturedOutput output) {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(h2(), JdbcIdempotencyDialect.H2, "idempotency_record",
+				true);
+		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(h2()), store,
+				new ProblemDetailErrorRenderer("https://idempotency.dev/problems/"));
+		for (int i = 0; i < 3; i++) {
+			MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
+			assertThat(transactions.begin(request)).isFalse();
+			assertThat(HandlerTransactions.transaction(request)).isNull();
+			assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
+		}
+		assertThat(output.getOut().split("Atomic completion is off", -1)).as("one WARN").hasSize(2);
+	}
+
+}

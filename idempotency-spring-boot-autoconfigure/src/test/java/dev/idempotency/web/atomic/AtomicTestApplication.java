@@ -1,0 +1,138 @@
+package dev.idempotency.web.atomic;
+
+import java.net.URI;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.Idempotent;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * One node of the atomic-completion tests: {@code POST /things} (protected by the HTTP
+ * door) inserts a business row through a {@code @Transactional} service on the same
+ * {@code DataSource} as the idempotency records, and answers {@code 201} with the row's
+ * run id, so every run answers differently. Headers steer a run: {@code X-Hold} makes it
+ * wait after its insert until the test opens that gate, {@code X-Sleep} (milliseconds)
+ * makes it linger, {@code X-Fail} makes it throw ({@code exception}) or answer
+ * {@code 500} ({@code status}) after its insert. None of them is part of the fingerprint.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration(excludeName = { "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisRepositoriesAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.health.DataRedisHealthContributorAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.health.DataRedisReactiveHealthContributorAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.observation.LettuceObservationAutoConfiguration" })
+class AtomicTestApplication {
+
+	/** Gates the test opens, shared by the nodes of this JVM. */
+	static final Map<String, CountDownLatch> GATES = new ConcurrentHashMap<>();
+
+	/** How many runs entered the handler, per key, over the nodes of this JVM. */
+	static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
+
+	static int runs(String key) {
+		AtomicInteger runs = RUNS.get(key);
+		return (runs != null) ? runs.get() : 0;
+	}
+
+	static CountDownLatch gate(String name) {
+		return GATES.computeIfAbsent(name, (k) -> new CountDownLatch(1));
+	}
+
+	@Bean
+	Things things(JdbcClient jdbc, @Value("${atomic.node-name}") String node) {
+		return new Things(jdbc, node);
+	}
+
+	/**
+	 * The business write, in a transaction of its own boundary (joined when one runs).
+	 */
+	static class Things {
+
+		private final JdbcClient jdbc;
+
+		private final String node;
+
+		Things(JdbcClient jdbc, String node) {
+			this.jdbc = jdbc;
+			this.node = node;
+		}
+
+		@Transactional
+		public String insert(String key, String body) {
+			String run = UUID.randomUUID().toString();
+			this.jdbc.sql("INSERT INTO thing (run, idem_key, body, node) VALUES (?, ?, ?, ?)")
+				.params(run, key, body, this.node)
+				.update();
+			return run;
+		}
+
+	}
+
+	@RestController
+	static class ThingController {
+
+		private final Things things;
+
+		ThingController(Things things) {
+			this.things = things;
+		}
+
+		@PostMapping("/things")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> create(@RequestHeader("Idempotency-Key") String key,
+				@RequestHeader(name = "X-Hold", required = false) @Nullable String hold,
+				@RequestHeader(name = "X-Sleep", required = false) @Nullable Long sleep,
+				@RequestHeader(name = "X-Fail", required = false) @Nullable String fail, @RequestBody String body)
+				throws InterruptedException {
+			RUNS.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			String run = this.things.insert(key, body);
+			if (hold != null) {
+				gate(hold + "-entered").countDown();
+				if (!gate(hold).await(20, TimeUnit.SECONDS)) {
+					throw new IllegalStateException("gate " + hold + " never opened");
+				}
+			}
+			if (sleep != null) {
+				Thread.sleep(sleep);
+			}
+			if ("exception".equals(fail)) {
+				throw new IllegalStateException("failed after the insert");
+			}
+			if ("status".equals(fail)) {
+				return ResponseEntity.internalServerError()
+					.body(Map.of("run", run, "error", "failed after the insert"));
+			}
+			return ResponseEntity.created(URI.create("/things/" + run)).body(Map.of("run", run, "body", body));
+		}
+
+		/** Answered asynchronously: runs without the door's transaction. */
+		@PostMapping("/things/async")
+		@Idempotent
+		Callable<Map<String, Object>> createLater(@RequestHeader("Idempotency-Key") String key,
+				@RequestBody String body) {
+			return () -> Map.of("run", this.things.insert(key, body), "body", body);
+		}
+
+	}
+
+}
