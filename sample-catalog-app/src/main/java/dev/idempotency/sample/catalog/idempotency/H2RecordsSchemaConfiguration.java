@@ -11,6 +11,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcDataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreProperties;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -26,6 +27,7 @@ import org.springframework.context.annotation.Configuration;
  * configures it.
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "jdbc")
 class H2RecordsSchemaConfiguration {
 
