@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.sample.catalog.support.CatalogHttp;
 import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
@@ -17,7 +19,6 @@ import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
 import dev.idempotency.sample.catalog.support.RequestGate;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.TestPropertySource;
 
 /**
@@ -40,9 +42,9 @@ import org.springframework.test.context.TestPropertySource;
  * store in the configured {@code idempotency.mode}, and a retry that arrives while the
  * first attempt still runs is answered as that mode promises.
  * <p>
- * This class runs on the embedded default, the in-memory store, in lease mode; its
- * subclasses run the same tests in record-after-success mode and on each shared store
- * ({@link SharedStoreEndToEndTests}).
+ * This class runs on the embedded default, the JDBC store on the catalog's own H2
+ * database, in lease mode; its subclasses run the same tests in record-after-success mode
+ * and on each shared store ({@link SharedStoreEndToEndTests}).
  */
 @Import(RequestGate.Configuration.class)
 // A duplicate of a running request is answered in flight after this wait (lease mode).
@@ -59,6 +61,9 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 	@Autowired
 	private RequestGate gate;
 
+	@Autowired
+	private DataSource dataSource;
+
 	protected CatalogHttp http;
 
 	private CatalogProxy proxy;
@@ -74,7 +79,10 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 
 	/** How many records the store holds now. */
 	protected long recordsInStore() {
-		return ((InMemoryIdempotencyStore) this.store).size();
+		return JdbcClient.create(this.dataSource)
+			.sql("SELECT count(*) FROM idempotency_record")
+			.query(Long.class)
+			.single();
 	}
 
 	/** The store's name in file and object names of this run. */

@@ -3,7 +3,7 @@ package dev.idempotency.sample.catalog;
 import dev.idempotency.sample.catalog.support.RecordAfterSuccessMode;
 
 /**
- * {@link LostResponseOnPostgresTests} in record-after-success mode, in a schema of its
+ * {@link LostResponseOnPostgresTests} in record-after-success mode, in a database of its
  * own.
  */
 @RecordAfterSuccessMode

@@ -10,15 +10,15 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * {@link LostResponseTests} with the idempotency records in the JDBC store on the shared
- * PostgreSQL server, in a schema of this context's own that the class drops at the end.
- * Lease mode; {@link LostResponseOnPostgresRecordAfterSuccessTests} runs the same in
- * record-after-success mode.
+ * {@link LostResponseTests} in the sample's PostgreSQL configuration: the catalog and the
+ * JDBC store in one database of this context's own on the shared server, which the class
+ * drops at the end. Lease mode; {@link LostResponseOnPostgresRecordAfterSuccessTests}
+ * runs the same in record-after-success mode.
  */
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class LostResponseOnPostgresTests extends LostResponseTests {
 
-	/** The schema of the class running now (test classes run one after another). */
+	/** The database of the class running now (test classes run one after another). */
 	private static JdbcStores.Store database;
 
 	@DynamicPropertySource

@@ -9,10 +9,10 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The JDBC store on the shared MariaDB server (127.0.0.1:3306), in a database of this
- * context's own that the class drops at the end; the catalog itself stays on H2. Lease
- * mode; {@link MariaDbStoreRecordAfterSuccessTests} runs the same in record-after-success
- * mode, in a database of its own.
+ * The sample's MariaDB configuration: the catalog and the JDBC store in one database of
+ * this context's own on the shared server (127.0.0.1:3306), which the class drops at the
+ * end. Lease mode; {@link MariaDbStoreRecordAfterSuccessTests} runs the same in
+ * record-after-success mode, in a database of its own.
  */
 class MariaDbStoreEndToEndTests extends SharedStoreEndToEndTests {
 

@@ -9,14 +9,14 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The JDBC store on the shared PostgreSQL server (127.0.0.1:5432), in a schema of this
- * context's own that the class drops at the end; the catalog itself stays on H2. Lease
- * mode; {@link PostgresStoreRecordAfterSuccessTests} runs the same in
- * record-after-success mode, in a schema of its own.
+ * The sample's PostgreSQL configuration: the catalog and the JDBC store in one database
+ * of this context's own on the shared server (127.0.0.1:5432), which the class drops at
+ * the end. Lease mode; {@link PostgresStoreRecordAfterSuccessTests} runs the same in
+ * record-after-success mode, in a database of its own.
  */
 class PostgresStoreEndToEndTests extends SharedStoreEndToEndTests {
 
-	/** The schema of the class running now (test classes run one after another). */
+	/** The database of the class running now (test classes run one after another). */
 	private static JdbcStores.Store database;
 
 	@DynamicPropertySource

@@ -9,6 +9,9 @@ import javax.sql.DataSource;
 import org.apache.iceberg.jdbc.JdbcClientPool;
 import org.apache.iceberg.jdbc.UncheckedSQLException;
 
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+
 /**
  * Lets Iceberg's {@code JdbcCatalog} borrow its connections from the application's
  * {@link DataSource} (and its pool and credentials) instead of opening its own through
@@ -20,6 +23,15 @@ import org.apache.iceberg.jdbc.UncheckedSQLException;
  * call failed with "Connection is closed" until the application restarted, since Iceberg
  * reconnects only on {@code SQLNonTransientConnectionException}. The application's pool
  * checks a connection before lending it and replaces broken ones.
+ * <p>
+ * Connections are taken through Spring's {@link DataSourceUtils}: inside a Spring
+ * transaction on this {@link DataSource} every catalog statement runs on the
+ * transaction's connection and commits or rolls back with it (with whatever else the
+ * transaction wrote, such as an idempotency record on the same database); outside one,
+ * each action gets a connection of its own in auto-commit, as before. Iceberg's
+ * {@code JdbcCatalog} never calls {@code commit}, {@code rollback} or
+ * {@code setAutoCommit} (checked in iceberg-core 1.12.0): it issues plain statements and
+ * relies on auto-commit, so the transaction, when there is one, is the caller's alone.
  */
 class DataSourceJdbcClientPool extends JdbcClientPool {
 
@@ -38,8 +50,28 @@ class DataSourceJdbcClientPool extends JdbcClientPool {
 	@Override
 	public <R> R run(Action<R, Connection, SQLException> action, boolean retry)
 			throws SQLException, InterruptedException {
-		try (Connection connection = this.dataSource.getConnection()) {
+		Connection connection = connection();
+		try {
 			return action.run(connection);
+		}
+		finally {
+			DataSourceUtils.releaseConnection(connection, this.dataSource);
+		}
+	}
+
+	/**
+	 * The transaction's connection, or a new one; a failure to get one surfaces as the
+	 * {@link SQLException} Iceberg reports as a connection failure.
+	 */
+	private Connection connection() throws SQLException {
+		try {
+			return DataSourceUtils.getConnection(this.dataSource);
+		}
+		catch (CannotGetJdbcConnectionException ex) {
+			if (ex.getCause() instanceof SQLException cause) {
+				throw cause;
+			}
+			throw ex;
 		}
 	}
 

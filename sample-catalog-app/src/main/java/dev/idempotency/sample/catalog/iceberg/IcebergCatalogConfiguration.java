@@ -15,10 +15,15 @@ import org.apache.iceberg.jdbc.JdbcCatalog;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
 
 /**
  * The Iceberg catalog behind the REST API: a {@link JdbcCatalog} on the application's
- * {@link DataSource}, with metadata files in a local warehouse directory.
+ * {@link DataSource}, with metadata files in a local warehouse directory. Its statements
+ * join a Spring transaction that is active on that {@code DataSource}
+ * ({@link DataSourceJdbcClientPool}); multi-table commits run in one, on the
+ * application's transaction manager (Boot's, for the one {@code DataSource}).
  */
 @Configuration(proxyBeanMethods = false)
 public class IcebergCatalogConfiguration {
@@ -44,6 +49,19 @@ public class IcebergCatalogConfiguration {
 				poolProperties), true);
 		catalog.initialize(properties.getName(), catalogProperties);
 		return catalog;
+	}
+
+	@Bean
+	CatalogTransactions catalogTransactions(JdbcCatalog catalog, DataSource dataSource,
+			PlatformTransactionManager transactionManager) {
+		if (transactionManager instanceof ResourceTransactionManager resources
+				&& resources.getResourceFactory() != dataSource) {
+			throw new IllegalStateException("The transaction manager " + transactionManager.getClass().getName()
+					+ " manages " + resources.getResourceFactory() + ", not the catalog's DataSource " + dataSource
+					+ ": multi-table commits would not be atomic. Define the transaction manager on the catalog's"
+					+ " DataSource");
+		}
+		return new CatalogTransactions(catalog, transactionManager);
 	}
 
 	private static String jdbcUrl(DataSource dataSource) {

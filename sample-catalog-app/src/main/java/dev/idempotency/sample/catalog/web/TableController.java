@@ -46,8 +46,11 @@ public class TableController {
 
 	private final Catalog catalog;
 
-	public TableController(Catalog catalog) {
+	private final CatalogTransactions transactions;
+
+	public TableController(Catalog catalog, CatalogTransactions transactions) {
 		this.catalog = catalog;
+		this.transactions = transactions;
 	}
 
 	@GetMapping(TABLES)
@@ -148,7 +151,7 @@ public class TableController {
 	@PostMapping("/transactions/commit")
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void commitTransaction(@RequestBody CommitTransactionRequest request) {
-		CatalogTransactions.commit(this.catalog, request);
+		this.transactions.commit(request);
 	}
 
 	private static SnapshotMode snapshotMode(String snapshots) {

@@ -31,14 +31,25 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * Runs the catalog on a random port, on an in-memory H2 database and a temporary
+ * Runs the catalog on a random port, on an in-memory H2 database (catalog and idempotency
+ * records, the embedded default's JDBC store on the catalog's database) and a temporary
  * warehouse directory of its own (removed when the JVM exits), in the configured
  * {@code idempotency.mode} (lease unless a test class says otherwise, e.g. with
  * {@link RecordAfterSuccessMode}), and tells from the starter's meters whether the
  * requests of a test really ran in that mode.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = CatalogServerTestSupport.EMBEDDED_CATALOG_DATABASE)
 public abstract class CatalogServerTestSupport {
+
+	/**
+	 * The catalog's database: H2 in memory, one per context. An inlined property, so that
+	 * a test class that puts the catalog elsewhere ({@link JdbcStores}) overrides it with
+	 * a {@link DynamicPropertySource} of its own (those of a superclass run after those
+	 * of its subclass, and the last registration of a name wins).
+	 */
+	static final String EMBEDDED_CATALOG_DATABASE = "spring.datasource.url=jdbc:h2:mem:catalog-${sample-test.catalog-id}"
+			+ ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1";
 
 	@LocalServerPort
 	protected int port;
@@ -116,9 +127,9 @@ public abstract class CatalogServerTestSupport {
 	static void catalogStorage(DynamicPropertyRegistry registry) throws IOException {
 		Path warehouse = Files.createTempDirectory("catalog-warehouse-");
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteRecursively(warehouse)));
-		String database = "jdbc:h2:mem:catalog-" + UUID.randomUUID() + ";DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1";
+		String catalogId = UUID.randomUUID().toString();
 		registry.add("catalog.warehouse", warehouse::toString);
-		registry.add("spring.datasource.url", () -> database);
+		registry.add("sample-test.catalog-id", () -> catalogId);
 	}
 
 	protected URI catalogUri() {

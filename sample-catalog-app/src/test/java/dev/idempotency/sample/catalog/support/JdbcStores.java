@@ -11,36 +11,73 @@ import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
- * The JDBC idempotency store on a shared server, in a PostgreSQL schema or a MariaDB
- * database of one test context's own ({@link JdbcTestDatabase}: created here, dropped by
- * the test class); the catalog itself stays on H2.
+ * The sample's configuration on a shared database server: the Iceberg catalog and the
+ * JDBC idempotency store on the application's one {@code DataSource}, in a database of
+ * one test context's own (created here, dropped by the test class), so that a Spring
+ * transaction on that {@code DataSource} holds catalog rows and idempotency records
+ * alike. A database, not a PostgreSQL schema: Iceberg's {@code JdbcCatalog} looks for its
+ * tables in every schema of the database when it starts.
  */
 public final class JdbcStores {
 
 	private JdbcStores() {
 	}
 
-	/** Points the store at a fresh schema on 127.0.0.1:5432. */
+	/** Points catalog and store at a fresh database on 127.0.0.1:5432. */
 	public static Store postgres(DynamicPropertyRegistry registry) throws SQLException {
-		return use(new Store(JdbcTestDatabase.postgres(), "postgres"), registry);
+		return use(new Store(postgresDatabase(), "postgres"), registry);
 	}
 
-	/** Points the store at a fresh database on 127.0.0.1:3306. */
+	/** Points catalog and store at a fresh database on 127.0.0.1:3306. */
 	public static Store mariadb(DynamicPropertyRegistry registry) throws SQLException {
 		return use(new Store(JdbcTestDatabase.mariadb(), "root"), registry);
 	}
 
 	private static Store use(Store store, DynamicPropertyRegistry registry) throws SQLException {
 		store.database.create();
+		registry.add("spring.datasource.url", store.database::url);
+		registry.add("spring.datasource.username", () -> store.user);
+		registry.add("spring.datasource.password", () -> "");
 		registry.add("idempotency.store.type", () -> "jdbc");
-		registry.add("idempotency.store.jdbc.url", store.database::url);
-		registry.add("idempotency.store.jdbc.username", () -> store.user);
 		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
 		return store;
 	}
 
 	/**
-	 * The schema or database of one context's store.
+	 * A PostgreSQL database of its own; dropped with {@code FORCE}, since the test class
+	 * drops it before its context (and its pool) is closed.
+	 */
+	private static JdbcTestDatabase postgresDatabase() {
+		return new JdbcTestDatabase() {
+
+			private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+
+			@Override
+			public JdbcTestDatabase create() throws SQLException {
+				execute(ADMIN_URL, "postgres", "CREATE DATABASE " + name());
+				return this;
+			}
+
+			@Override
+			public void drop() throws SQLException {
+				execute(ADMIN_URL, "postgres", "DROP DATABASE IF EXISTS " + name() + " WITH (FORCE)");
+			}
+
+			@Override
+			public String url() {
+				return "jdbc:postgresql://127.0.0.1:5432/" + name();
+			}
+
+			@Override
+			protected String username() {
+				return "postgres";
+			}
+
+		};
+	}
+
+	/**
+	 * The database of one context's catalog and store.
 	 *
 	 * @param database what was created for it
 	 * @param user the server's user
@@ -60,7 +97,7 @@ public final class JdbcStores {
 			}
 		}
 
-		/** Drops the schema or database. */
+		/** Drops the database. */
 		public void drop() throws SQLException {
 			this.database.drop();
 		}
