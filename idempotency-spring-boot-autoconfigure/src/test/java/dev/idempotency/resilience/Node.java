@@ -11,6 +11,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -51,6 +53,11 @@ final class Node implements AutoCloseable {
 	/** The node's store, through the SPI: what the node itself reads and writes. */
 	IdempotencyStore store() {
 		return this.context.getBean(IdempotencyStore.class);
+	}
+
+	/** What the node's idempotency health indicator reports now. */
+	Health storeHealth() {
+		return this.context.getBean("idempotencyHealthIndicator", HealthIndicator.class).health(true);
 	}
 
 	int runs(String endpoint, String key) {
