@@ -128,8 +128,8 @@ abstract class JdbcStoreOutageTests {
 				.isLessThan(FAILURE_ANSWER_BOUND);
 			assertThat(node.runs("orders", key)).as("nothing runs unprotected").isZero();
 		}
-		System.out.printf("[resilience] %s: 503 answers after the black hole in %s ms%n", getClass().getSimpleName(),
-				millis);
+		System.out.printf("[resilience] %s (%s): 503 answers after the black hole in %s ms%n",
+				getClass().getSimpleName(), node.name(), millis);
 	}
 
 	private void assertResumesOnceTheDatabaseAnswers(Node node, TcpProxy proxy) throws InterruptedException {
