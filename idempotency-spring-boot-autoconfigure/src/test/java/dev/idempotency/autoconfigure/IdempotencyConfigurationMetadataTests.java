@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import com.zaxxer.hikari.HikariConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.json.JsonParserFactory;
@@ -48,6 +49,37 @@ class IdempotencyConfigurationMetadataTests {
 			.contains("1/16 of the JVM's maximum heap");
 		assertThat(property("idempotency.store.memory.max-share-per-scope")).containsEntry("defaultValue", 0.25)
 			.containsEntry("type", "java.lang.Double");
+	}
+
+	/**
+	 * The dedicated pool's settings are HikariCP's, bound under the store's prefix: each
+	 * says what it does, and the defaults shown are the ones the pool gets (the starter's
+	 * own 1 s connection timeout and 500 ms validation timeout, HikariCP's for the rest).
+	 */
+	@Test
+	void everyDedicatedPoolPropertyIsDescribedWithTheDefaultThePoolGets() {
+		List<Map<String, Object>> pool = properties().stream()
+			.filter((property) -> ((String) property.get("name")).startsWith("idempotency.store.jdbc.pool."))
+			.toList();
+		assertThat(pool).hasSizeGreaterThanOrEqualTo(30);
+		assertThat(pool)
+			.allSatisfy((property) -> assertThat((String) property.get("description")).as((String) property.get("name"))
+				.isNotBlank());
+		assertThat(defaultOf("connection-timeout")).isEqualTo("1000");
+		assertThat(defaultOf("validation-timeout")).isEqualTo("500");
+		HikariConfig hikari = new HikariConfig();
+		assertThat(defaultOf("maximum-pool-size")).isEqualTo(String.valueOf(hikari.getMaximumPoolSize()));
+		assertThat(defaultOf("idle-timeout")).isEqualTo(String.valueOf(hikari.getIdleTimeout()));
+		assertThat(defaultOf("max-lifetime")).isEqualTo(String.valueOf(hikari.getMaxLifetime()));
+		assertThat(defaultOf("keepalive-time")).isEqualTo(String.valueOf(hikari.getKeepaliveTime()));
+		assertThat(defaultOf("leak-detection-threshold")).isEqualTo(String.valueOf(hikari.getLeakDetectionThreshold()));
+		assertThat(defaultOf("initialization-fail-timeout"))
+			.isEqualTo(String.valueOf(hikari.getInitializationFailTimeout()));
+		assertThat(defaultOf("auto-commit")).isEqualTo(String.valueOf(hikari.isAutoCommit()));
+	}
+
+	private String defaultOf(String poolProperty) {
+		return String.valueOf(property("idempotency.store.jdbc.pool." + poolProperty).get("defaultValue"));
 	}
 
 	private List<String> hintValues(String name) {

@@ -11,6 +11,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -56,6 +58,11 @@ final class Node implements AutoCloseable {
 	/** One of the node's beans, by name. */
 	<T> T bean(String name, Class<T> type) {
 		return this.context.getBean(name, type);
+	}
+
+	/** What the node's idempotency health indicator reports now. */
+	Health storeHealth() {
+		return this.context.getBean("idempotencyHealthIndicator", HealthIndicator.class).health(true);
 	}
 
 	int runs(String endpoint, String key) {

@@ -1,6 +1,9 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
@@ -8,6 +11,8 @@ import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import liquibase.Scope;
 import liquibase.changelog.FastCheckService;
 import liquibase.integration.spring.SpringLiquibase;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
@@ -21,6 +26,10 @@ import org.springframework.core.io.ResourceLoader;
  * is used. Liquibase records what it applied in tables of its own
  * ({@value #CHANGELOG_TABLE}, {@value #CHANGELOG_LOCK_TABLE}), so this runs beside an
  * application's own changelog without touching it. Running it again applies nothing.
+ * <p>
+ * A database that cannot be reached at start-up does not stop the application: the
+ * changelog is then applied in the background once it answers (see {@link #isPending()}),
+ * and until then the store answers as unavailable.
  * <p>
  * This deliberately is not a {@link SpringLiquibase} bean: Boot's Liquibase
  * auto-configuration backs off when one exists, and would then skip the application's own
@@ -40,7 +49,15 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 	/** The changelog parameter that names the table. */
 	public static final String TABLE_NAME_PARAMETER = "idempotency.table-name";
 
+	private static final Log logger = LogFactory.getLog(IdempotencyJdbcSchemaInitializer.class);
+
 	private final DataSource dataSource;
+
+	/** Whether the changelog is still to be applied, because the database was down. */
+	private volatile boolean pending;
+
+	/** Whether a background attempt is running. */
+	private final AtomicBoolean attempting = new AtomicBoolean();
 
 	private final String tableName;
 
@@ -61,7 +78,59 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 
 	@Override
 	public void afterPropertiesSet() throws Exception {
+		if (this.mode != DatabaseInitializationMode.NEVER && !reachable()) {
+			this.pending = true;
+			logger.warn("The idempotency store's database cannot be reached: its table '" + this.tableName
+					+ "' will be set up in the background once it answers; until then keyed requests are"
+					+ " answered as for an unavailable store");
+			return;
+		}
 		initializeSchema();
+	}
+
+	/**
+	 * Whether schema set-up still waits for a database that could not be reached at
+	 * start-up.
+	 */
+	public boolean isPending() {
+		return this.pending;
+	}
+
+	/**
+	 * Starts one background attempt to apply the changelog, unless one is running or
+	 * nothing is pending. The attempt clears {@link #isPending()} when it succeeds.
+	 */
+	public void initializeInBackground() {
+		if (!this.pending || !this.attempting.compareAndSet(false, true)) {
+			return;
+		}
+		Thread attempt = new Thread(() -> {
+			try {
+				if (this.pending && reachable()) {
+					initializeSchema();
+					this.pending = false;
+					logger.info("The idempotency store's database answers: table '" + this.tableName + "' is set up");
+				}
+			}
+			catch (Exception ex) {
+				logger.warn("Setting up the idempotency table '" + this.tableName + "' failed; retried on the next"
+						+ " store call", ex);
+			}
+			finally {
+				this.attempting.set(false);
+			}
+		}, "idempotency-schema-initializer");
+		attempt.setDaemon(true);
+		attempt.start();
+	}
+
+	private boolean reachable() {
+		try (Connection connection = this.dataSource.getConnection()) {
+			return true;
+		}
+		catch (SQLException ex) {
+			return false;
+		}
 	}
 
 	/**

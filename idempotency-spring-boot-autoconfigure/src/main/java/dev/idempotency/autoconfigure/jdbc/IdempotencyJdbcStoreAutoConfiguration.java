@@ -87,11 +87,18 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		// makes the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
 		DataSource target = dataSource.getDataSource();
-		IdempotencyTableCheck.verify(target, properties.getTableName(),
-				(initializer != null) ? initializer.whyNotCreated()
-						: "liquibase-core is not on the classpath, so the starter cannot create it");
 		JdbcIdempotencyDialect dialect = (properties.getDialect() != null) ? properties.getDialect()
-				: JdbcIdempotencyDialect.detect(target);
+				: IdempotencyJdbcDialectDetection.detect(target, properties.getUrl());
+		if (initializer != null && initializer.isPending()) {
+			// The database did not answer at start-up: the table is set up once it does,
+			// and the store answers as unavailable until then.
+			target = new IdempotencySchemaPendingDataSource(target, initializer);
+		}
+		else {
+			IdempotencyTableCheck.verify(target, properties.getTableName(),
+					(initializer != null) ? initializer.whyNotCreated()
+							: "liquibase-core is not on the classpath, so the starter cannot create it");
+		}
 		boolean reserveAsynchronousCommit = properties.getPostgresql().isReserveAsynchronousCommit();
 		if (reserveAsynchronousCommit && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
 			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true"

@@ -69,7 +69,22 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	private static final int MAX_ATTEMPTS = 20;
 
+	/**
+	 * How much later than the network timeout the JDBC query timeout fires. The network
+	 * timeout must come first: PostgreSQL's driver cancels a statement over a new
+	 * connection, and when the network drops everything the statement then waits for that
+	 * cancel request to time out (10 s by default) after its own read has timed out.
+	 */
+	private static final Duration QUERY_TIMEOUT_AFTER_NETWORK_TIMEOUT = Duration.ofSeconds(1);
+
 	private final DataSource dataSource;
+
+	/**
+	 * Where the store's connections come from: {@link #dataSource} with a network timeout
+	 * on each connection while the store holds it, or {@code null} without a query
+	 * timeout.
+	 */
+	private final @Nullable NetworkTimeoutDataSource timedDataSource;
 
 	private final JdbcIdempotencyDialect dialect;
 
@@ -127,8 +142,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param tableName the table, a plain SQL identifier
 	 * @param transactionalCompletion whether {@link #complete} and
 	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 * @param queryTimeout the longest a statement may run before the driver cancels it,
-	 * in whole seconds rounded up (JDBC's unit); zero for none
+	 * @param queryTimeout the longest the store waits for its database in one round trip;
+	 * zero for no limit. It is the network timeout ({@link Connection#setNetworkTimeout})
+	 * of each connection while the store holds it (the previous one is restored when the
+	 * store releases it), so a call ends even when the server never reads the statement.
+	 * Statements also get a JDBC query timeout of this in whole seconds, rounded up, plus
+	 * one, which stops them on the server
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion, Duration queryTimeout) {
@@ -143,8 +162,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * @param tableName the table, a plain SQL identifier
 	 * @param transactionalCompletion whether {@link #complete} and
 	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 * @param queryTimeout the longest a statement may run before the driver cancels it,
-	 * in whole seconds rounded up (JDBC's unit); zero for none
+	 * @param queryTimeout the longest the store waits for its database in one round trip;
+	 * zero for no limit. It is the network timeout ({@link Connection#setNetworkTimeout})
+	 * of each connection while the store holds it (the previous one is restored when the
+	 * store releases it), so a call ends even when the server never reads the statement.
+	 * Statements also get a JDBC query timeout of this in whole seconds, rounded up, plus
+	 * one, which stops them on the server
 	 * @param reserveAsynchronousCommit whether a reservation that writes commits with
 	 * {@code synchronous_commit = off}, set for its own transaction only; completion,
 	 * release, heartbeat and recording stay durable. A crash of the database server can
@@ -162,10 +185,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.dialect = Objects.requireNonNull(dialect, "dialect");
 		String table = JdbcIdempotencyDialect.validateTableName(tableName);
 		this.table = table;
-		JdbcTemplate template = new JdbcTemplate(dataSource);
-		template.setQueryTimeout(querySeconds(queryTimeout));
+		int querySeconds = querySeconds(queryTimeout);
+		this.timedDataSource = (querySeconds > 0)
+				? new NetworkTimeoutDataSource(dataSource, Math.toIntExact(Math.max(1, queryTimeout.toMillis())))
+				: null;
+		DataSource connections = (this.timedDataSource != null) ? this.timedDataSource : dataSource;
+		JdbcTemplate template = new JdbcTemplate(connections);
+		template.setQueryTimeout(querySeconds);
 		this.jdbc = JdbcClient.create(template);
-		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(connections));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
 		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
@@ -269,7 +297,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			.update() == 1;
 		if (joinsCurrentTransaction()) {
 			try {
-				return update.get();
+				return onCallerConnection(update);
 			}
 			catch (DataAccessException ex) {
 				throw failure("complete " + id, ex);
@@ -384,7 +412,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			return oneStatement("record", statement);
 		}
 		try {
-			return statement.get();
+			return onCallerConnection(statement);
 		}
 		catch (DataAccessException ex) {
 			throw failure("record", ex);
@@ -440,6 +468,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Runs work on the connection of the caller's transaction, with the store's network
+	 * timeout for the time of the work.
+	 */
+	private <T extends @Nullable Object> T onCallerConnection(Supplier<T> work) {
+		return (this.timedDataSource != null) ? this.timedDataSource.onBoundConnection(work) : work.get();
+	}
+
+	/**
 	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that
 	 * cannot join a caller's transaction, else in a transaction of its own.
 	 */
@@ -461,7 +497,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private boolean autoCommitPool() {
 		Boolean autoCommit = this.autoCommitPool;
 		if (autoCommit == null) {
-			try (Connection connection = this.dataSource.getConnection()) {
+			try (Connection connection = ((this.timedDataSource != null) ? this.timedDataSource : this.dataSource)
+				.getConnection()) {
 				autoCommit = connection.getAutoCommit();
 			}
 			catch (SQLException ex) {
@@ -500,11 +537,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				this.dialect.readInstant(rs, "lease_expires_at"), this.dialect.readInstant(rs, "expires_at"), stored);
 	}
 
+	/** The JDBC query timeout: zero, or after the network timeout. */
 	private static int querySeconds(Duration timeout) {
 		if (timeout.isNegative()) {
 			throw new IllegalArgumentException("Query timeout must not be negative");
 		}
-		return Math.toIntExact(timeout.plusNanos(999_999_999).getSeconds());
+		if (timeout.isZero()) {
+			return 0;
+		}
+		return Math.toIntExact(timeout.plus(QUERY_TIMEOUT_AFTER_NETWORK_TIMEOUT).plusNanos(999_999_999).getSeconds());
 	}
 
 	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */

@@ -39,6 +39,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -117,8 +118,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 
 	/**
 	 * A statement that cannot finish (here: its row locked by another transaction that
-	 * never ends) is cancelled by the store's query timeout, and the call fails as a
-	 * store failure instead of holding the request.
+	 * never ends) is ended by the store's timeout (the network timeout of its connection;
+	 * on H2, which has none, the query timeout), and the call fails as a store failure
+	 * instead of holding the request.
 	 */
 	@Test
 	void aStatementThatCannotFinishIsCancelledByTheQueryTimeout() throws Exception {
@@ -140,7 +142,42 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 						.isThrownBy(() -> timed.complete(id, owner, response(200, "{}"))));
 			locker.rollback();
 		}
-		assertThat(timed.complete(id, owner, response(200, "{}"))).isTrue();
+		// The statement the store gave up on may still be waiting for the lock on the
+		// server, and complete the record once the lock is gone: either it or this call
+		// completes it, once.
+		timed.complete(id, owner, response(200, "{}"));
+		assertThat(timed.find(id)).hasValueSatisfying((record) -> {
+			assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+			assertThat(record.response().status()).isEqualTo(200);
+		});
+	}
+
+	/**
+	 * On a data source shared with the application, the store's network timeout is the
+	 * store's only while it holds a connection: the connection gets its own timeout back,
+	 * also after a call that joined the application's transaction. (A single connection
+	 * whose close does nothing, so that no pool resets it in the store's place.)
+	 */
+	@Test
+	void aSharedConnectionGetsItsOwnNetworkTimeoutBackAfterEachStoreCall() throws Exception {
+		try (Connection connection = this.dataSource.getConnection()) {
+			connection.setNetworkTimeout(Runnable::run, 7000);
+			int own = connection.getNetworkTimeout();
+			SingleConnectionDataSource shared = new SingleConnectionDataSource(connection, true);
+			JdbcIdempotencyStore timed = new JdbcIdempotencyStore(shared, expectedDialect(), TABLE, true,
+					Duration.ofSeconds(1));
+			RecordId id = newId();
+			String owner = token();
+			assertThat(timed.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
+			assertThat(connection.getNetworkTimeout()).isEqualTo(own);
+			Boolean completed = new TransactionTemplate(new DataSourceTransactionManager(shared))
+				.execute((status) -> timed.complete(id, owner, response(200, "{}")));
+			assertThat(completed).isTrue();
+			assertThat(connection.getNetworkTimeout()).isEqualTo(own);
+			assertThat(timed.find(id))
+				.hasValueSatisfying((record) -> assertThat(record.state()).isEqualTo(RecordState.COMPLETED));
+			assertThat(connection.getNetworkTimeout()).isEqualTo(own);
+		}
 	}
 
 	/**

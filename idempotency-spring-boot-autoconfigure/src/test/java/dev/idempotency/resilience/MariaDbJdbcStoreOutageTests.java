@@ -1,0 +1,20 @@
+package dev.idempotency.resilience;
+
+import java.sql.SQLException;
+
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+
+/** {@link JdbcStoreOutageTests} on the shared MariaDB, in a database of its own. */
+class MariaDbJdbcStoreOutageTests extends JdbcStoreOutageTests {
+
+	@Override
+	protected JdbcTestDatabase createDatabase() throws SQLException {
+		return JdbcTestDatabase.mariadb().create();
+	}
+
+	@Override
+	protected int serverPort() {
+		return 3306;
+	}
+
+}

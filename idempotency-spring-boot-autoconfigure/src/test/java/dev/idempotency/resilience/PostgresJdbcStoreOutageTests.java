@@ -1,0 +1,20 @@
+package dev.idempotency.resilience;
+
+import java.sql.SQLException;
+
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+
+/** {@link JdbcStoreOutageTests} on the shared PostgreSQL, in a schema of its own. */
+class PostgresJdbcStoreOutageTests extends JdbcStoreOutageTests {
+
+	@Override
+	protected JdbcTestDatabase createDatabase() throws SQLException {
+		return JdbcTestDatabase.postgres().create();
+	}
+
+	@Override
+	protected int serverPort() {
+		return 5432;
+	}
+
+}
