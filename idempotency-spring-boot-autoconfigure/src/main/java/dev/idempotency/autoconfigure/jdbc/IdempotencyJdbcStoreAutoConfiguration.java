@@ -183,6 +183,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotencyJdbcSchemaInitializer idempotencyJdbcSchemaInitializer(IdempotencyJdbcDataSource dataSource,
 				IdempotencyJdbcStoreProperties properties) {
+			new LiquibaseVersionCheck().warnIfNotOpenSource();
 			return new IdempotencyJdbcSchemaInitializer(dataSource.getDataSource(), properties.getTableName(),
 					properties.getInitializeSchema());
 		}

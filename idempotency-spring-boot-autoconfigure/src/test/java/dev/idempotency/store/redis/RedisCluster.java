@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -31,14 +32,16 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * 10000) is free too. {@link #start} waits until every node reports
  * {@code cluster_state:ok} and sees every slot covered; {@link #close} kills every
  * process and deletes the directories, and a JVM shutdown hook does the same if a test
- * run is cut short. The same steps as a script, for a shell:
- * {@code .ci/redis-cluster/cluster.sh}.
+ * run is cut short ({@link #shared} relies on that hook). The same steps as a script, for
+ * a shell: {@code .ci/redis-cluster/cluster.sh}.
  */
 public final class RedisCluster implements AutoCloseable {
 
 	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
 	private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+	private static @Nullable RedisCluster shared;
 
 	private final List<Node> nodes = new ArrayList<>();
 
@@ -85,6 +88,32 @@ public final class RedisCluster implements AutoCloseable {
 			cluster.close();
 			throw ex;
 		}
+	}
+
+	/**
+	 * The cluster of three primaries and three replicas that the test classes of this JVM
+	 * share, started on first use and stopped when the JVM exits: starting one takes
+	 * seconds, and the classes that only read and write records need no cluster of their
+	 * own. A class that uses it keeps its records under a key prefix of its own, leaves
+	 * every node running (it may pause one and resume it) and never closes it; a class
+	 * that kills nodes starts a cluster of its own with {@link #start}. Each call waits
+	 * until the cluster is ok again.
+	 */
+	public static synchronized RedisCluster shared() {
+		RedisCluster cluster = shared;
+		if (cluster == null || !cluster.allAlive()) {
+			if (cluster != null) {
+				cluster.close();
+			}
+			cluster = start(3);
+			shared = cluster;
+		}
+		cluster.awaitOk();
+		return cluster;
+	}
+
+	private boolean allAlive() {
+		return this.nodes.stream().allMatch((node) -> node.process.isAlive());
 	}
 
 	/** The ports of every node, primaries and replicas. */

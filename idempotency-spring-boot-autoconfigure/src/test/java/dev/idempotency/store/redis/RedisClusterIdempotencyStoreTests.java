@@ -26,12 +26,12 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The store contract, unchanged, on a real Redis Cluster of three primaries and three
- * replicas ({@link RedisCluster}, started for this class and killed afterwards), through
- * Spring Data Redis's {@code RedisClusterConfiguration} with Lettuce and topology refresh
- * on. Plus what Cluster adds: one record is one key in one slot (the hash tag), records
- * spread over every primary, scripts go by SHA on every primary, and a script cache
- * flushed on every node (as after a restart or a failover) costs nothing but one
- * {@code EVAL}.
+ * replicas (the {@linkplain RedisCluster#shared() shared} {@link RedisCluster} of this
+ * test run, each store under a key prefix of its own), through Spring Data Redis's
+ * {@code RedisClusterConfiguration} with Lettuce and topology refresh on. Plus what
+ * Cluster adds: one record is one key in one slot (the hash tag), records spread over
+ * every primary, scripts go by SHA on every primary, and a script cache flushed on every
+ * node (as after a restart or a failover) costs nothing but one {@code EVAL}.
  */
 class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
@@ -41,24 +41,22 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@BeforeAll
 	static void startCluster() {
-		cluster = RedisCluster.start(3);
+		cluster = RedisCluster.shared();
 		connectionFactory = cluster.connectionFactory(Duration.ofSeconds(10));
 	}
 
 	@AfterAll
-	static void stopCluster() {
+	static void closeConnections() {
+		// the shared cluster keeps running for the other classes of this run
 		if (connectionFactory != null) {
 			connectionFactory.destroy();
-		}
-		if (cluster != null) {
-			cluster.close();
 		}
 	}
 
 	@Override
 	protected IdempotencyStore createStore() {
-		// the cluster is this class's own and is thrown away afterwards: nothing to clean
-		// up
+		// the cluster is this run's own and is thrown away when the JVM exits: nothing to
+		// clean up
 		return new RedisIdempotencyStore(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":");
 	}
 
