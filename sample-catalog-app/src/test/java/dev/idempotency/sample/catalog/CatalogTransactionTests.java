@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcDataSource;
+import dev.idempotency.sample.catalog.support.CatalogHttp;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
@@ -139,6 +140,26 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 		List<Long> second = snapshots(tables.get(1));
 		assertThat(second).as("second table: its first snapshot and the concurrent writer's").hasSize(2);
 		assertThat(second).doesNotContain(stagedSnapshot(commits.get(1)));
+
+		// The client's retry with the same key. Lease mode records the 409 (a 4xx is the
+		// operation's answer): it is replayed. Record-after-success records successes
+		// only: the transaction runs again, and fails again on the same requirement.
+		CatalogHttp.Response retry = new CatalogHttp(catalogUri()).post(answer.path(), answer.requestBody(),
+				"Idempotency-Key", answer.idempotencyKey());
+		assertThat(retry.status()).isEqualTo(409);
+		assertThat(retry.errorType()).isEqualTo("CommitFailedException");
+		if (recordAfterSuccess()) {
+			assertThat(retry.header("Idempotent-Replayed")).as("ran again").isNull();
+		}
+		else {
+			assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+			assertThat(retry.body()).isEqualTo(answer.responseBody());
+		}
+		assertThat(snapshots(tables.get(0))).as("first table after the retry")
+			.containsExactly(before.get(tables.get(0)));
+		assertThat(snapshots(tables.get(1))).as("second table after the retry").isEqualTo(second);
+		assertThat(snapshots(tables.get(2))).as("third table after the retry")
+			.containsExactly(before.get(tables.get(2)));
 	}
 
 	@Test
