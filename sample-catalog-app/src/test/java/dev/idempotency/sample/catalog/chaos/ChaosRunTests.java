@@ -44,9 +44,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * rename, drop), each retried with its key on I/O errors and 5xx on either node until it
  * is answered. Afterwards the catalog must hold exactly what the clients were told.
  * <p>
- * Short by default (part of the test suite, once per store); a long run of one store:
- * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=redis-cluster -Dchaos.operations=3000}.
- * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}),
+ * Short by default (part of the test suite, once per store and PostgreSQL mode; with the
+ * records on the catalog's PostgreSQL database it asserts 0 re-executions); a long run of
+ * one store:
+ * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=postgresql -Dchaos.operations=10000}.
+ * Settings: {@code chaos.store} ({@code postgresql},
+ * {@code postgresql-record-after-success}, {@code redis-cluster}),
  * {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
  * {@code chaos.lose-rate}, {@code chaos.cut-rate}, {@code chaos.replicas-to-ack}; the
  * figures go to standard output and to {@code target/chaos/report-<store>-<seed>.txt};
