@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcDataSource;
+import dev.idempotency.sample.catalog.support.CatalogHttp;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
@@ -48,7 +49,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The catalog and the JDBC idempotency store on the application's one database, as the
  * sample is configured, here the embedded default's H2
- * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL, a database of its own), with
+ * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL,
+ * {@link CatalogTransactionOnMariaDbTests}: MariaDB, each a database of its own), with
  * Iceberg's own 1.12.0 client:
  * <ul>
  * <li>{@code POST /v1/{prefix}/transactions/commit} is atomic: when a concurrent writer
@@ -139,6 +141,26 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 		List<Long> second = snapshots(tables.get(1));
 		assertThat(second).as("second table: its first snapshot and the concurrent writer's").hasSize(2);
 		assertThat(second).doesNotContain(stagedSnapshot(commits.get(1)));
+
+		// The client's retry with the same key. Lease mode records the 409 (a 4xx is the
+		// operation's answer): it is replayed. Record-after-success records successes
+		// only: the transaction runs again, and fails again on the same requirement.
+		CatalogHttp.Response retry = new CatalogHttp(catalogUri()).post(answer.path(), answer.requestBody(),
+				"Idempotency-Key", answer.idempotencyKey());
+		assertThat(retry.status()).isEqualTo(409);
+		assertThat(retry.errorType()).isEqualTo("CommitFailedException");
+		if (recordAfterSuccess()) {
+			assertThat(retry.header("Idempotent-Replayed")).as("ran again").isNull();
+		}
+		else {
+			assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+			assertThat(retry.body()).isEqualTo(answer.responseBody());
+		}
+		assertThat(snapshots(tables.get(0))).as("first table after the retry")
+			.containsExactly(before.get(tables.get(0)));
+		assertThat(snapshots(tables.get(1))).as("second table after the retry").isEqualTo(second);
+		assertThat(snapshots(tables.get(2))).as("third table after the retry")
+			.containsExactly(before.get(tables.get(2)));
 	}
 
 	@Test
@@ -232,9 +254,12 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 		try (Connection lock = this.dataSource.getConnection()) {
 			lock.setAutoCommit(false);
 			try (PreparedStatement statement = lock.prepareStatement(
-					"SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ? FOR UPDATE")) {
-				statement.setString(1, first.namespace().toString());
-				statement.setString(2, first.name());
+					// The whole primary key: on MariaDB a lock query without catalog_name
+					// cannot use it and locks every row it scans.
+					"SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? FOR UPDATE")) {
+				statement.setString(1, this.catalog.name());
+				statement.setString(2, first.namespace().toString());
+				statement.setString(3, first.name());
 				try (ResultSet row = statement.executeQuery()) {
 					assertThat(row.next()).as("catalog row of " + first).isTrue();
 				}
@@ -278,6 +303,9 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 			case "H2" -> "SELECT count(*) FROM information_schema.sessions WHERE blocker_id = SESSION_ID()";
 			case "PostgreSQL" ->
 				"SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))";
+			case "MariaDB" -> "SELECT count(*) FROM information_schema.innodb_lock_waits w"
+					+ " JOIN information_schema.innodb_trx t ON w.blocking_trx_id = t.trx_id"
+					+ " WHERE t.trx_mysql_thread_id = CONNECTION_ID()";
 			default -> throw new SQLException("no blocked-session query for " + product);
 		};
 	}

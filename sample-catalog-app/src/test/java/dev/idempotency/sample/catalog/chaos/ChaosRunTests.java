@@ -44,9 +44,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * rename, drop), each retried with its key on I/O errors and 5xx on either node until it
  * is answered. Afterwards the catalog must hold exactly what the clients were told.
  * <p>
- * Short by default (part of the test suite, once per store); a long run of one store:
- * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=redis-cluster -Dchaos.operations=3000}.
- * Settings: {@code chaos.store} ({@code postgresql}, {@code redis-cluster}),
+ * Short by default (part of the test suite, once per store and PostgreSQL mode; with the
+ * records on the catalog's PostgreSQL database it asserts 0 re-executions); a long run of
+ * one store:
+ * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=postgresql -Dchaos.operations=10000}.
+ * Settings: {@code chaos.store} ({@code postgresql},
+ * {@code postgresql-record-after-success}, {@code redis-cluster}),
  * {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
  * {@code chaos.lose-rate}, {@code chaos.cut-rate}, {@code chaos.replicas-to-ack}; the
  * figures go to standard output and to {@code target/chaos/report-<store>-<seed>.txt};
@@ -66,14 +69,17 @@ class ChaosRunTests {
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("stores")
 	void everyAcknowledgedOperationTakesEffectExactlyOnce(ChaosStore store) throws Exception {
-		int operations = Integer.getInteger("chaos.operations", 400);
+		int operations = Integer.getInteger("chaos.operations", store.shortRunOperations());
 		int clientCount = Integer.getInteger("chaos.clients", 4);
 		long seed = Long.getLong("chaos.seed", System.nanoTime());
 		double loseRate = Double.parseDouble(System.getProperty("chaos.lose-rate", "0.05"));
 		double cutRate = Double.parseDouble(System.getProperty("chaos.cut-rate", "0.03"));
 		Random random = new Random(seed);
-		String runName = "chaos_" + ((store == ChaosStore.POSTGRESQL) ? "pg" : "rc") + "_"
-				+ Long.toHexString(seed & 0xFFFFFFFFFFL);
+		String runName = "chaos_" + switch (store) {
+			case POSTGRESQL -> "pg";
+			case POSTGRESQL_RECORD_AFTER_SUCCESS -> "pr";
+			case REDIS_CLUSTER -> "rc";
+		} + "_" + Long.toHexString(seed & 0xFFFFFFFFFFL);
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
 		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in
 		// every schema.
@@ -235,6 +241,20 @@ class ChaosRunTests {
 			// figure reported above.
 			assertThat(wrong).as("answers other than a re-execution's").allMatch(ChaosRunTests::isReExecution);
 			assertThat(done).isEqualTo(clientCount * (operations / clientCount));
+			if (records.atomic()) {
+				// The records commit with the catalog's rows: an operation either took
+				// effect with its record (a retry is replayed) or not at all (a retry
+				// runs
+				// it for the first time). Checked on the nodes' logs: the door's
+				// transactions were begun, and the store joined them.
+				assertThat(nodeLogLines(nodes, runDirectory, "Creating new transaction with name [idempotency]"))
+					.as("transactions begun by the idempotency door")
+					.isNotEmpty();
+				assertThat(nodeLogLines(nodes, runDirectory, "Atomic completion is off"))
+					.as("the store not joining the door's transactions")
+					.isEmpty();
+				assertThat(wrong).as("re-executions with atomic completion").isEmpty();
+			}
 		}
 		finally {
 			for (CatalogNode node : nodes) {
@@ -320,6 +340,19 @@ class ChaosRunTests {
 					log.filter(line -> line.contains(key.group(1)))
 						.forEach(line -> lines.add(node.name() + ": " + line));
 				}
+			}
+		}
+		return lines;
+	}
+
+	/** The nodes' log lines that contain {@code text}. */
+	private static List<String> nodeLogLines(List<CatalogNode> nodes, Path runDirectory, String text)
+			throws IOException {
+		List<String> lines = new ArrayList<>();
+		for (CatalogNode node : nodes) {
+			try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
+					StandardCharsets.ISO_8859_1)) {
+				log.filter(line -> line.contains(text)).forEach(line -> lines.add(node.name() + ": " + line));
 			}
 		}
 		return lines;

@@ -13,16 +13,25 @@ import dev.idempotency.store.redis.RedisCluster;
 /**
  * Where a chaos run keeps its idempotency records, and the faults it puts on them besides
  * the database cuts every run has. The catalog is always on the run's own PostgreSQL
- * database. {@code -Dchaos.store=postgresql} or {@code redis-cluster} picks one; both run
- * by default.
+ * database. {@code -Dchaos.store=postgresql}, {@code postgresql-record-after-success} or
+ * {@code redis-cluster} picks one (a comma-separated list picks several); all run by
+ * default.
  */
 enum ChaosStore {
 
 	/**
-	 * The records beside the catalog, in the same database: the database cuts are the
-	 * store's faults.
+	 * The records beside the catalog, in the same database and on the same
+	 * {@code DataSource}, lease mode: atomic completion (the default there), the
+	 * reservation commits on its own, the completion rides the catalog's commit. The
+	 * database cuts are the store's faults.
 	 */
 	POSTGRESQL("postgresql"),
+
+	/**
+	 * As {@link #POSTGRESQL}, in record-after-success mode: the record is inserted in the
+	 * catalog's transaction, just before its commit.
+	 */
+	POSTGRESQL_RECORD_AFTER_SUCCESS("postgresql-record-after-success"),
 
 	/**
 	 * The records in a Redis Cluster of the run's own (three primaries, three replicas):
@@ -47,6 +56,15 @@ enum ChaosStore {
 		return this.id;
 	}
 
+	/**
+	 * Operations of a short run (the test suite's) unless {@code chaos.operations} says
+	 * otherwise: 200 for each PostgreSQL mode, 400 for Redis Cluster, so that the two
+	 * PostgreSQL runs together take about as long as the one of lease mode did before.
+	 */
+	int shortRunOperations() {
+		return (this == REDIS_CLUSTER) ? 400 : 200;
+	}
+
 	/** The stores {@code chaos.store} names (a comma-separated list), or all of them. */
 	static List<ChaosStore> selected() {
 		String names = System.getProperty("chaos.store", "");
@@ -66,7 +84,8 @@ enum ChaosStore {
 	/** Starts what the store needs for one run; {@code keyPrefix} is the run's own. */
 	Records open(String keyPrefix, Random random) {
 		return switch (this) {
-			case POSTGRESQL -> new DatabaseRecords();
+			case POSTGRESQL -> new DatabaseRecords("lease");
+			case POSTGRESQL_RECORD_AFTER_SUCCESS -> new DatabaseRecords("record-after-success");
 			case REDIS_CLUSTER -> new RedisClusterRecords(keyPrefix, random);
 		};
 	}
@@ -107,6 +126,12 @@ enum ChaosStore {
 		/** The faults injected, for the report; empty when none of its own. */
 		String faultFigures();
 
+		/**
+		 * Whether the records commit with the catalog's writes (atomic completion): then
+		 * no operation may run twice, and the run asserts 0 re-executions.
+		 */
+		boolean atomic();
+
 		@Override
 		void close();
 
@@ -114,14 +139,33 @@ enum ChaosStore {
 
 	private static final class DatabaseRecords implements Records {
 
-		@Override
-		public String description() {
-			return "records in the catalog's PostgreSQL database";
+		private final String mode;
+
+		DatabaseRecords(String mode) {
+			this.mode = mode;
 		}
 
 		@Override
+		public String description() {
+			return "records in the catalog's PostgreSQL database, on its DataSource, " + this.mode
+					+ " mode, atomic completion";
+		}
+
+		/**
+		 * The JDBC store on the application's {@code DataSource}: atomic completion
+		 * without setting it. The transaction manager logs each transaction it begins at
+		 * DEBUG, so the run can check that the door's transactions were there.
+		 */
+		@Override
 		public List<String> nodeArguments() {
-			return List.of("--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always");
+			return List.of("--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always",
+					"--idempotency.mode=" + this.mode,
+					"--logging.level.org.springframework.jdbc.support.JdbcTransactionManager=DEBUG");
+		}
+
+		@Override
+		public boolean atomic() {
+			return true;
 		}
 
 		@Override
@@ -188,6 +232,11 @@ enum ChaosStore {
 		@Override
 		public boolean hasOwnFaults() {
 			return true;
+		}
+
+		@Override
+		public boolean atomic() {
+			return false;
 		}
 
 		/**

@@ -1,0 +1,35 @@
+package dev.idempotency.sample.catalog;
+
+import java.sql.SQLException;
+
+import dev.idempotency.sample.catalog.support.JdbcStores;
+import org.junit.jupiter.api.AfterAll;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * {@link CatalogTransactionTests} with the catalog and the JDBC store in a MariaDB
+ * database of this class's own on 127.0.0.1:3306, dropped at the end.
+ */
+class CatalogTransactionOnMariaDbTests extends CatalogTransactionTests {
+
+	/** The database of the class running now (test classes run one after another). */
+	private static JdbcStores.Store database;
+
+	@DynamicPropertySource
+	static void catalogAndStore(DynamicPropertyRegistry registry) throws SQLException {
+		database = JdbcStores.mariadb(registry);
+	}
+
+	@AfterAll
+	static void dropDatabase() throws SQLException {
+		database.drop();
+	}
+
+	@Override
+	String expectedDatabase() {
+		return "MariaDB";
+	}
+
+}
