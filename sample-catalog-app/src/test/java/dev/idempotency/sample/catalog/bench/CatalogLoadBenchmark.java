@@ -225,6 +225,24 @@ public final class CatalogLoadBenchmark {
 					properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
 				}
 			}
+			// The catalog and the records in one PostgreSQL database (a database, not a
+			// schema: JdbcCatalog looks for its tables in every schema), the store on the
+			// application's DataSource: atomic completion (the default there), or the
+			// same
+			// set-up with it switched off, as its control.
+			case "postgresql-atomic", "postgresql-shared" -> {
+				pg("CREATE DATABASE " + name);
+				properties.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:5432/" + name);
+				properties.put("spring.datasource.username", "postgres");
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.initialize-schema", "always");
+				properties.put("idempotency.store.jdbc.transactional-completion",
+						Boolean.toString(store.equals("postgresql-atomic")));
+				String poolSize = knob("bench.pool-size");
+				if (poolSize != null) {
+					properties.put("spring.datasource.hikari.maximum-pool-size", poolSize);
+				}
+			}
 			case "redis" -> {
 				properties.put("idempotency.store.type", "redis");
 				properties.put("spring.data.redis.host", "127.0.0.1");
@@ -280,8 +298,9 @@ public final class CatalogLoadBenchmark {
 		ConfigurableApplicationContext context = application.run(args);
 		try {
 			String catalogUrl = context.getEnvironment().getProperty("spring.datasource.url");
-			if (!catalogUrl.startsWith("jdbc:h2:mem:")) {
-				throw new IllegalStateException("the catalog must run on in-memory H2, not " + catalogUrl);
+			boolean catalogOnPostgresql = store.equals("postgresql-atomic") || store.equals("postgresql-shared");
+			if (!catalogUrl.startsWith(catalogOnPostgresql ? "jdbc:postgresql:" : "jdbc:h2:mem:")) {
+				throw new IllegalStateException("the catalog runs on the wrong database: " + catalogUrl);
 			}
 			this.base = URI.create("http://127.0.0.1:" + context.getEnvironment().getProperty("local.server.port"));
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
@@ -298,7 +317,10 @@ public final class CatalogLoadBenchmark {
 			if (controlPool != null) {
 				controlPool.close();
 			}
-			if (store.startsWith("postgresql")) {
+			if (store.equals("postgresql-atomic") || store.equals("postgresql-shared")) {
+				pg("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+			}
+			else if (store.startsWith("postgresql")) {
 				pg("DROP SCHEMA IF EXISTS " + name + " CASCADE");
 			}
 			deleteRecursively(warehouse);
