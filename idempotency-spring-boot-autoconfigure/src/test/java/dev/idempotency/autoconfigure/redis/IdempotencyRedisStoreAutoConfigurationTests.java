@@ -113,10 +113,23 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 			assertThat(refresh(context.getBean(LettuceConnectionFactory.class)).isPeriodicRefreshEnabled())
 				.as("the application's own connection is left as Boot made it")
 				.isFalse();
+			ClusterTopologyRefreshOptions application = refresh(context.getBean(LettuceConnectionFactory.class));
 			ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
-			assertThat(store.isPeriodicRefreshEnabled()).isTrue();
-			assertThat(store.getRefreshPeriod()).isEqualTo(RedisStoreConnections.DEFAULT_TOPOLOGY_REFRESH_PERIOD);
 			assertThat(store.getAdaptiveRefreshTriggers()).containsExactlyInAnyOrder(RefreshTrigger.values());
+			if (application.getAdaptiveRefreshTriggers().isEmpty()) {
+				// Lettuce 6 (Boot 4.0) refreshes nothing by default: the store turns it
+				// on.
+				assertThat(store.isPeriodicRefreshEnabled()).isTrue();
+				assertThat(store.getRefreshPeriod()).isEqualTo(RedisStoreConnections.DEFAULT_TOPOLOGY_REFRESH_PERIOD);
+			}
+			else {
+				// Lettuce 7 (Boot 4.1) refreshes on every adaptive trigger by default:
+				// the
+				// application's connection already follows a failover, the store copies
+				// it.
+				assertThat(store.getAdaptiveRefreshTriggers())
+					.containsExactlyInAnyOrderElementsOf(application.getAdaptiveRefreshTriggers());
+			}
 			assertThat(storeFactory(context).getClientConfiguration().getCommandTimeout())
 				.isEqualTo(Duration.ofSeconds(2));
 		});
@@ -129,7 +142,7 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 					"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false")
 			.run((context) -> {
 				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
-				assertThat(store.isPeriodicRefreshEnabled()).isTrue();
+				assertThat(store.getAdaptiveRefreshTriggers()).containsExactlyInAnyOrder(RefreshTrigger.values());
 				assertThat(store.useDynamicRefreshSources()).isFalse();
 			});
 	}
@@ -140,17 +153,23 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
 					"spring.data.redis.lettuce.cluster.refresh.adaptive=false")
 			.run((context) -> {
+				// What Boot made of adaptive=false: nothing on Lettuce 6, Lettuce 7's own
+				// default (every trigger) on Boot 4.1. The store copies it either way.
+				ClusterTopologyRefreshOptions application = refresh(context.getBean(LettuceConnectionFactory.class));
 				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
 				assertThat(store.isPeriodicRefreshEnabled()).isFalse();
-				assertThat(store.getAdaptiveRefreshTriggers()).isEmpty();
+				assertThat(store.getAdaptiveRefreshTriggers())
+					.containsExactlyInAnyOrderElementsOf(application.getAdaptiveRefreshTriggers());
 			});
 		this.contextRunner
 			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
 					"spring.data.redis.lettuce.cluster.refresh.period=30s")
 			.run((context) -> {
+				ClusterTopologyRefreshOptions application = refresh(context.getBean(LettuceConnectionFactory.class));
 				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
 				assertThat(store.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(30));
-				assertThat(store.getAdaptiveRefreshTriggers()).isEmpty();
+				assertThat(store.getAdaptiveRefreshTriggers())
+					.containsExactlyInAnyOrderElementsOf(application.getAdaptiveRefreshTriggers());
 			});
 		this.contextRunner.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES)
 			.withBean(LettuceClientOptionsBuilderCustomizer.class,
@@ -159,9 +178,15 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 							.enableAdaptiveRefreshTrigger(RefreshTrigger.MOVED_REDIRECT)
 							.build()))
 			.run((context) -> {
+				// Lettuce 6 builds exactly MOVED_REDIRECT, Lettuce 7 adds it to its
+				// default
+				// of every trigger: the store copies what the application's options hold.
+				ClusterTopologyRefreshOptions application = refresh(context.getBean(LettuceConnectionFactory.class));
 				ClusterTopologyRefreshOptions store = refresh(storeFactory(context));
+				assertThat(application.getAdaptiveRefreshTriggers()).contains(RefreshTrigger.MOVED_REDIRECT);
 				assertThat(store.isPeriodicRefreshEnabled()).isFalse();
-				assertThat(store.getAdaptiveRefreshTriggers()).containsExactly(RefreshTrigger.MOVED_REDIRECT);
+				assertThat(store.getAdaptiveRefreshTriggers())
+					.containsExactlyInAnyOrderElementsOf(application.getAdaptiveRefreshTriggers());
 			});
 	}
 
