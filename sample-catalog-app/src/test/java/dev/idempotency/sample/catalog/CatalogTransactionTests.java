@@ -49,8 +49,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The catalog and the JDBC idempotency store on the application's one database, as the
  * sample is configured, here the embedded default's H2
- * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL,
- * {@link CatalogTransactionOnMariaDbTests}: MariaDB, each a database of its own), with
+ * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL, a database of its own), with
  * Iceberg's own 1.12.0 client:
  * <ul>
  * <li>{@code POST /v1/{prefix}/transactions/commit} is atomic: when a concurrent writer
