@@ -136,10 +136,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		HandlerTransactions transactions = this.transactions;
 		try {
 			if (completedNormally && request.isAsyncStarted()) {
-				// Went asynchronous without saying so in its return type: what it wrote
-				// on
-				// this thread commits, and the rest is finished as an asynchronous
-				// answer.
+				// Went asynchronous without saying so in its return type:
+				// what it wrote on this thread commits, and the rest is
+				// finished as an asynchronous answer.
 				logger.warn("The handler of " + request.getRequestURI() + " started asynchronous processing by"
 						+ " itself: it runs without atomic completion");
 				transactions.commit(request, transaction);

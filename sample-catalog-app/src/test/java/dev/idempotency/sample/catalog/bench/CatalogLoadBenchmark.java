@@ -203,11 +203,8 @@ public final class CatalogLoadBenchmark {
 			case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
 				pg("CREATE SCHEMA " + name);
 				if (store.equals("postgresql-async-reserve")) {
-					// idempotency.store.jdbc.postgresql.reserve-asynchronous-commit: only
-					// the
-					// reservation is written without waiting for its WAL flush (lease
-					// mode;
-					// record-after-success makes no reservation).
+					// Only the reservation is written without waiting for its WAL
+					// flush (lease mode; record-after-success makes no reservation).
 					properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
 				}
 				if (store.equals("postgresql-async-commit")) {
