@@ -9,6 +9,7 @@ import java.util.UUID;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * A database of its own for one test class, on the shared servers of the machine
@@ -56,6 +57,18 @@ public abstract class JdbcTestDatabase {
 
 	/** The JDBC URL of the created schema or database. */
 	public abstract String url();
+
+	/**
+	 * Makes this schema or database the application's {@code DataSource} (a pool of 4)
+	 * and the JDBC store's, the table made by the starter's changelog.
+	 */
+	public void registerAsApplicationStore(DynamicPropertyRegistry registry) {
+		registry.add("idempotency.store.type", () -> "jdbc");
+		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
+		registry.add("spring.datasource.url", this::url);
+		registry.add("spring.datasource.username", this::user);
+		registry.add("spring.datasource.hikari.maximum-pool-size", () -> "4");
+	}
 
 	/** The user of {@link #url()}. */
 	public String user() {

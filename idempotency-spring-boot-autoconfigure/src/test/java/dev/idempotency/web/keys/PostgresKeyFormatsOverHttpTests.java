@@ -19,11 +19,7 @@ class PostgresKeyFormatsOverHttpTests extends KeyFormatsOverHttpTests {
 	@DynamicPropertySource
 	static void store(DynamicPropertyRegistry registry) throws SQLException {
 		schema = JdbcTestDatabase.postgres().create();
-		registry.add("idempotency.store.type", () -> "jdbc");
-		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
-		registry.add("spring.datasource.url", () -> schema.url());
-		registry.add("spring.datasource.username", () -> "postgres");
-		registry.add("spring.datasource.hikari.maximum-pool-size", () -> "4");
+		schema.registerAsApplicationStore(registry);
 	}
 
 	@AfterAll
