@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;

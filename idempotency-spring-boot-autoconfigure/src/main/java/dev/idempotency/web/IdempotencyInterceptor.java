@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
@@ -37,7 +38,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method
  * or its class), or a mutation whose path matches a configured pattern, asks the engine
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
- * {@link IdempotencyErrorException}, for Spring MVC's exception handling. The
+ * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
@@ -184,7 +185,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			replay(replay.response(), response);
 			return false;
 		}
-		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
+		throw new IdempotencyRejectedException(((Decision.Reject) decision).error(), this.problemTypeBase);
 	}
 
 	/**
@@ -207,7 +208,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		catch (RuntimeException ex) {
 			this.engine.failed(reservation, "its transaction could not begin: " + ex);
-			throw new IdempotencyErrorException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+			throw new IdempotencyRejectedException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 					"the request's transaction could not begin; nothing was done, retry later",
 					this.engine.settings().storeRetryAfter()), this.problemTypeBase);
 		}

@@ -3,7 +3,6 @@ package dev.idempotency.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 
-import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
 import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
@@ -14,7 +13,6 @@ import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
-import dev.idempotency.web.ProblemDetailErrorRenderer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -44,8 +42,7 @@ class IdempotencyAutoConfigurationTests {
 				.hasSingleBean(IdempotencyInterceptor.class)
 				.hasSingleBean(IdempotentMethodPostProcessor.class)
 				.hasSingleBean(IdempotentMethodInterceptor.class)
-				.hasSingleBean(IdempotencyRejectedExceptionHandler.class)
-				.hasSingleBean(ProblemDetailErrorRenderer.class)
+				.doesNotHaveBean(IdempotencyErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
 			assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes())
@@ -161,7 +158,6 @@ class IdempotencyAutoConfigurationTests {
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(IdempotentMethodInterceptor.class)
-				.doesNotHaveBean(IdempotencyRejectedExceptionHandler.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 
