@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 import dev.idempotency.engine.IdempotencyEngine;
@@ -17,6 +18,7 @@ import dev.idempotency.web.PrincipalScopeResolver;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -29,6 +31,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -124,8 +127,7 @@ public class IdempotencyWebMvcAutoConfiguration {
 		@ConditionalOnMissingBean
 		@Nullable HandlerTransactions idempotencyHandlerTransactions(IdempotencyEngine engine,
 				ObjectProvider<PlatformTransactionManager> transactionManager, IdempotencyProperties properties,
-				ObjectProvider<IdempotencyErrorRenderer> errorRenderer,
-				ObjectProvider<RequestMappingHandlerAdapter> handlerAdapter) {
+				ObjectProvider<IdempotencyErrorRenderer> errorRenderer, ListableBeanFactory beanFactory) {
 			if (!(engine.store() instanceof JdbcIdempotencyStore store) || !store.transactionalCompletion()) {
 				return null;
 			}
@@ -135,7 +137,7 @@ public class IdempotencyWebMvcAutoConfiguration {
 						+ " PlatformTransactionManager: the HTTP door runs protected handlers without a transaction");
 				return null;
 			}
-			return new HandlerTransactions(manager, store, errorResolver(errorRenderer, handlerAdapter),
+			return new HandlerTransactions(manager, store, errorResolver(errorRenderer, beanFactory),
 					properties.getWeb().getProblemTypeBase());
 		}
 
@@ -143,8 +145,7 @@ public class IdempotencyWebMvcAutoConfiguration {
 
 	@Bean
 	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor,
-			ObjectProvider<IdempotencyErrorRenderer> errorRenderer,
-			ObjectProvider<RequestMappingHandlerAdapter> handlerAdapter) {
+			ObjectProvider<IdempotencyErrorRenderer> errorRenderer, ListableBeanFactory beanFactory) {
 		return new WebMvcConfigurer() {
 
 			@Override
@@ -171,7 +172,7 @@ public class IdempotencyWebMvcAutoConfiguration {
 					}
 				}
 				resolvers.add((!applicationRenderer && advice >= 0) ? advice + 1 : 0,
-						errorResolver(errorRenderer, handlerAdapter));
+						errorResolver(errorRenderer, beanFactory));
 			}
 
 		};
@@ -180,15 +181,26 @@ public class IdempotencyWebMvcAutoConfiguration {
 	/**
 	 * Answers refusals with the application's renderer if it declares one, else with
 	 * problem details written by Spring MVC's message converters (those of its request
-	 * handling, so the application's JSON mapper).
+	 * handling, so the application's JSON mapper), looked up once, when the first refusal
+	 * is written.
 	 */
 	static IdempotencyErrorExceptionResolver errorResolver(ObjectProvider<IdempotencyErrorRenderer> errorRenderer,
-			ObjectProvider<RequestMappingHandlerAdapter> handlerAdapter) {
-		Supplier<List<HttpMessageConverter<?>>> converters = () -> {
-			RequestMappingHandlerAdapter adapter = handlerAdapter.getIfUnique();
-			return (adapter != null) ? adapter.getMessageConverters() : List.of();
-		};
+			ListableBeanFactory beanFactory) {
+		Supplier<List<HttpMessageConverter<?>>> converters = SingletonSupplier
+			.of(() -> mvcMessageConverters(beanFactory));
 		return new IdempotencyErrorExceptionResolver(converters, errorRenderer.getIfAvailable());
+	}
+
+	/**
+	 * The converters of Spring MVC's handler adapter; with several adapters (Spring Data
+	 * REST adds its own), those of Spring MVC's.
+	 */
+	static List<HttpMessageConverter<?>> mvcMessageConverters(ListableBeanFactory beanFactory) {
+		Map<String, RequestMappingHandlerAdapter> adapters = beanFactory
+			.getBeansOfType(RequestMappingHandlerAdapter.class);
+		RequestMappingHandlerAdapter adapter = (adapters.size() == 1) ? adapters.values().iterator().next()
+				: adapters.get("requestMappingHandlerAdapter");
+		return (adapter != null) ? adapter.getMessageConverters() : List.of();
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 
 import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
@@ -19,12 +20,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.converter.HttpMessageConverter;
+import org.springframework.http.converter.StringHttpMessageConverter;
+import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -149,6 +155,23 @@ class IdempotencyAutoConfigurationTests {
 				.rootCause()
 				.hasMessageContaining("idempotency.store.type=jdbc")
 				.hasMessageContaining("DataSource"));
+	}
+
+	@Test
+	void refusalsAreWrittenWithTheConvertersOfSpringMvcsOwnHandlerAdapter() {
+		StaticListableBeanFactory beans = new StaticListableBeanFactory();
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).isEmpty();
+		HttpMessageConverter<?> mvcs = new JacksonJsonHttpMessageConverter();
+		beans.addBean("requestMappingHandlerAdapter", adapter(mvcs));
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
+		beans.addBean("anotherLibrarysHandlerAdapter", adapter(new StringHttpMessageConverter()));
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
+	}
+
+	private static RequestMappingHandlerAdapter adapter(HttpMessageConverter<?> converter) {
+		RequestMappingHandlerAdapter adapter = new RequestMappingHandlerAdapter();
+		adapter.setMessageConverters(List.of(converter));
+		return adapter;
 	}
 
 	@Test
