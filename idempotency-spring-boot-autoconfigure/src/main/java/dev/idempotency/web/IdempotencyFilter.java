@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import dev.idempotency.engine.Answer;
 import dev.idempotency.engine.AtomicOutcome;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
@@ -309,8 +310,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return null;
 		}
 		StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response), response.capturedBody());
-		StoredResponse answer = this.engine.succeeded(reservation, own);
-		return (answer != own) ? answer : null;
+		if (this.engine.succeeded(reservation, own) instanceof Answer.Recorded recorded) {
+			return recorded.response();
+		}
+		return null;
 	}
 
 	/**

@@ -396,8 +396,8 @@ class IdempotencyEngineProtocolTests {
 
 	/** The answer after a run succeeded: its own response, or the one recorded first. */
 	private static String answer(IdempotencyEngine engine, Reservation reservation, StoredResponse own) {
-		StoredResponse answer = engine.succeeded(reservation, own);
-		return ((answer == own) ? "own " : "recorded ") + answer.status();
+		Answer answer = engine.succeeded(reservation, own);
+		return ((answer instanceof Answer.Own) ? "own " : "recorded ") + answer.response().status();
 	}
 
 	private static Reservation proceeds(Decision decision) {
