@@ -12,7 +12,6 @@ import java.util.TreeSet;
 import dev.idempotency.engine.Answer;
 import dev.idempotency.engine.AtomicOutcome;
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.AsyncEvent;
@@ -178,13 +177,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			if (committed) {
 				sendHeld(response);
 			}
-			else if (outcome.replay() != null && response.discardHeld()) {
-				sendRecorded(outcome.replay(), response);
+			else if (outcome instanceof AtomicOutcome.Replay replay && response.discardHeld()) {
+				sendRecorded(replay.response(), response);
 			}
 			else {
-				IdempotencyError error = outcome.error();
-				transactions.sendError((error != null) ? error : this.engine.transactionRolledBack("its commit failed"),
-						request, response);
+				transactions.sendError((outcome instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
+						: this.engine.transactionRolledBack("its commit failed"), request, response);
 			}
 		}
 		finally {

@@ -385,13 +385,13 @@ class IdempotencyEngineProtocolTests {
 	}
 
 	private static String describe(AtomicOutcome outcome) {
-		if (outcome.commits()) {
-			return "commit";
+		if (outcome instanceof AtomicOutcome.Replay replay) {
+			return "replay " + replay.response().status();
 		}
-		if (outcome.replay() != null) {
-			return "replay " + outcome.replay().status();
+		if (outcome instanceof AtomicOutcome.Refuse refuse) {
+			return "refuse " + describe(refuse.error());
 		}
-		return "refuse " + describe(outcome.error());
+		return outcome.commits() ? "commit" : "neither commit, nor replay, nor refusal";
 	}
 
 	/** The answer after a run succeeded: its own response, or the one recorded first. */
