@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class Heartbeat {
 
+	/** Logs as the engine, whose logger name users already configure. */
 	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
 
 	private final IdempotencyEngine engine;

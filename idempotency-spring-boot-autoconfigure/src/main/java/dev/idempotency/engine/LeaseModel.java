@@ -19,6 +19,7 @@ import org.apache.commons.logging.LogFactory;
  */
 final class LeaseModel implements ProtocolModel {
 
+	/** Logs as the engine, whose logger name users already configure. */
 	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
 
 	private final IdempotencyEngine engine;

@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class RecordAfterSuccessModel implements ProtocolModel {
 
+	/** Logs as the engine, whose logger name users already configure. */
 	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
 
 	private final IdempotencyEngine engine;
