@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRejectedException;
+import dev.idempotency.engine.Answer;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyEngine;
@@ -222,8 +223,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		if (TRANSACTIONS_PRESENT && Transactions.completeAfterCommit(this.engine, reservation, stored, operation)) {
 			return result;
 		}
-		StoredResponse answer = this.engine.succeeded(reservation, stored);
-		if (answer == stored) {
+		if (!(this.engine.succeeded(reservation, stored) instanceof Answer.Recorded recorded)) {
 			return result;
 		}
 		// Record-after-success: another call of the same request ran beside this one and
@@ -231,7 +231,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 		// writes in the caller's transaction must not commit, and it answers as that call
 		// did.
 		markTransactionRollbackOnly(operation);
-		return readResult(method, targetClass, answer);
+		return readResult(method, targetClass, recorded.response());
 	}
 
 	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
@@ -268,8 +268,7 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 
 					@Override
 					public void afterCommit() {
-						StoredResponse answer = engine.succeeded(reservation, stored);
-						if (answer != stored) {
+						if (engine.succeeded(reservation, stored) instanceof Answer.Recorded) {
 							logger.info("Another call of " + operation + " with the same key recorded its result"
 									+ " first; this call's transaction had already committed");
 						}

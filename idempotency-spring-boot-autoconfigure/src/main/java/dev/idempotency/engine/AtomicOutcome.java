@@ -1,48 +1,36 @@
 package dev.idempotency.engine;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.idempotency.store.StoredResponse;
 
 /**
  * What becomes of a run whose answer was recorded inside the transaction of its own
- * writes (atomic completion, {@link IdempotencyEngine#succeededInTransaction}): commit
- * that transaction and answer with the run's own response, or roll it back and answer
- * with the response another attempt recorded (as a replay) or with an error. Once the
- * transaction has ended, the front door hands this back to
+ * writes (atomic completion, {@link IdempotencyEngine#succeededInTransaction}):
+ * {@link Commit} that transaction and answer with the run's own response, or roll it back
+ * and answer with the response another attempt recorded ({@link Replay}) or with an error
+ * ({@link Refuse}). Once the transaction has ended, the front door hands this back to
  * {@link IdempotencyEngine#transactionEnded}.
  */
-public final class AtomicOutcome {
-
-	private final boolean commit;
-
-	private final @Nullable StoredResponse replay;
-
-	private final @Nullable IdempotencyError error;
+public abstract sealed class AtomicOutcome permits AtomicOutcome.Commit, AtomicOutcome.Replay, AtomicOutcome.Refuse {
 
 	private final ExecutionResult result;
 
 	private final boolean releaseAfterRollback;
 
-	private AtomicOutcome(boolean commit, @Nullable StoredResponse replay, @Nullable IdempotencyError error,
-			ExecutionResult result, boolean releaseAfterRollback) {
-		this.commit = commit;
-		this.replay = replay;
-		this.error = error;
+	private AtomicOutcome(ExecutionResult result, boolean releaseAfterRollback) {
 		this.result = result;
 		this.releaseAfterRollback = releaseAfterRollback;
 	}
 
 	static AtomicOutcome commit(boolean releaseAfterRollback) {
-		return new AtomicOutcome(true, null, null, ExecutionResult.COMPLETED, releaseAfterRollback);
+		return new Commit(releaseAfterRollback);
 	}
 
 	static AtomicOutcome replay(StoredResponse recorded) {
-		return new AtomicOutcome(false, recorded, null, ExecutionResult.ANSWERED_RECORDED, false);
+		return new Replay(recorded);
 	}
 
 	static AtomicOutcome refuse(IdempotencyError error, ExecutionResult result, boolean releaseAfterRollback) {
-		return new AtomicOutcome(false, null, error, result, releaseAfterRollback);
+		return new Refuse(error, result, releaseAfterRollback);
 	}
 
 	/**
@@ -50,24 +38,7 @@ public final class AtomicOutcome {
 	 * roll back, taking the run's own writes with it.
 	 */
 	public boolean commits() {
-		return this.commit;
-	}
-
-	/**
-	 * After a rollback: the response another attempt of the same request recorded, to
-	 * answer as a replay; {@code null} when the answer is {@link #error()}.
-	 */
-	public @Nullable StoredResponse replay() {
-		return this.replay;
-	}
-
-	/**
-	 * After a rollback: the error to answer with (the key reused by another request, a
-	 * run in flight elsewhere, the store failing); {@code null} when the answer is
-	 * {@link #replay()} or the transaction commits.
-	 */
-	public @Nullable IdempotencyError error() {
-		return this.error;
+		return this instanceof Commit;
 	}
 
 	ExecutionResult result() {
@@ -79,6 +50,59 @@ public final class AtomicOutcome {
 	 */
 	boolean releaseAfterRollback() {
 		return this.releaseAfterRollback;
+	}
+
+	/**
+	 * The record is written in the transaction: commit it and answer with the run's own
+	 * response (if the commit fails, nothing was done: answer
+	 * {@link IdempotencyEngine#transactionRolledBack}).
+	 */
+	public static final class Commit extends AtomicOutcome {
+
+		private Commit(boolean releaseAfterRollback) {
+			super(ExecutionResult.COMPLETED, releaseAfterRollback);
+		}
+
+	}
+
+	/**
+	 * Another attempt of the same request recorded its response first: roll back and
+	 * answer with that response, as a replay.
+	 */
+	public static final class Replay extends AtomicOutcome {
+
+		private final StoredResponse response;
+
+		private Replay(StoredResponse response) {
+			super(ExecutionResult.ANSWERED_RECORDED, false);
+			this.response = response;
+		}
+
+		/** The response another attempt of the same request recorded. */
+		public StoredResponse response() {
+			return this.response;
+		}
+
+	}
+
+	/**
+	 * Roll back and answer with an error: the key reused by another request, a run in
+	 * flight elsewhere, the store failing.
+	 */
+	public static final class Refuse extends AtomicOutcome {
+
+		private final IdempotencyError error;
+
+		private Refuse(IdempotencyError error, ExecutionResult result, boolean releaseAfterRollback) {
+			super(result, releaseAfterRollback);
+			this.error = error;
+		}
+
+		/** The error to answer with. */
+		public IdempotencyError error() {
+			return this.error;
+		}
+
 	}
 
 }

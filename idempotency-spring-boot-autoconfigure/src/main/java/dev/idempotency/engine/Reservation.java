@@ -4,83 +4,26 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.store.RecordId;
-import org.jspecify.annotations.Nullable;
 
 /**
- * One run of an operation under its key, finished exactly once. In lease mode it owns the
- * record while the operation runs: the owner token fences every write, and the heartbeat
- * keeps the lease alive. In record-after-success mode nothing is in the store while the
- * operation runs: it carries what is needed to record the final response afterwards
- * (fingerprint and retention), and has no owner token.
+ * One run of an operation under its key, finished exactly once: a {@link Lease} in lease
+ * mode, a {@link RecordAfterSuccess} in record-after-success mode.
  */
-public final class Reservation {
+public abstract sealed class Reservation permits Reservation.Lease, Reservation.RecordAfterSuccess {
 
 	private final RecordId id;
 
-	private final @Nullable String ownerToken;
-
 	private final String operation;
-
-	private final boolean takenOver;
-
-	private final @Nullable String fingerprint;
-
-	private final @Nullable Duration retention;
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
-	private volatile long lastBeatNanos;
-
-	Reservation(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos) {
-		this(id, ownerToken, operation, takenOver, reservedNanos, null, null);
-	}
-
-	private Reservation(RecordId id, @Nullable String ownerToken, String operation, boolean takenOver,
-			long reservedNanos, @Nullable String fingerprint, @Nullable Duration retention) {
+	private Reservation(RecordId id, String operation) {
 		this.id = id;
-		this.ownerToken = ownerToken;
 		this.operation = operation;
-		this.takenOver = takenOver;
-		this.lastBeatNanos = reservedNanos;
-		this.fingerprint = fingerprint;
-		this.retention = retention;
-	}
-
-	/**
-	 * A run in record-after-success mode: nothing was written; its final response is
-	 * recorded with this fingerprint and retention once it succeeded.
-	 */
-	static Reservation recordAfterSuccess(RecordId id, String operation, String fingerprint, Duration retention) {
-		return new Reservation(id, null, operation, false, System.nanoTime(), fingerprint, retention);
 	}
 
 	public RecordId id() {
 		return this.id;
-	}
-
-	/**
-	 * The owner token that fences the writes; {@code null} in record-after-success mode.
-	 */
-	public @Nullable String ownerToken() {
-		return this.ownerToken;
-	}
-
-	/**
-	 * Whether this run holds no record and records its final response after it succeeded
-	 * (record-after-success mode).
-	 */
-	public boolean recordsAfterSuccess() {
-		return this.ownerToken == null;
-	}
-
-	/** The request's fingerprint, kept for recording (record-after-success mode). */
-	@Nullable String fingerprint() {
-		return this.fingerprint;
-	}
-
-	/** How long the recorded response is kept (record-after-success mode). */
-	@Nullable Duration retention() {
-		return this.retention;
 	}
 
 	public String operation() {
@@ -89,22 +32,10 @@ public final class Reservation {
 
 	/**
 	 * Whether this reservation took over a record whose previous owner's lease had
-	 * expired.
+	 * expired; never in record-after-success mode.
 	 */
 	public boolean takenOver() {
-		return this.takenOver;
-	}
-
-	/**
-	 * When the call that last extended the lease (or reserved the record) started, by
-	 * {@link System#nanoTime()}: the lease runs from no earlier than this.
-	 */
-	long lastBeatNanos() {
-		return this.lastBeatNanos;
-	}
-
-	void beaten(long nanos) {
-		this.lastBeatNanos = nanos;
+		return false;
 	}
 
 	boolean finished() {
@@ -119,6 +50,77 @@ public final class Reservation {
 	@Override
 	public String toString() {
 		return "Reservation[" + this.operation + ", key=" + this.id.key() + "]";
+	}
+
+	/**
+	 * Lease mode: the run owns the record while the operation runs. The owner token
+	 * fences every write, and the heartbeat keeps the lease alive.
+	 */
+	public static final class Lease extends Reservation {
+
+		private final String ownerToken;
+
+		private final boolean takenOver;
+
+		private volatile long lastBeatNanos;
+
+		Lease(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos) {
+			super(id, operation);
+			this.ownerToken = ownerToken;
+			this.takenOver = takenOver;
+			this.lastBeatNanos = reservedNanos;
+		}
+
+		/** The owner token that fences the writes. */
+		public String ownerToken() {
+			return this.ownerToken;
+		}
+
+		@Override
+		public boolean takenOver() {
+			return this.takenOver;
+		}
+
+		/**
+		 * When the call that last extended the lease (or reserved the record) started, by
+		 * {@link System#nanoTime()}: the lease runs from no earlier than this.
+		 */
+		long lastBeatNanos() {
+			return this.lastBeatNanos;
+		}
+
+		void beaten(long nanos) {
+			this.lastBeatNanos = nanos;
+		}
+
+	}
+
+	/**
+	 * Record-after-success mode: nothing is in the store while the operation runs. It
+	 * carries what is needed to record the final response once it succeeded.
+	 */
+	public static final class RecordAfterSuccess extends Reservation {
+
+		private final String fingerprint;
+
+		private final Duration retention;
+
+		RecordAfterSuccess(RecordId id, String operation, String fingerprint, Duration retention) {
+			super(id, operation);
+			this.fingerprint = fingerprint;
+			this.retention = retention;
+		}
+
+		/** The request's fingerprint, recorded with the response. */
+		String fingerprint() {
+			return this.fingerprint;
+		}
+
+		/** How long the recorded response is kept. */
+		Duration retention() {
+			return this.retention;
+		}
+
 	}
 
 }

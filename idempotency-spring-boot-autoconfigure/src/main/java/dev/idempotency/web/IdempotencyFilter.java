@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import dev.idempotency.engine.Answer;
 import dev.idempotency.engine.AtomicOutcome;
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.AsyncEvent;
@@ -177,13 +177,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			if (committed) {
 				sendHeld(response);
 			}
-			else if (outcome.replay() != null && response.discardHeld()) {
-				sendRecorded(outcome.replay(), response);
+			else if (outcome instanceof AtomicOutcome.Replay replay && response.discardHeld()) {
+				sendRecorded(replay.response(), response);
 			}
 			else {
-				IdempotencyError error = outcome.error();
-				transactions.sendError((error != null) ? error : this.engine.transactionRolledBack("its commit failed"),
-						request, response);
+				transactions.sendError((outcome instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
+						: this.engine.transactionRolledBack("its commit failed"), request, response);
 			}
 		}
 		finally {
@@ -309,8 +308,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return null;
 		}
 		StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response), response.capturedBody());
-		StoredResponse answer = this.engine.succeeded(reservation, own);
-		return (answer != own) ? answer : null;
+		if (this.engine.succeeded(reservation, own) instanceof Answer.Recorded recorded) {
+			return recorded.response();
+		}
+		return null;
 	}
 
 	/**

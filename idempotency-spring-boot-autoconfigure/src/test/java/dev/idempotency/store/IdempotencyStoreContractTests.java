@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.engine.Answer;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.ExecutionResult;
 import dev.idempotency.engine.IdempotencyEngine;
@@ -202,7 +203,7 @@ public abstract class IdempotencyStoreContractTests {
 					Map.of("Content-Type", List.of("application/octet-stream"), "Location", List.of("/things/1")),
 					new byte[] { 0, 1, (byte) 0xff, 0x7f, 10, 13 });
 			Reservation reservation = proceeds(begin(engine, id, "fp-a"));
-			assertThat(engine.succeeded(reservation, created)).isSameAs(created);
+			assertThat(engine.succeeded(reservation, created)).isEqualTo(new Answer.Own(created));
 			assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(created);
 			assertThat(store().find(id)).get()
 				.satisfies((record) -> assertThat(record.state()).isEqualTo(RecordState.COMPLETED));
@@ -228,7 +229,8 @@ public abstract class IdempotencyStoreContractTests {
 			IdempotencyEngine engine = engine(mode);
 			RecordId id = newId();
 			StoredResponse unavailable = response(503, "{\"busy\":true}");
-			assertThat(engine.succeeded(proceeds(begin(engine, id, "fp-a")), unavailable)).isSameAs(unavailable);
+			assertThat(engine.succeeded(proceeds(begin(engine, id, "fp-a")), unavailable))
+				.isEqualTo(new Answer.Own(unavailable));
 			assertThat(store().find(id)).isEmpty();
 			engine.succeeded(proceeds(begin(engine, id, "fp-a")), response(201, "{\"done\":true}"));
 			assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(response(201, "{\"done\":true}"));
@@ -241,7 +243,8 @@ public abstract class IdempotencyStoreContractTests {
 			IdempotencyEngine engine = engine(mode);
 			RecordId id = newId();
 			StoredResponse conflict = response(409, "{\"error\":\"exists\"}");
-			assertThat(engine.succeeded(proceeds(begin(engine, id, "fp-a")), conflict)).isSameAs(conflict);
+			assertThat(engine.succeeded(proceeds(begin(engine, id, "fp-a")), conflict))
+				.isEqualTo(new Answer.Own(conflict));
 			if (mode == Mode.LEASE) {
 				assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(conflict);
 				return;
@@ -253,9 +256,10 @@ public abstract class IdempotencyStoreContractTests {
 			Reservation refused = proceeds(begin(engine, id, "fp-a"));
 			Reservation failing = proceeds(begin(engine, id, "fp-a"));
 			StoredResponse created = response(201, "{\"created\":true}");
-			assertThat(engine.succeeded(succeeding, created)).isSameAs(created);
-			assertThat(engine.succeeded(refused, conflict)).isEqualTo(created);
-			assertThat(engine.succeeded(failing, response(500, "{\"error\":\"constraint\"}"))).isEqualTo(created);
+			assertThat(engine.succeeded(succeeding, created)).isEqualTo(new Answer.Own(created));
+			assertThat(engine.succeeded(refused, conflict)).isEqualTo(new Answer.Recorded(created));
+			assertThat(engine.succeeded(failing, response(500, "{\"error\":\"constraint\"}")))
+				.isEqualTo(new Answer.Recorded(created));
 			assertThat(replayed(begin(engine, id, "fp-a"))).isEqualTo(created);
 			assertThat(counted(ExecutionResult.ANSWERED_RECORDED)).isEqualTo(2);
 		}
@@ -284,7 +288,7 @@ public abstract class IdempotencyStoreContractTests {
 			Reservation reservation = proceeds(begin(engine, id, "fp-a"));
 			this.failing.failing = true;
 			StoredResponse created = response(201, "{\"id\":1}");
-			assertThat(engine.succeeded(reservation, created)).isSameAs(created);
+			assertThat(engine.succeeded(reservation, created)).isEqualTo(new Answer.Own(created));
 			this.failing.failing = false;
 			assertThat(counted(ExecutionResult.STORE_ERROR)).isOne();
 			Decision retry = begin(engine, id, "fp-a");
@@ -351,7 +355,7 @@ public abstract class IdempotencyStoreContractTests {
 						}
 						Reservation reservation = proceeds(decision);
 						Thread.sleep(50);
-						return engine.succeeded(reservation, response(201, "{\"run\":" + thread + "}"));
+						return engine.succeeded(reservation, response(201, "{\"run\":" + thread + "}")).response();
 					}));
 				}
 				List<StoredResponse> answers = new ArrayList<>();

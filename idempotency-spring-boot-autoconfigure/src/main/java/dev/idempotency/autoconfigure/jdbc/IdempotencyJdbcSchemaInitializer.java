@@ -10,7 +10,11 @@ import javax.sql.DataSource;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import liquibase.Scope;
 import liquibase.changelog.FastCheckService;
+import liquibase.database.Database;
+import liquibase.database.jvm.JdbcConnection;
+import liquibase.exception.DatabaseException;
 import liquibase.integration.spring.SpringLiquibase;
+import liquibase.resource.ResourceAccessor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -142,7 +146,24 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 		if (!isEnabled()) {
 			return false;
 		}
-		SpringLiquibase liquibase = new SpringLiquibase();
+		SpringLiquibase liquibase = new SpringLiquibase() {
+
+			@Override
+			protected Database createDatabase(Connection connection, ResourceAccessor resourceAccessor)
+					throws DatabaseException {
+				// Liquibase's H2 support expects names in upper case (see
+				// CaseMatchingH2Database).
+				Database database = CaseMatchingH2Database.forConnection(connection);
+				if (database == null) {
+					return super.createDatabase(connection, resourceAccessor);
+				}
+				database.setConnection(new JdbcConnection(connection));
+				database.setDatabaseChangeLogTableName(getDatabaseChangeLogTable());
+				database.setDatabaseChangeLogLockTableName(getDatabaseChangeLogLockTable());
+				return database;
+			}
+
+		};
 		liquibase.setDataSource(this.dataSource);
 		liquibase.setChangeLog(CHANGELOG);
 		liquibase.setChangeLogParameters(Map.of(TABLE_NAME_PARAMETER, this.tableName));
