@@ -252,7 +252,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			return response;
 		}
 		try {
-			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
+			if (timed("complete",
+					() -> this.store.complete(reservation.id(), reservation.requiredOwnerToken(), response))) {
 				finished(ExecutionResult.COMPLETED, reservation);
 			}
 			else {
@@ -374,7 +375,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			return recordInTransaction(reservation, response);
 		}
 		try {
-			if (timed("complete", () -> this.store.complete(reservation.id(), reservation.ownerToken(), response))) {
+			if (timed("complete",
+					() -> this.store.complete(reservation.id(), reservation.requiredOwnerToken(), response))) {
 				return AtomicOutcome.commit(true);
 			}
 			logger.warn("Could not complete " + reservation
@@ -409,7 +411,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (isCompletedFor(record, reservation)) {
 			logger.info("Another attempt of " + reservation + " recorded its response first; this attempt's"
 					+ " transaction is rolled back and it answers with the recorded response");
-			return AtomicOutcome.replay(record.response());
+			return AtomicOutcome.replay(record.completedResponse());
 		}
 		if (record.state() == RecordState.COMPLETED) {
 			logger.info("Another request recorded its response under the key of " + reservation
@@ -473,7 +475,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	private StoredResponse answerRecorded(Reservation reservation, IdempotencyRecord record, String what) {
 		logger.info("Another attempt of " + reservation + " " + what + "; answering with the recorded response");
 		finished(ExecutionResult.ANSWERED_RECORDED, reservation);
-		return record.response();
+		return record.completedResponse();
 	}
 
 	/**
@@ -650,7 +652,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		if (record.state() == RecordState.COMPLETED) {
 			report(IdempotencyOutcome.REPLAYED, operation, record.id());
-			return new Decision.Replay(record.response());
+			return new Decision.Replay(record.completedResponse());
 		}
 		Duration remaining = Duration.between(this.clock.instant(), deadline);
 		// Waited long enough, or interrupted while waiting: an interruption is not a
@@ -749,8 +751,8 @@ public class IdempotencyEngine implements AutoCloseable {
 		// instant.
 		long start = System.nanoTime();
 		try {
-			if (timed("heartbeat",
-					() -> this.store.heartbeat(reservation.id(), reservation.ownerToken(), this.settings.lease()))) {
+			if (timed("heartbeat", () -> this.store.heartbeat(reservation.id(), reservation.requiredOwnerToken(),
+					this.settings.lease()))) {
 				reservation.beaten(start);
 			}
 			else if (finish(reservation)) {
@@ -769,7 +771,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	/** Releases the record and reports {@code result}, or what prevented the release. */
 	private void doRelease(Reservation reservation, String reason, ExecutionResult result) {
 		try {
-			if (timed("release", () -> this.store.release(reservation.id(), reservation.ownerToken()))) {
+			if (timed("release", () -> this.store.release(reservation.id(), reservation.requiredOwnerToken()))) {
 				logger.debug("Released " + reservation + ": " + reason);
 				finished(result, reservation);
 			}

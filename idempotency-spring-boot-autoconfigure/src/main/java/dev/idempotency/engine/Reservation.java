@@ -66,6 +66,17 @@ public final class Reservation {
 	}
 
 	/**
+	 * The owner token, for the store calls of a reservation that holds its record.
+	 * @throws IllegalStateException in record-after-success mode, which holds none
+	 */
+	String requiredOwnerToken() {
+		if (this.ownerToken == null) {
+			throw new IllegalStateException(this + " holds no record (record-after-success mode)");
+		}
+		return this.ownerToken;
+	}
+
+	/**
 	 * Whether this run holds no record and records its final response after it succeeded
 	 * (record-after-success mode).
 	 */
@@ -73,13 +84,25 @@ public final class Reservation {
 		return this.ownerToken == null;
 	}
 
-	/** The request's fingerprint, kept for recording (record-after-success mode). */
-	@Nullable String fingerprint() {
+	/**
+	 * The request's fingerprint, kept for recording (record-after-success mode).
+	 * @throws IllegalStateException in lease mode, which keeps none
+	 */
+	String fingerprint() {
+		if (this.fingerprint == null) {
+			throw new IllegalStateException(this + " keeps no fingerprint (lease mode)");
+		}
 		return this.fingerprint;
 	}
 
-	/** How long the recorded response is kept (record-after-success mode). */
-	@Nullable Duration retention() {
+	/**
+	 * How long the recorded response is kept (record-after-success mode).
+	 * @throws IllegalStateException in lease mode, which keeps none
+	 */
+	Duration retention() {
+		if (this.retention == null) {
+			throw new IllegalStateException(this + " keeps no retention (lease mode)");
+		}
 		return this.retention;
 	}
 

@@ -1,5 +1,7 @@
 package dev.idempotency.web;
 
+import java.time.Duration;
+
 import dev.idempotency.engine.IdempotencyError;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
@@ -20,8 +22,9 @@ public class IdempotencyErrorException extends ErrorResponseException {
 	public IdempotencyErrorException(IdempotencyError error, String typeBase) {
 		super(HttpStatusCode.valueOf(error.status()), IdempotencyProblemDetails.of(error, typeBase), null);
 		this.error = error;
-		if (error.retryAfter() != null) {
-			getHeaders().set(HttpHeaders.RETRY_AFTER, retryAfterSeconds(error));
+		Duration retryAfter = error.retryAfter();
+		if (retryAfter != null) {
+			getHeaders().set(HttpHeaders.RETRY_AFTER, retryAfterSeconds(retryAfter));
 		}
 	}
 
@@ -35,8 +38,8 @@ public class IdempotencyErrorException extends ErrorResponseException {
 		return this.error.status() + " " + this.error.type().slug() + ": " + this.error.detail();
 	}
 
-	static String retryAfterSeconds(IdempotencyError error) {
-		return Long.toString(Math.max(1, error.retryAfter().toSeconds()));
+	static String retryAfterSeconds(Duration retryAfter) {
+		return Long.toString(Math.max(1, retryAfter.toSeconds()));
 	}
 
 }

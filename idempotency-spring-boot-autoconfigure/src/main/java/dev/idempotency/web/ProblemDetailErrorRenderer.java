@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import dev.idempotency.engine.IdempotencyError;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 
 /**
@@ -25,14 +26,24 @@ public class ProblemDetailErrorRenderer implements IdempotencyErrorRenderer {
 	public void render(IdempotencyError error, HttpServletRequest request, HttpServletResponse response)
 			throws IOException {
 		ProblemDetail problem = IdempotencyProblemDetails.of(error, this.typeBase);
-		String json = "{\"type\":" + quote(problem.getType().toString()) + ",\"title\":" + quote(problem.getTitle())
-				+ ",\"status\":" + problem.getStatus() + ",\"detail\":" + quote(problem.getDetail()) + ",\"instance\":"
-				+ quote(request.getRequestURI()) + "}";
-		byte[] body = json.getBytes(StandardCharsets.UTF_8);
+		// A member the problem does not have is left out (RFC 9457 section 3.1).
+		StringBuilder json = new StringBuilder("{");
+		member(json, "type", problem.getType());
+		member(json, "title", problem.getTitle());
+		json.append("\"status\":").append(problem.getStatus()).append(',');
+		member(json, "detail", problem.getDetail());
+		json.append("\"instance\":").append(quote(request.getRequestURI())).append('}');
+		byte[] body = json.toString().getBytes(StandardCharsets.UTF_8);
 		response.setStatus(error.status());
 		response.setContentType("application/problem+json");
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
+	}
+
+	private static void member(StringBuilder json, String name, @Nullable Object value) {
+		if (value != null) {
+			json.append(quote(name)).append(':').append(quote(value.toString())).append(',');
+		}
 	}
 
 	static String quote(String text) {
