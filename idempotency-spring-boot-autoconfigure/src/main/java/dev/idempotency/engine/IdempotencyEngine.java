@@ -309,7 +309,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		if (record.state() == RecordState.COMPLETED) {
 			report(IdempotencyOutcome.REPLAYED, operation, record.id());
-			return new Decision.Replay(record.response());
+			return new Decision.Replay(record.completedResponse());
 		}
 		Duration remaining = Duration.between(this.clock.instant(), deadline);
 		// Waited long enough, or interrupted while waiting: an interruption is not a

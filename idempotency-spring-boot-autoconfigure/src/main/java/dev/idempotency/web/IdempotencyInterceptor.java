@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -129,7 +130,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// the header says.
 			return true;
 		}
-		if (annotation != null) {
+		if (annotation != null && handlerMethod != null) {
 			// Tells the method aspect that this door owns the handler method, whatever
 			// the HTTP method.
 			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
@@ -177,7 +178,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 						IdempotencyInterceptor::answersLater);
 				beginTransaction(request, proceed.reservation(), handlerMethod, later);
 				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				capturing.startCapture(this.engine.settings().maxBodyBytes(), !later);
+				// A reservation means a key was sent, so the filter's wrapper is
+				// there (checked above).
+				Objects.requireNonNull(capturing, "CapturingResponse")
+					.startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
 		}
@@ -200,7 +204,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return;
 		}
 		if (later) {
-			transactions.asynchronous(handlerMethod.getMethod());
+			// Only a handler method answers later.
+			transactions.asynchronous(Objects.requireNonNull(handlerMethod, "handlerMethod").getMethod());
 			return;
 		}
 		try {

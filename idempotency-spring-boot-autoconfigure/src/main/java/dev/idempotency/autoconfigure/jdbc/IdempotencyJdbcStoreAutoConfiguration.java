@@ -33,6 +33,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.util.Assert;
 
 /**
  * Auto-configuration of the JDBC idempotency store, switched on by
@@ -159,9 +160,11 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		@ConditionalOnMissingBean(annotation = IdempotencyDataSource.class)
 		@ConfigurationProperties(prefix = "idempotency.store.jdbc.pool", ignoreUnknownFields = false)
 		HikariDataSource idempotencyStoreDataSource(IdempotencyJdbcStoreProperties properties) {
+			String url = properties.getUrl();
+			Assert.state(url != null, "idempotency.store.jdbc.url is set (the condition of this configuration)");
 			HikariDataSource pool = DataSourceBuilder.create(getClass().getClassLoader())
 				.type(HikariDataSource.class)
-				.url(properties.getUrl())
+				.url(url)
 				.username(properties.getUsername())
 				.password(properties.getPassword())
 				.build();
