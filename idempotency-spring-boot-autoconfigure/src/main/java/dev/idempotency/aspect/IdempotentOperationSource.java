@@ -45,18 +45,25 @@ final class IdempotentOperationSource {
 		return cached.orElse(null);
 	}
 
+	/**
+	 * The annotation that applies to a method of a bean class: the method's, else the
+	 * class's (then it applies to each of its methods).
+	 */
+	static @Nullable Idempotent annotation(Method method, Class<?> targetClass) {
+		Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+		return (onMethod != null) ? onMethod
+				: AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
+	}
+
 	private @Nullable IdempotentOperation read(Method method, Class<?> targetClass) {
 		if (ReflectionUtils.isObjectMethod(method)) {
 			return null;
 		}
-		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
-		boolean onMethod = annotation != null;
+		Idempotent annotation = annotation(method, targetClass);
 		if (annotation == null) {
-			annotation = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
-			if (annotation == null) {
-				return null;
-			}
+			return null;
 		}
+		boolean onMethod = AnnotatedElementUtils.hasAnnotation(method, Idempotent.class);
 		String name = annotation.operation().isEmpty()
 				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
 		String identity = method.getDeclaringClass().getName() + "#" + method.getName()
