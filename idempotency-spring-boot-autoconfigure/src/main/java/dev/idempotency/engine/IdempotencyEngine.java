@@ -109,6 +109,16 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store;
 	}
 
+	/**
+	 * Whether a result completed now, on this thread, commits or rolls back with the
+	 * transaction active on it (the store joins it, see
+	 * {@link IdempotencyStore#joinsCurrentTransaction()}). A front door running inside a
+	 * caller's transaction that is not joined must complete only after it committed.
+	 */
+	public boolean joinsCurrentTransaction() {
+		return this.store.joinsCurrentTransaction();
+	}
+
 	/** Whether a response with this status is final, so it is stored and replayed. */
 	public static boolean isFinal(int status) {
 		return status >= 200 && status < 500 && !RELEASED_STATUSES.contains(status);
