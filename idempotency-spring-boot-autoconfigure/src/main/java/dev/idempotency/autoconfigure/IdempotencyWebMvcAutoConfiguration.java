@@ -3,7 +3,6 @@ package dev.idempotency.autoconfigure;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.web.HandlerTransactions;
 import dev.idempotency.web.IdempotencyErrorException;
