@@ -6,11 +6,11 @@ import java.util.Objects;
 /**
  * The engine's configuration, independent of how it was configured, grouped as it is
  * used: the key window (lifetime, grace, clock skew, key age policy), the {@link Lease}
- * of a running owner, the answer to a duplicate {@link InFlight}, what to do on a
- * {@link StoreFailure}, the largest stored body and the {@link Mode}. Build it with
- * {@link #builder()}, which starts from the defaults: they are written here and nowhere
- * else. Each record checks its values and throws {@link IllegalArgumentException} naming
- * the value at fault.
+ * of a running owner, the answer to a duplicate still {@link InFlight in flight}, what to
+ * do on a {@link StoreFailure}, the largest stored body and the {@link Mode}. Build it
+ * with {@link #builder()}, which starts from the defaults: they are written here and
+ * nowhere else. Each record checks its values and throws {@link IllegalArgumentException}
+ * naming the value at fault.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
