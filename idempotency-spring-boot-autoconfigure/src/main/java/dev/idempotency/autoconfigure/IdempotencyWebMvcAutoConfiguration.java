@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.web.HandlerTransactions;
 import dev.idempotency.web.IdempotencyErrorExceptionResolver;

@@ -215,7 +215,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			this.engine.failed(reservation, "its transaction could not begin: " + ex);
 			throw new IdempotencyRejectedException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 					"the request's transaction could not begin; nothing was done, retry later",
-					this.engine.settings().storeRetryAfter()), this.problemTypeBase);
+					this.engine.settings().storeFailure().retryAfter()), this.problemTypeBase);
 		}
 	}
 

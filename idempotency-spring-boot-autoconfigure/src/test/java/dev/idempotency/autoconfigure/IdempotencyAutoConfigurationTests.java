@@ -8,7 +8,6 @@ import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -56,8 +55,8 @@ class IdempotencyAutoConfigurationTests {
 			IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 			assertThat(settings.lifetime()).isEqualTo(Duration.ofMinutes(30));
 			assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(35));
-			assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
-			assertThat(settings.inFlightStatus().status()).isEqualTo(409);
+			assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
+			assertThat(settings.inFlight().status().status()).isEqualTo(409);
 			assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.LEASE);
 		});
 	}
@@ -74,9 +73,9 @@ class IdempotencyAutoConfigurationTests {
 			.run((context) -> {
 				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
-				assertThat(settings.lease()).isEqualTo(Duration.ofSeconds(5));
-				assertThat(settings.inFlightStatus().status()).isEqualTo(503);
-				assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
+				assertThat(settings.lease().duration()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(settings.inFlight().status().status()).isEqualTo(503);
+				assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
 				assertThat(settings.maxBodyBytes()).isEqualTo(64 * 1024);
 				assertThat(settings.keyAgePolicy()).isEqualTo(IdempotencySettings.KeyAgePolicy.WARN);
 				assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);

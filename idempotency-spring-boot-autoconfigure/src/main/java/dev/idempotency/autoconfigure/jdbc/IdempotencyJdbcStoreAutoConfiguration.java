@@ -6,9 +6,9 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.autoconfigure.LeaseMargin;
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
@@ -125,7 +125,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		if (queryTimeout.isZero() || queryTimeout.isNegative()) {
 			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.jdbc.query-timeout"),
 					"idempotency.store.jdbc.query-timeout is " + queryTimeout + " (none): a heartbeat statement"
-							+ " could wait longer than idempotency.lease (" + settings.lease()
+							+ " could wait longer than idempotency.lease (" + settings.lease().duration()
 							+ "), and a retry would then take over an owner that is still running",
 					"Set idempotency.store.jdbc.query-timeout to a positive duration (the default is 2s).");
 		}
