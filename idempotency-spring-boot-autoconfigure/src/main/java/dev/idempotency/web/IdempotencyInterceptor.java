@@ -15,7 +15,6 @@ import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.Reservation;
-import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -29,7 +28,6 @@ import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.util.ServletRequestPathUtils;
-import org.springframework.web.util.WebUtils;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
@@ -151,8 +149,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));
-		CapturingResponse capturing = WebUtils.getNativeResponse(response, CapturingResponse.class);
-		if (!keys.isEmpty() && capturing == null) {
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		if (!keys.isEmpty() && exchange == null) {
 			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI()
 					+ ": register it (the auto-configuration does) to protect " + operation);
 		}
@@ -174,14 +172,14 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			if (proceed.reservation() != null) {
 				boolean later = (handlerMethod != null) && this.answeredLater.computeIfAbsent(handlerMethod.getMethod(),
 						IdempotencyInterceptor::answersLater);
-				beginTransaction(request, proceed.reservation(), handlerMethod, later);
-				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				capturing.startCapture(this.engine.settings().maxBodyBytes(), !later);
+				beginTransaction(exchange, proceed.reservation(), handlerMethod, later);
+				exchange.reserved(proceed.reservation());
+				exchange.response().startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
 		}
 		if (decision instanceof Decision.Replay replay) {
-			replay(replay.response(), response);
+			ReplayWriter.write(replay.response(), response);
 			return false;
 		}
 		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
@@ -192,7 +190,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * begins now, after the key was reserved (or found free), before the handler runs. If
 	 * it cannot begin, the key is freed again and the request refused with 503.
 	 */
-	private void beginTransaction(HttpServletRequest request, Reservation reservation,
+	private void beginTransaction(IdempotentExchange exchange, Reservation reservation,
 			@Nullable HandlerMethod handlerMethod, boolean later) {
 		HandlerTransactions transactions = this.transactions;
 		if (transactions == null) {
@@ -203,7 +201,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return;
 		}
 		try {
-			transactions.begin(request);
+			transactions.begin(exchange);
 		}
 		catch (RuntimeException ex) {
 			this.engine.failed(reservation, "its transaction could not begin: " + ex);
@@ -216,8 +214,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	@Override
 	public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable ModelAndView modelAndView) {
-		if (this.transactions != null) {
-			HandlerTransactions.handlerReturned(request);
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		if (exchange != null) {
+			exchange.handlerReturned();
 		}
 	}
 
@@ -309,24 +308,6 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		PathContainer path = pathWithinApplication(request);
 		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
-	}
-
-	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
-		response.setStatus(stored.status());
-		stored.headers().forEach((name, values) -> {
-			if ("Content-Type".equalsIgnoreCase(name)) {
-				response.setContentType(values.get(0));
-			}
-			else {
-				values.forEach((value) -> response.addHeader(name, value));
-			}
-		});
-		response.setHeader(REPLAYED_HEADER, "true");
-		response.setContentLength(stored.body().length);
-		if (stored.body().length > 0) {
-			response.getOutputStream().write(stored.body());
-		}
-		response.flushBuffer();
 	}
 
 }
