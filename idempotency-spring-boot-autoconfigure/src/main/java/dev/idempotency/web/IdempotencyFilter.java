@@ -93,17 +93,17 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finally {
 			Reservation reservation = exchange.takeReservation();
-			boolean inTransaction = this.transactions != null && exchange.transaction() != null;
+			HandlerTransactions transactions = (exchange.transaction() != null) ? this.transactions : null;
 			if (reservation != null) {
-				if (inTransaction) {
-					finishInTransaction(reservation, exchange, completedNormally);
+				if (transactions != null) {
+					finishInTransaction(transactions, reservation, exchange, completedNormally);
 				}
 				else {
 					finish(reservation, exchange, completedNormally);
 				}
 			}
-			else if (inTransaction) {
-				this.transactions.rollback(exchange);
+			else if (transactions != null) {
+				transactions.rollback(exchange);
 			}
 		}
 	}
@@ -128,8 +128,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * One exception: an answer too large to store has streamed to the client already; its
 	 * writes commit, unrecorded, as without a transaction.
 	 */
-	private void finishInTransaction(Reservation reservation, IdempotentExchange exchange, boolean completedNormally) {
-		HandlerTransactions transactions = this.transactions;
+	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation,
+			IdempotentExchange exchange, boolean completedNormally) {
 		HttpServletRequest request = exchange.request();
 		CapturingResponse response = exchange.response();
 		try {
@@ -143,7 +143,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				finish(reservation, exchange, true);
 				return;
 			}
-			String rollbackReason = rollbackReason(exchange, completedNormally);
+			String rollbackReason = rollbackReason(transactions, exchange, completedNormally);
 			if (rollbackReason != null) {
 				transactions.rollback(exchange);
 				int status = response.getStatus();
@@ -193,12 +193,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * Why the handler's transaction must roll back instead of committing with a record;
 	 * {@code null}: it commits.
 	 */
-	private @Nullable String rollbackReason(IdempotentExchange exchange, boolean completedNormally) {
+	private @Nullable String rollbackReason(HandlerTransactions transactions, IdempotentExchange exchange,
+			boolean completedNormally) {
 		CapturingResponse response = exchange.response();
 		if (!completedNormally || !exchange.didHandlerReturn()) {
 			return "the handler threw an exception";
 		}
-		if (this.transactions.isRollbackOnly(exchange)) {
+		if (transactions.isRollbackOnly(exchange)) {
 			return "the transaction was marked rollback-only";
 		}
 		String notStored = exchange.notStoredReason();

@@ -1,9 +1,12 @@
 package dev.idempotency.sample.catalog.web;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Locale;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -174,7 +177,14 @@ public class TableController {
 	 * A strong ETag naming the metadata file and the snapshot mode it was loaded with.
 	 */
 	static String etag(String metadataLocation, SnapshotMode mode) {
-		return "\"" + Fingerprints.sha256Hex(metadataLocation + "\n" + mode.name()).substring(0, 32) + "\"";
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256")
+				.digest((metadataLocation + "\n" + mode.name()).getBytes(StandardCharsets.UTF_8));
+			return "\"" + HexFormat.of().formatHex(digest, 0, 16) + "\"";
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
 	}
 
 }
