@@ -1,12 +1,18 @@
 package dev.idempotency.engine;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
@@ -62,6 +68,55 @@ public final class Fingerprints {
 		return HexFormat.of().formatHex(digest.digest());
 	}
 
+	/**
+	 * The body of a form post as fingerprinted: the parameters sorted by name, each with
+	 * its values in the order they were sent, as length-prefixed fields.
+	 */
+	public static byte[] formBody(Map<String, String[]> parameters) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		new TreeMap<>(parameters).forEach((name, values) -> {
+			field(out, utf8(name));
+			field(out, lengthPrefix(values.length));
+			for (String value : values) {
+				field(out, utf8(value));
+			}
+		});
+		return out.toByteArray();
+	}
+
+	/**
+	 * The body of a multipart request as fingerprinted, part after part: each part's
+	 * name, its headers (by lower-case name, sorted; each name's values joined with
+	 * commas) and its bytes, as length-prefixed fields. The boundary does not count.
+	 */
+	public static final class MultipartBody {
+
+		private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+		/**
+		 * Adds the next part.
+		 * @param headerValues the values of a header, by its lower-case name
+		 */
+		public void part(String name, Collection<String> headerNames, Function<String, Collection<String>> headerValues,
+				byte[] content) {
+			field(this.out, utf8(name));
+			List<String> names = new ArrayList<>(headerNames);
+			names.replaceAll((header) -> header.toLowerCase(Locale.ROOT));
+			names.sort(null);
+			field(this.out, lengthPrefix(names.size()));
+			for (String header : names) {
+				field(this.out, utf8(header));
+				field(this.out, utf8(String.join(",", headerValues.apply(header))));
+			}
+			field(this.out, content);
+		}
+
+		public byte[] toByteArray() {
+			return this.out.toByteArray();
+		}
+
+	}
+
 	/** Hex SHA-256 of a string, for scopes too long to store and for logs. */
 	public static String sha256Hex(String text) {
 		return HexFormat.of().formatHex(sha256().digest(text.getBytes(StandardCharsets.UTF_8)));
@@ -85,10 +140,25 @@ public final class Fingerprints {
 	}
 
 	private static void update(MessageDigest digest, byte[] field) {
-		int length = field.length;
-		digest.update(
-				new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
+		digest.update(lengthPrefix(field.length));
 		digest.update(field);
+	}
+
+	private static void field(ByteArrayOutputStream out, byte[] field) {
+		out.writeBytes(lengthPrefix(field.length));
+		out.writeBytes(field);
+	}
+
+	/**
+	 * A field's length (or a count) as four bytes, big-endian: the prefix that keeps any
+	 * two different sequences of fields apart.
+	 */
+	private static byte[] lengthPrefix(int length) {
+		return new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length };
+	}
+
+	private static byte[] utf8(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
 	private static MessageDigest sha256() {

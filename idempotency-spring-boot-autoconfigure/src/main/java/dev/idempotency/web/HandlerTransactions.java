@@ -2,6 +2,7 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -12,7 +13,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -45,10 +45,6 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
 public class HandlerTransactions {
 
 	private static final Log logger = LogFactory.getLog(HandlerTransactions.class);
-
-	private static final String TRANSACTION_ATTRIBUTE = HandlerTransactions.class.getName() + ".transaction";
-
-	private static final String RETURNED_ATTRIBUTE = HandlerTransactions.class.getName() + ".returned";
 
 	private final PlatformTransactionManager transactionManager;
 
@@ -87,7 +83,7 @@ public class HandlerTransactions {
 	 * @return whether it began (the store joins it); false: the request runs without it
 	 * @throws RuntimeException if the transaction could not begin (the database is down)
 	 */
-	boolean begin(HttpServletRequest request) {
+	boolean begin(IdempotentExchange exchange) {
 		if (!this.storeJoins) {
 			return false;
 		}
@@ -104,7 +100,7 @@ public class HandlerTransactions {
 				return false;
 			}
 		}
-		request.setAttribute(TRANSACTION_ATTRIBUTE, status);
+		exchange.transactionBegan(status);
 		return true;
 	}
 
@@ -117,26 +113,8 @@ public class HandlerTransactions {
 		}
 	}
 
-	/** The open transaction of this request; {@code null} if none. */
-	static @Nullable Object transaction(HttpServletRequest request) {
-		return request.getAttribute(TRANSACTION_ATTRIBUTE);
-	}
-
-	/**
-	 * Marks that the handler of a request with a transaction returned (did not throw).
-	 */
-	static void handlerReturned(HttpServletRequest request) {
-		if (request.getAttribute(TRANSACTION_ATTRIBUTE) != null) {
-			request.setAttribute(RETURNED_ATTRIBUTE, Boolean.TRUE);
-		}
-	}
-
-	static boolean didHandlerReturn(HttpServletRequest request) {
-		return request.getAttribute(RETURNED_ATTRIBUTE) != null;
-	}
-
-	boolean isRollbackOnly(Object transaction) {
-		return ((TransactionStatus) transaction).isRollbackOnly();
+	boolean isRollbackOnly(IdempotentExchange exchange) {
+		return (exchange.transaction() instanceof TransactionStatus status) && status.isRollbackOnly();
 	}
 
 	/**
@@ -144,10 +122,13 @@ public class HandlerTransactions {
 	 * @return whether it committed; false after a failed commit (logged), which rolled
 	 * the transaction back
 	 */
-	boolean commit(HttpServletRequest request, Object transaction) {
-		request.removeAttribute(TRANSACTION_ATTRIBUTE);
+	boolean commit(IdempotentExchange exchange) {
+		// Called by the filter only for an exchange with an open transaction.
+		TransactionStatus status = (TransactionStatus) Objects.requireNonNull(exchange.transaction(), "transaction");
+		exchange.transactionEnded();
+		HttpServletRequest request = exchange.request();
 		try {
-			this.transactionManager.commit((TransactionStatus) transaction);
+			this.transactionManager.commit(status);
 			return true;
 		}
 		catch (RuntimeException ex) {
@@ -157,13 +138,14 @@ public class HandlerTransactions {
 		}
 	}
 
-	/** Rolls back, unless the transaction has ended already. */
-	void rollback(HttpServletRequest request, Object transaction) {
-		request.removeAttribute(TRANSACTION_ATTRIBUTE);
-		TransactionStatus status = (TransactionStatus) transaction;
-		if (status.isCompleted()) {
+	/** Rolls back, unless there is no transaction or it has ended already. */
+	void rollback(IdempotentExchange exchange) {
+		TransactionStatus status = (TransactionStatus) exchange.transaction();
+		exchange.transactionEnded();
+		if (status == null || status.isCompleted()) {
 			return;
 		}
+		HttpServletRequest request = exchange.request();
 		try {
 			this.transactionManager.rollback(status);
 		}
@@ -178,7 +160,9 @@ public class HandlerTransactions {
 	 * Answers with an error instead of the held answer (its transaction did not commit,
 	 * or the door refused it after it ran).
 	 */
-	void sendError(IdempotencyError error, HttpServletRequest request, CapturingResponse response) {
+	void sendError(IdempotencyError error, IdempotentExchange exchange) {
+		HttpServletRequest request = exchange.request();
+		CapturingResponse response = exchange.response();
 		if (!response.discardHeld()) {
 			logger.warn("Could not answer " + request.getRequestURI() + " with " + error.status() + " ("
 					+ error.detail() + "): the answer was not held");

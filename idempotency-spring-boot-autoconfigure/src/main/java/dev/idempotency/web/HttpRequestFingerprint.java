@@ -1,16 +1,11 @@
 package dev.idempotency.web;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
 
 import dev.idempotency.engine.Fingerprints;
 import jakarta.servlet.ServletException;
@@ -173,16 +168,7 @@ final class HttpRequestFingerprint {
 		}
 		if (type.startsWith("application/x-www-form-urlencoded")) {
 			checkDeclaredLength();
-			Map<String, String[]> sorted = new TreeMap<>(this.request.getParameterMap());
-			ByteArrayOutputStream form = new ByteArrayOutputStream();
-			sorted.forEach((name, values) -> {
-				field(form, name.getBytes(StandardCharsets.UTF_8));
-				field(form, intBytes(values.length));
-				for (String value : values) {
-					field(form, value.getBytes(StandardCharsets.UTF_8));
-				}
-			});
-			return form.toByteArray();
+			return Fingerprints.formBody(this.request.getParameterMap());
 		}
 		CachedBodyRequest cached = WebUtils.getNativeRequest(this.request, CachedBodyRequest.class);
 		if (cached == null) {
@@ -201,41 +187,19 @@ final class HttpRequestFingerprint {
 	}
 
 	private byte[] multipartBody() throws IOException, ServletException {
-		ByteArrayOutputStream body = new ByteArrayOutputStream();
+		Fingerprints.MultipartBody body = new Fingerprints.MultipartBody();
 		long total = 0;
 		for (Part part : this.request.getParts()) {
-			field(body, part.getName().getBytes(StandardCharsets.UTF_8));
-			List<String> names = new ArrayList<>(part.getHeaderNames());
-			names.replaceAll((name) -> name.toLowerCase(Locale.ROOT));
-			names.sort(null);
-			field(body, intBytes(names.size()));
-			for (String name : names) {
-				field(body, name.getBytes(StandardCharsets.UTF_8));
-				field(body, String.join(",", part.getHeaders(name)).getBytes(StandardCharsets.UTF_8));
-			}
 			total += part.getSize();
 			if (total > this.maxRequestBytes) {
 				throw new RequestTooLargeException("the request's parts are longer than the " + this.maxRequestBytes
 						+ " bytes this server reads for an idempotency key", this.maxRequestBytes);
 			}
 			try (InputStream in = part.getInputStream()) {
-				field(body, in.readAllBytes());
+				body.part(part.getName(), part.getHeaderNames(), part::getHeaders, in.readAllBytes());
 			}
 		}
 		return body.toByteArray();
-	}
-
-	/**
-	 * Writes a length-prefixed field, so that no two different inputs give the same
-	 * bytes.
-	 */
-	private static void field(ByteArrayOutputStream out, byte[] bytes) {
-		out.writeBytes(intBytes(bytes.length));
-		out.writeBytes(bytes);
-	}
-
-	private static byte[] intBytes(int value) {
-		return new byte[] { (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value };
 	}
 
 }

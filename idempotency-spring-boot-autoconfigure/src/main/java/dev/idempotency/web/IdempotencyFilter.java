@@ -35,8 +35,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public class IdempotencyFilter extends OncePerRequestFilter {
 
-	static final String RESERVATION_ATTRIBUTE = IdempotencyFilter.class.getName() + ".reservation";
-
 	/**
 	 * A request attribute that keeps the answer of this request from being stored (its
 	 * value says why): set when the answer reflects a passing state, such as a keyed call
@@ -87,27 +85,25 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		// the handler protected and the key valid: only then is the body read and the
 		// response captured.
 		HttpServletRequest cachedRequest = new CachedBodyRequest(request);
-		CapturingResponse capturing = new CapturingResponse(response);
+		IdempotentExchange exchange = IdempotentExchange.start(request, new CapturingResponse(response));
 		boolean completedNormally = false;
 		try {
-			chain.doFilter(cachedRequest, capturing);
+			chain.doFilter(cachedRequest, exchange.response());
 			completedNormally = true;
 		}
 		finally {
-			Reservation reservation = (Reservation) request.getAttribute(RESERVATION_ATTRIBUTE);
-			HandlerTransactions transactions = this.transactions;
-			Object transaction = (transactions != null) ? HandlerTransactions.transaction(request) : null;
+			Reservation reservation = exchange.takeReservation();
+			HandlerTransactions transactions = (exchange.transaction() != null) ? this.transactions : null;
 			if (reservation != null) {
-				request.removeAttribute(RESERVATION_ATTRIBUTE);
-				if (transactions != null && transaction != null) {
-					finishInTransaction(transactions, reservation, transaction, request, capturing, completedNormally);
+				if (transactions != null) {
+					finishInTransaction(transactions, reservation, exchange, completedNormally);
 				}
 				else {
-					finish(reservation, request, capturing, completedNormally);
+					finish(reservation, exchange, completedNormally);
 				}
 			}
-			else if (transactions != null && transaction != null) {
-				transactions.rollback(request, transaction);
+			else if (transactions != null) {
+				transactions.rollback(exchange);
 			}
 		}
 	}
@@ -132,8 +128,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * One exception: an answer too large to store has streamed to the client already; its
 	 * writes commit, unrecorded, as without a transaction.
 	 */
-	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation, Object transaction,
-			HttpServletRequest request, CapturingResponse response, boolean completedNormally) {
+	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation,
+			IdempotentExchange exchange, boolean completedNormally) {
+		HttpServletRequest request = exchange.request();
+		CapturingResponse response = exchange.response();
 		try {
 			if (completedNormally && request.isAsyncStarted()) {
 				// Went asynchronous without saying so in its return type:
@@ -141,26 +139,26 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				// finished as an asynchronous answer.
 				logger.warn("The handler of " + request.getRequestURI() + " started asynchronous processing by"
 						+ " itself: it runs without atomic completion");
-				transactions.commit(request, transaction);
-				finish(reservation, request, response, true);
+				transactions.commit(exchange);
+				finish(reservation, exchange, true);
 				return;
 			}
-			String rollbackReason = rollbackReason(transactions, request, response, completedNormally, transaction);
+			String rollbackReason = rollbackReason(transactions, exchange, completedNormally);
 			if (rollbackReason != null) {
-				transactions.rollback(request, transaction);
+				transactions.rollback(exchange);
 				int status = response.getStatus();
 				if (completedNormally && !response.errorSent() && status >= 200 && status < 400) {
 					// Its writes were rolled back: the success it reports did not happen.
 					this.engine.failed(reservation, rollbackReason);
-					transactions.sendError(this.engine.transactionRolledBack(rollbackReason), request, response);
+					transactions.sendError(this.engine.transactionRolledBack(rollbackReason), exchange);
 					return;
 				}
-				finish(reservation, request, response, completedNormally);
+				finish(reservation, exchange, completedNormally);
 				return;
 			}
 			if (response.overflowed()) {
-				transactions.commit(request, transaction);
-				finish(reservation, request, response, true);
+				transactions.commit(exchange);
+				finish(reservation, exchange, true);
 				return;
 			}
 			StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response),
@@ -168,10 +166,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			AtomicOutcome outcome = this.engine.succeededInTransaction(reservation, own);
 			boolean committed = false;
 			if (outcome.commits()) {
-				committed = transactions.commit(request, transaction);
+				committed = transactions.commit(exchange);
 			}
 			else {
-				transactions.rollback(request, transaction);
+				transactions.rollback(exchange);
 			}
 			this.engine.transactionEnded(reservation, outcome, committed);
 			if (committed) {
@@ -182,12 +180,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			else {
 				transactions.sendError((outcome instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
-						: this.engine.transactionRolledBack("its commit failed"), request, response);
+						: this.engine.transactionRolledBack("its commit failed"), exchange);
 			}
 		}
 		finally {
 			// Never leave a transaction bound to this thread.
-			transactions.rollback(request, transaction);
+			transactions.rollback(exchange);
 		}
 	}
 
@@ -195,16 +193,18 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * Why the handler's transaction must roll back instead of committing with a record;
 	 * {@code null}: it commits.
 	 */
-	private @Nullable String rollbackReason(HandlerTransactions transactions, HttpServletRequest request,
-			CapturingResponse response, boolean completedNormally, Object transaction) {
-		if (!completedNormally || !HandlerTransactions.didHandlerReturn(request)) {
+	private @Nullable String rollbackReason(HandlerTransactions transactions, IdempotentExchange exchange,
+			boolean completedNormally) {
+		CapturingResponse response = exchange.response();
+		if (!completedNormally || !exchange.didHandlerReturn()) {
 			return "the handler threw an exception";
 		}
-		if (transactions.isRollbackOnly(transaction)) {
+		if (transactions.isRollbackOnly(exchange)) {
 			return "the transaction was marked rollback-only";
 		}
-		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {
-			return reason;
+		String notStored = exchange.notStoredReason();
+		if (notStored != null) {
+			return notStored;
 		}
 		if (response.errorSent()) {
 			return "status " + response.getStatus() + " was sent as a container error";
@@ -220,8 +220,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		return null;
 	}
 
-	private void finish(Reservation reservation, HttpServletRequest request, CapturingResponse response,
-			boolean completedNormally) {
+	private void finish(Reservation reservation, IdempotentExchange exchange, boolean completedNormally) {
+		HttpServletRequest request = exchange.request();
+		CapturingResponse response = exchange.response();
 		if (!completedNormally) {
 			this.engine.failed(reservation, "the handler threw an exception");
 			return;
@@ -236,10 +237,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			catch (IOException ex) {
 				logger.debug("Could not send the start of an asynchronous answer", ex);
 			}
-			request.getAsyncContext().addListener(new AsyncCompletion(reservation, request, response));
+			request.getAsyncContext().addListener(new AsyncCompletion(reservation, exchange));
 			return;
 		}
-		StoredResponse recorded = finishResponse(reservation, request, response);
+		StoredResponse recorded = finishResponse(reservation, exchange);
 		if (response.errorSent()) {
 			// After sendError the container renders the error page: nothing held goes
 			// out.
@@ -258,7 +259,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	private void sendRecorded(StoredResponse recorded, CapturingResponse response) {
 		try {
-			IdempotencyInterceptor.replay(recorded, (HttpServletResponse) response.getResponse());
+			ReplayWriter.write(recorded, (HttpServletResponse) response.getResponse());
 		}
 		catch (IOException ex) {
 			logger.debug("The client went away before the recorded answer was sent; a retry with its key gets it", ex);
@@ -283,10 +284,11 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @return the response another attempt of this request recorded first, when that is
 	 * the answer instead of this one (record-after-success mode); otherwise {@code null}
 	 */
-	private @Nullable StoredResponse finishResponse(Reservation reservation, HttpServletRequest request,
-			CapturingResponse response) {
-		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {
-			this.engine.failed(reservation, reason);
+	private @Nullable StoredResponse finishResponse(Reservation reservation, IdempotentExchange exchange) {
+		CapturingResponse response = exchange.response();
+		String notStored = exchange.notStoredReason();
+		if (notStored != null) {
+			this.engine.failed(reservation, notStored);
 			return null;
 		}
 		if (response.errorSent()) {
@@ -322,24 +324,22 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		private final Reservation reservation;
 
-		private final HttpServletRequest request;
+		private final IdempotentExchange exchange;
 
-		private final CapturingResponse response;
-
-		AsyncCompletion(Reservation reservation, HttpServletRequest request, CapturingResponse response) {
+		AsyncCompletion(Reservation reservation, IdempotentExchange exchange) {
 			this.reservation = reservation;
-			this.request = request;
-			this.response = response;
+			this.exchange = exchange;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
 			// After a timeout or an error the reservation is already finished: this is a
 			// no-op.
-			StoredResponse recorded = finishResponse(this.reservation, this.request, this.response);
+			StoredResponse recorded = finishResponse(this.reservation, this.exchange);
 			if (recorded != null) {
 				// Streamed already: the client has this attempt's own answer.
-				logger.warn("The asynchronous answer of " + this.reservation + " (status " + this.response.getStatus()
+				logger.warn("The asynchronous answer of " + this.reservation + " (status "
+						+ this.exchange.response().getStatus()
 						+ ") was sent as it was written, but another attempt of the same request recorded its"
 						+ " answer first (status " + recorded.status() + "); retries with this key get the recorded"
 						+ " one");

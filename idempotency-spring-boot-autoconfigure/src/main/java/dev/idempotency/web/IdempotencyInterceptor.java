@@ -17,7 +17,6 @@ import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.engine.IdempotencyErrorType;
 import dev.idempotency.engine.IdempotentCall;
 import dev.idempotency.engine.Reservation;
-import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -31,7 +30,6 @@ import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.util.ServletRequestPathUtils;
-import org.springframework.web.util.WebUtils;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
@@ -153,8 +151,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));
-		CapturingResponse capturing = WebUtils.getNativeResponse(response, CapturingResponse.class);
-		if (!keys.isEmpty() && capturing == null) {
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		if (!keys.isEmpty() && exchange == null) {
 			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI()
 					+ ": register it (the auto-configuration does) to protect " + operation);
 		}
@@ -176,17 +174,17 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			if (proceed.reservation() != null) {
 				boolean later = (handlerMethod != null) && this.answeredLater.computeIfAbsent(handlerMethod.getMethod(),
 						IdempotencyInterceptor::answersLater);
-				beginTransaction(request, proceed.reservation(), handlerMethod, later);
-				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				// A reservation means a key was sent, so the filter's wrapper is
-				// there (checked above).
-				Objects.requireNonNull(capturing, "CapturingResponse")
-					.startCapture(this.engine.settings().maxBodyBytes(), !later);
+				// A reservation means a key was sent, so the filter's exchange is there
+				// (checked above).
+				IdempotentExchange reserved = Objects.requireNonNull(exchange, "IdempotentExchange");
+				beginTransaction(reserved, proceed.reservation(), handlerMethod, later);
+				reserved.reserved(proceed.reservation());
+				reserved.response().startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
 		}
 		if (decision instanceof Decision.Replay replay) {
-			replay(replay.response(), response);
+			ReplayWriter.write(replay.response(), response);
 			return false;
 		}
 		throw new IdempotencyRejectedException(((Decision.Reject) decision).error(), this.problemTypeBase);
@@ -197,7 +195,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * begins now, after the key was reserved (or found free), before the handler runs. If
 	 * it cannot begin, the key is freed again and the request refused with 503.
 	 */
-	private void beginTransaction(HttpServletRequest request, Reservation reservation,
+	private void beginTransaction(IdempotentExchange exchange, Reservation reservation,
 			@Nullable HandlerMethod handlerMethod, boolean later) {
 		HandlerTransactions transactions = this.transactions;
 		if (transactions == null) {
@@ -209,7 +207,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return;
 		}
 		try {
-			transactions.begin(request);
+			transactions.begin(exchange);
 		}
 		catch (RuntimeException ex) {
 			this.engine.failed(reservation, "its transaction could not begin: " + ex);
@@ -222,8 +220,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	@Override
 	public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable ModelAndView modelAndView) {
-		if (this.transactions != null) {
-			HandlerTransactions.handlerReturned(request);
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		if (exchange != null) {
+			exchange.handlerReturned();
 		}
 	}
 
@@ -315,24 +314,6 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		PathContainer path = pathWithinApplication(request);
 		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
-	}
-
-	static void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
-		response.setStatus(stored.status());
-		stored.headers().forEach((name, values) -> {
-			if ("Content-Type".equalsIgnoreCase(name)) {
-				response.setContentType(values.get(0));
-			}
-			else {
-				values.forEach((value) -> response.addHeader(name, value));
-			}
-		});
-		response.setHeader(REPLAYED_HEADER, "true");
-		response.setContentLength(stored.body().length);
-		if (stored.body().length > 0) {
-			response.getOutputStream().write(stored.body());
-		}
-		response.flushBuffer();
 	}
 
 }

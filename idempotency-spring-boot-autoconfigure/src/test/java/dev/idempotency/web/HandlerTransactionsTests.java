@@ -15,6 +15,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,6 +35,11 @@ class HandlerTransactionsTests {
 			.build();
 	}
 
+	private static IdempotentExchange exchange() {
+		return IdempotentExchange.start(new MockHttpServletRequest("POST", "/things"),
+				new CapturingResponse(new MockHttpServletResponse()));
+	}
+
 	@Test
 	void onTheStoresDataSourceTheTransactionBeginsAndTheStoreJoinsIt() {
 		DataSource dataSource = h2();
@@ -41,14 +47,13 @@ class HandlerTransactionsTests {
 				"idempotency_record", true);
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(dataSource), store,
 				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
-		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
-		assertThat(transactions.begin(request)).isTrue();
+		IdempotentExchange exchange = exchange();
+		assertThat(transactions.begin(exchange)).isTrue();
 		assertThat(store.joinsCurrentTransaction()).isTrue();
-		Object transaction = HandlerTransactions.transaction(request);
-		assertThat(transaction).isNotNull();
-		transactions.rollback(request, transaction);
+		assertThat(exchange.transaction()).isNotNull();
+		transactions.rollback(exchange);
 		assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
-		assertThat(HandlerTransactions.transaction(request)).isNull();
+		assertThat(exchange.transaction()).isNull();
 	}
 
 	@Test
@@ -58,9 +63,9 @@ class HandlerTransactionsTests {
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(h2()), store,
 				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
 		for (int i = 0; i < 3; i++) {
-			MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
-			assertThat(transactions.begin(request)).isFalse();
-			assertThat(HandlerTransactions.transaction(request)).isNull();
+			IdempotentExchange exchange = exchange();
+			assertThat(transactions.begin(exchange)).isFalse();
+			assertThat(exchange.transaction()).isNull();
 			assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
 		}
 		assertThat(output.getOut().split("Atomic completion is off", -1)).as("one WARN").hasSize(2);

@@ -1,0 +1,104 @@
+package dev.idempotency.web;
+
+import dev.idempotency.engine.Reservation;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the HTTP door knows of one keyed request, shared by its parts through one request
+ * attribute: the {@link IdempotencyFilter} starts it with the response it captures, the
+ * {@link IdempotencyInterceptor} adds the reservation, {@link HandlerTransactions} the
+ * handler's transaction, and the filter finishes with all of it once the handler and the
+ * rendering are done.
+ */
+final class IdempotentExchange {
+
+	private static final String ATTRIBUTE = IdempotentExchange.class.getName();
+
+	private final HttpServletRequest request;
+
+	private final CapturingResponse response;
+
+	private @Nullable Reservation reservation;
+
+	/** A {@code TransactionStatus}, typed loosely so that spring-tx may be absent. */
+	private @Nullable Object transaction;
+
+	private boolean handlerReturned;
+
+	private IdempotentExchange(HttpServletRequest request, CapturingResponse response) {
+		this.request = request;
+		this.response = response;
+	}
+
+	/** Starts the exchange of a request, for the door's parts to find. */
+	static IdempotentExchange start(HttpServletRequest request, CapturingResponse response) {
+		IdempotentExchange exchange = new IdempotentExchange(request, response);
+		request.setAttribute(ATTRIBUTE, exchange);
+		return exchange;
+	}
+
+	/**
+	 * The exchange of a request; {@code null} if the {@link IdempotencyFilter} did not
+	 * start one (it is not installed, or the request carries no key).
+	 */
+	static @Nullable IdempotentExchange of(ServletRequest request) {
+		return (request.getAttribute(ATTRIBUTE) instanceof IdempotentExchange exchange) ? exchange : null;
+	}
+
+	HttpServletRequest request() {
+		return this.request;
+	}
+
+	CapturingResponse response() {
+		return this.response;
+	}
+
+	void reserved(Reservation reservation) {
+		this.reservation = reservation;
+	}
+
+	/** The reservation to finish, handed over once; {@code null} if none. */
+	@Nullable Reservation takeReservation() {
+		Reservation reservation = this.reservation;
+		this.reservation = null;
+		return reservation;
+	}
+
+	void transactionBegan(Object transaction) {
+		this.transaction = transaction;
+	}
+
+	/** The handler's open transaction; {@code null} if none (or no more). */
+	@Nullable Object transaction() {
+		return this.transaction;
+	}
+
+	void transactionEnded() {
+		this.transaction = null;
+	}
+
+	/**
+	 * Marks that the handler of a request with a transaction returned (did not throw).
+	 */
+	void handlerReturned() {
+		if (this.transaction != null) {
+			this.handlerReturned = true;
+		}
+	}
+
+	boolean didHandlerReturn() {
+		return this.handlerReturned;
+	}
+
+	/**
+	 * Why the answer must not be stored, when something said so (see
+	 * {@link IdempotencyFilter#NOT_STORED_ATTRIBUTE}); {@code null}: it may be.
+	 */
+	@Nullable String notStoredReason() {
+		return (this.request.getAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE) instanceof String reason) ? reason
+				: null;
+	}
+
+}
