@@ -119,10 +119,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 			}
 			return invocation.proceed();
 		}
-		if (web != null && web.isProtectedByHttpDoor(operation.method())) {
-			// Protected by the HTTP door in this request already.
-			return invocation.proceed();
-		}
 		@Nullable Object[] args = invocation.getArguments();
 		Object keyValue = operation.keyValue(target, args);
 		if (keyValue == null && !operation.keyRequired()) {

@@ -1,25 +1,18 @@
 package dev.idempotency.aspect;
 
-import java.lang.reflect.Method;
-
 import dev.idempotency.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
 /**
- * The web request a protected method is called in, if any, and the method door's two
- * touch points with the HTTP door, both request attributes: which handler method the HTTP
- * door protects, and that the request's response must not be stored.
+ * The web request a protected method is called in, if any, and the method door's touch
+ * point with the HTTP door: a request attribute saying that the request's response must
+ * not be stored. (The two doors never protect the same call: the HTTP door takes the
+ * handlers whose annotation has no key expression, the method door the methods whose
+ * annotation has one.)
  */
 final class WebRequestContext {
-
-	/**
-	 * The HTTP door's {@code IdempotencyInterceptor.HANDLED_METHOD_ATTRIBUTE}, spelled
-	 * out: that class needs the Servlet API, which a method door outside a web
-	 * application does not have.
-	 */
-	private static final String HANDLED_METHOD_ATTRIBUTE = "dev.idempotency.web.IdempotencyInterceptor.method";
 
 	private final RequestAttributes attributes;
 
@@ -31,11 +24,6 @@ final class WebRequestContext {
 	static @Nullable WebRequestContext current() {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		return (attributes != null) ? new WebRequestContext(attributes) : null;
-	}
-
-	/** Whether the HTTP door protects this method, as this request's handler. */
-	boolean isProtectedByHttpDoor(Method method) {
-		return method.equals(this.attributes.getAttribute(HANDLED_METHOD_ATTRIBUTE, RequestAttributes.SCOPE_REQUEST));
 	}
 
 	/**

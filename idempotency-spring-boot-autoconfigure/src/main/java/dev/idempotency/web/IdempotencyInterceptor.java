@@ -42,12 +42,6 @@ import org.springframework.web.util.pattern.PathPatternParser;
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
 
-	/**
-	 * Holds the handler {@link Method} this door protects, so the method aspect does not
-	 * protect it twice.
-	 */
-	public static final String HANDLED_METHOD_ATTRIBUTE = IdempotencyInterceptor.class.getName() + ".method";
-
 	/** Sent on every replayed response. */
 	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
@@ -127,11 +121,6 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// A key expression: the method door protects this handler with it, whatever
 			// the header says.
 			return true;
-		}
-		if (annotation != null && handlerMethod != null) {
-			// Tells the method aspect that this door owns the handler method, whatever
-			// the HTTP method.
-			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
 		}
 		if (!IdempotencyFilter.isMutation(request.getMethod())
 				|| (annotation == null && !matchesPathPattern(request))) {
