@@ -17,8 +17,8 @@ import java.util.stream.Stream;
 
 /**
  * Starting and stopping the {@code redis-server} processes of the test set-ups
- * ({@link RedisCluster}, {@link RedisSentinelGroup}): each in its own directory, its
- * output in {@code stdout.log} there.
+ * ({@link RedisCluster}, {@code RedisSentinelGroup} of the failure tests): each in its
+ * own directory, its output in {@code stdout.log} there.
  */
 final class RedisProcesses {
 

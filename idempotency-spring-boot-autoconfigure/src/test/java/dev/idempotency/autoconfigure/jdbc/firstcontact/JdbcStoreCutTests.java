@@ -6,7 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-import dev.idempotency.resilience.TcpProxy;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.Test;

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import dev.idempotency.store.redis.RedisCluster;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

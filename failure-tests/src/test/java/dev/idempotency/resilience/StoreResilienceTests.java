@@ -20,6 +20,7 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

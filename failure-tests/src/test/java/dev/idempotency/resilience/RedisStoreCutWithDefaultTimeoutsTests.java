@@ -6,6 +6,7 @@ import java.util.Map;
 
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class RedisStoreCutWithDefaultTimeoutsTests {
 
 	@Test
 	void aBlackholedRedisFailsStoreCallsAndAnswers503WithinSecondsNotAMinute() throws Exception {
-		try (BlackholeTcpProxy proxy = new BlackholeTcpProxy(this.fixture.port());
+		try (TcpProxy proxy = TcpProxy.to(this.fixture.port());
 				Node node = Node.start("default-timeouts", defaultClientProperties(proxy.port()))) {
 			RecordId id = new RecordId("timeout-test", TestKeys.newKey());
 			assertThat(node.store().find(id)).isEmpty();

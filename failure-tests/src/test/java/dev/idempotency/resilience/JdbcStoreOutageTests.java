@@ -12,6 +12,7 @@ import java.util.Map;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -57,7 +58,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aBlackholedStoreOnItsOwnPoolAnswersEveryKeyedRequest503WithinSecondsAndRunsNothing() throws Exception {
-		try (BlackholeTcpProxy proxy = new BlackholeTcpProxy(serverPort());
+		try (TcpProxy proxy = TcpProxy.to(serverPort());
 				Node node = Node.start("own-pool", Settings.with(ownPool(proxy.port())))) {
 			assertBlackholedRequestsAnswered503InTime(node, proxy);
 		}
@@ -65,7 +66,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aBlackholedStoreOnTheApplicationsDataSourceAnswersEveryKeyedRequest503WithinSeconds() throws Exception {
-		try (BlackholeTcpProxy proxy = new BlackholeTcpProxy(serverPort());
+		try (TcpProxy proxy = TcpProxy.to(serverPort());
 				Node node = Node.start("shared-pool", Settings.with(applicationPool(proxy.port())))) {
 			assertBlackholedRequestsAnswered503InTime(node, proxy);
 		}
@@ -107,7 +108,7 @@ abstract class JdbcStoreOutageTests {
 		}
 	}
 
-	private void assertBlackholedRequestsAnswered503InTime(Node node, BlackholeTcpProxy proxy) {
+	private void assertBlackholedRequestsAnswered503InTime(Node node, TcpProxy proxy) {
 		String control = TestKeys.newKey();
 		HttpResponse<byte[]> run = send(order(node, control));
 		assertThat(run.statusCode()).as(Http.describe(run)).isEqualTo(201);

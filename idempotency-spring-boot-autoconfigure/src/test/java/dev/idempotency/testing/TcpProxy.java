@@ -1,4 +1,4 @@
-package dev.idempotency.resilience;
+package dev.idempotency.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,9 +10,15 @@ import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A TCP proxy on 127.0.0.1 in front of a store server, that a test can cut (listener and
- * every live connection closed: the store is unreachable) and restore on the same port.
+ * every live connection closed: the store is unreachable) and restore on the same port,
+ * or turn into a black hole: every connection, open or new, is still accepted and read,
+ * but nothing is forwarded either way, as when a network path drops packets. Unlike a
+ * refused connection, nothing tells the client that the server is gone: only its own
+ * timeouts end a call.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -25,6 +31,8 @@ public final class TcpProxy implements AutoCloseable {
 	private final Set<Socket> live = ConcurrentHashMap.newKeySet();
 
 	private ServerSocket listener;
+
+	private volatile boolean blackholed;
 
 	private TcpProxy(int targetPort) throws IOException {
 		this.targetPort = targetPort;
@@ -56,6 +64,14 @@ public final class TcpProxy implements AutoCloseable {
 			closeQuietly(socket);
 		}
 		this.live.clear();
+	}
+
+	/**
+	 * From now on nothing is forwarded, on open connections and on new ones, until
+	 * {@link #close()}.
+	 */
+	public void blackhole() {
+		this.blackholed = true;
 	}
 
 	/** Listens again, on the same port. */
@@ -91,8 +107,12 @@ public final class TcpProxy implements AutoCloseable {
 				catch (IOException ex) {
 					return;
 				}
-				Socket upstream = new Socket();
 				this.live.add(client);
+				if (this.blackholed) {
+					pump(client, null);
+					continue;
+				}
+				Socket upstream = new Socket();
 				this.live.add(upstream);
 				try {
 					upstream.connect(new InetSocketAddress(LOOPBACK, this.targetPort), 2000);
@@ -115,35 +135,47 @@ public final class TcpProxy implements AutoCloseable {
 		});
 	}
 
-	private void pump(Socket from, Socket to) {
+	/**
+	 * Copies until the proxy is cut or the black hole opens, then only reads (so the
+	 * sender's writes never block).
+	 */
+	private void pump(Socket from, @Nullable Socket to) {
 		daemon("proxy-pump-" + this.port, () -> {
 			byte[] buffer = new byte[16 * 1024];
-			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+			try (InputStream in = from.getInputStream()) {
+				OutputStream out = (to != null) ? to.getOutputStream() : null;
 				int read;
 				while ((read = in.read(buffer)) >= 0) {
-					out.write(buffer, 0, read);
-					out.flush();
+					if (!this.blackholed && out != null) {
+						out.write(buffer, 0, read);
+						out.flush();
+					}
 				}
 			}
 			catch (IOException ex) {
 				// the connection was cut or closed by one side
 			}
 			finally {
-				closeQuietly(from);
-				closeQuietly(to);
-				this.live.remove(from);
-				this.live.remove(to);
+				// a black hole keeps its connections open: the peer learns nothing
+				if (!this.blackholed) {
+					closeQuietly(from);
+					this.live.remove(from);
+					if (to != null) {
+						closeQuietly(to);
+						this.live.remove(to);
+					}
+				}
 			}
 		});
 	}
 
-	static void daemon(String name, Runnable task) {
+	private static void daemon(String name, Runnable task) {
 		Thread thread = new Thread(task, name);
 		thread.setDaemon(true);
 		thread.start();
 	}
 
-	static void closeQuietly(AutoCloseable closeable) {
+	private static void closeQuietly(AutoCloseable closeable) {
 		try {
 			closeable.close();
 		}
