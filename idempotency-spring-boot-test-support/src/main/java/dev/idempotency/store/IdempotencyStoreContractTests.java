@@ -181,7 +181,7 @@ public abstract class IdempotencyStoreContractTests {
 			assertThat(decision).isInstanceOf(Decision.Proceed.class);
 			Reservation reservation = ((Decision.Proceed) decision).reservation();
 			assertThat(reservation).isNotNull();
-			return reservation;
+			return java.util.Objects.requireNonNull(reservation);
 		}
 
 		private StoredResponse replayed(Decision decision) {
@@ -548,7 +548,7 @@ public abstract class IdempotencyStoreContractTests {
 		assertThat(executions).hasSize(keys);
 		executions.values().forEach((count) -> assertThat(count.get()).isEqualTo(1));
 		for (RecordId id : ids) {
-			StoredResponse stored = this.store.find(id).orElseThrow().response();
+			StoredResponse stored = this.store.find(id).orElseThrow().completedResponse();
 			assertThat(new String(stored.body(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("{\"run\":1}");
 		}
 		assertThat(replays.get()).isPositive();
@@ -665,7 +665,8 @@ public abstract class IdempotencyStoreContractTests {
 			String owner = token();
 			this.store.reserve(request(id, "fp", owner, LONG_LEASE));
 			assertThat(this.store.complete(id, owner, original)).isTrue();
-			StoredResponse replayed = existing(this.store.reserve(request(id, "fp", token(), LONG_LEASE))).response();
+			StoredResponse replayed = existing(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
+				.completedResponse();
 			assertThat(replayed.status()).isEqualTo(original.status());
 			assertThat(replayed.headers()).containsExactlyEntriesOf(original.headers());
 			assertThat(replayed.body()).isEqualTo(original.body());
@@ -825,7 +826,7 @@ public abstract class IdempotencyStoreContractTests {
 		StoredResponse original = new StoredResponse(201, headers, body);
 		RecordId id = newId();
 		assertThat(this.store.recordCompleted(completed(id, "fp", original, RETENTION))).isEmpty();
-		StoredResponse replayed = this.store.find(id).orElseThrow().response();
+		StoredResponse replayed = this.store.find(id).orElseThrow().completedResponse();
 		assertThat(replayed.status()).isEqualTo(201);
 		assertThat(replayed.headers()).containsExactlyEntriesOf(headers);
 		assertThat(replayed.body()).isEqualTo(body);
