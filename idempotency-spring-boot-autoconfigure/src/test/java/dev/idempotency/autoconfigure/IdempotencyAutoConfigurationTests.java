@@ -4,8 +4,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 
-import dev.idempotency.aspect.IdempotentMethodInterceptor;
-import dev.idempotency.aspect.IdempotentMethodPostProcessor;
+import dev.idempotency.method.IdempotentMethodInterceptor;
+import dev.idempotency.method.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
@@ -37,7 +37,7 @@ class IdempotencyAutoConfigurationTests {
 
 	private final WebApplicationContextRunner web = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
-				IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class));
+				IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class));
 
 	@Test
 	void theDefaultsGiveAnEngineOnTheInMemoryStoreAndBothFrontDoors() {
@@ -177,7 +177,7 @@ class IdempotencyAutoConfigurationTests {
 	void theWebDoorStaysOutOfNonWebApplications() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
-					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
+					IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(IdempotentMethodInterceptor.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class));

@@ -4,6 +4,6 @@
  * arguments.
  */
 @NullMarked
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import org.jspecify.annotations.NullMarked;

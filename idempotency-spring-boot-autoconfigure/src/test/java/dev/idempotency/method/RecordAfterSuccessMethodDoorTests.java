@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.util.List;
 import java.util.UUID;
@@ -11,7 +11,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.engine.IdempotencyErrorType;
 import org.junit.jupiter.api.Test;
@@ -43,7 +43,7 @@ class RecordAfterSuccessMethodDoorTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-				IdempotencyAspectAutoConfiguration.class))
+				IdempotencyMethodAutoConfiguration.class))
 		.withPropertyValues("idempotency.mode=record-after-success")
 		.withUserConfiguration(Beans.class);
 
@@ -114,7 +114,7 @@ class RecordAfterSuccessMethodDoorTests {
 		DataSource dataSource() {
 			return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2)
 				.setName("ras-" + UUID.randomUUID())
-				.addScript("classpath:dev/idempotency/aspect/entry.sql")
+				.addScript("classpath:dev/idempotency/method/entry.sql")
 				.build();
 		}
 

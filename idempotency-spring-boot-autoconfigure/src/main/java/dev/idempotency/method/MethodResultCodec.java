@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;

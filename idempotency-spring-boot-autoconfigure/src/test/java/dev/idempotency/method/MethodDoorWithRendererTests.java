@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.IdempotencyErrorType;

@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.util.List;
 import java.util.concurrent.CompletionStage;

@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -9,7 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.engine.Fingerprints;
@@ -134,7 +134,7 @@ class ForgedResultTypeTests {
 		ApplicationContextRunner runner = new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
 					IdempotencyRedisStoreAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-					IdempotencyAspectAutoConfiguration.class))
+					IdempotencyMethodAutoConfiguration.class))
 			.withUserConfiguration(Beans.class)
 			.withPropertyValues("idempotency.store.type=" + store);
 		if (store.equals("redis")) {

@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.engine.IdempotencyErrorType;
@@ -39,7 +39,7 @@ class IdempotentMethodInterceptorTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-				IdempotencyAspectAutoConfiguration.class))
+				IdempotencyMethodAutoConfiguration.class))
 		.withUserConfiguration(Beans.class);
 
 	@Test
@@ -263,7 +263,7 @@ class IdempotentMethodInterceptorTests {
 	void aspectJIsNotNeeded() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-					IdempotencyAspectAutoConfiguration.class))
+					IdempotencyMethodAutoConfiguration.class))
 			.withBean(Payments.class)
 			.withClassLoader(new FilteredClassLoader("org.aspectj"))
 			.run((context) -> {

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
-import dev.idempotency.aspect.IdempotentMethodInterceptor;
-import dev.idempotency.aspect.IdempotentMethodPostProcessor;
+import dev.idempotency.method.IdempotentMethodInterceptor;
+import dev.idempotency.method.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.web.IdempotencyScopeResolver;
@@ -40,10 +40,10 @@ import tools.jackson.databind.json.JsonMapper;
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
 @ConditionalOnClass({ ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
-public class IdempotencyAspectAutoConfiguration {
+public class IdempotencyMethodAutoConfiguration {
 
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
-			IdempotencyAspectAutoConfiguration.class.getClassLoader());
+			IdempotencyMethodAutoConfiguration.class.getClassLoader());
 
 	@Bean
 	@ConditionalOnMissingBean

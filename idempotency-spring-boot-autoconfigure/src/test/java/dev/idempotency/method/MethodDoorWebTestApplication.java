@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency.method;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
