@@ -39,12 +39,14 @@ import tools.jackson.databind.json.JsonMapper;
  * the {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for
  * the problem body of its errors) are present; in a servlet web application also the
  * {@link IdempotencyRejectedExceptionHandler} that answers its errors as problems.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
 @ConditionalOnClass({ ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
-public class IdempotencyAspectAutoConfiguration {
+public final class IdempotencyAspectAutoConfiguration {
 
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
 			IdempotencyAspectAutoConfiguration.class.getClassLoader());

@@ -39,12 +39,14 @@ import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExc
 /**
  * The HTTP front door for Spring MVC: the {@link IdempotencyFilter}, the
  * {@link IdempotencyInterceptor}, and the replaceable error renderer and scope resolver.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBean(IdempotencyEngine.class)
-public class IdempotencyWebMvcAutoConfiguration {
+public final class IdempotencyWebMvcAutoConfiguration {
 
 	/**
 	 * The filter's order: after security filters (so the principal is known), before most
