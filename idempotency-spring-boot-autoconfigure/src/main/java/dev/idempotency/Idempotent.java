@@ -21,9 +21,8 @@ import dev.idempotency.engine.IdempotentCall.KeyFormat;
  * value (the method front door); the header is then not consulted, so one call is
  * protected once, by one door.
  * <p>
- * On a class it applies to each of its methods. The method front door refuses a call by
- * throwing an {@code IdempotencyRejectedException}, which Spring MVC answers like the
- * HTTP door's errors.
+ * On a class it applies to each of its methods. Both doors refuse a call by throwing an
+ * {@link IdempotencyRejectedException}, which Spring MVC answers as a problem.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -40,7 +39,7 @@ public @interface Idempotent {
 	 * Whether a call without a key is refused ({@code 400 key-required}) instead of
 	 * running unprotected. Both doors: over HTTP a request without the header; on the
 	 * method door a call whose {@link #key()} expression yields {@code null}, refused
-	 * with an {@code IdempotencyRejectedException}. Without it such a call runs
+	 * with an {@link IdempotencyRejectedException}. Without it such a call runs
 	 * unprotected (on the method door with a WARN log and the {@code null_key} outcome
 	 * counted).
 	 */

@@ -12,7 +12,6 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -70,12 +69,8 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 	 * cannot be read back from JSON, so every call would run and then fail.
 	 */
 	private static void refuseUnreplayableMethods(Class<?> targetClass) {
-		Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
 		ReflectionUtils.doWithMethods(targetClass, (method) -> {
-			Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
-			if (annotation == null) {
-				annotation = onClass;
-			}
+			Idempotent annotation = IdempotentOperationSource.annotation(method, targetClass);
 			if (annotation == null || annotation.key().isEmpty()) {
 				return;
 			}

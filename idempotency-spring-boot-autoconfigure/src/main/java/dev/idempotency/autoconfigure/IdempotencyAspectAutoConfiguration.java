@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
-import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
 import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
@@ -19,13 +18,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.ErrorResponseException;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -37,8 +33,8 @@ import tools.jackson.databind.json.JsonMapper;
  * {@link IdempotentMethodPostProcessor} that proxies annotated beans (no AspectJ needed;
  * the application's {@code spring.aop.proxy-target-class} decides the kind of proxy) and
  * the {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for
- * the problem body of its errors) are present; in a servlet web application also the
- * {@link IdempotencyRejectedExceptionHandler} that answers its errors as problems.
+ * the problem body of its refusals) are present. In a Spring MVC application its refusals
+ * are answered like the HTTP door's (see {@link IdempotencyWebMvcAutoConfiguration}).
  *
  * @since 0.1.0
  */
@@ -73,19 +69,6 @@ public final class IdempotencyAspectAutoConfiguration {
 		return new IdempotentMethodInterceptor(engine, mapper, scopeSupplier(scopeResolver),
 				properties.getWeb().getProblemTypeBase(),
 				CompositeIdempotencyListener.of(listener.orderedStream().toList()), allowedResultTypes);
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-	@ConditionalOnClass(ExceptionHandler.class)
-	static class WebMvcConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotencyRejectedExceptionHandler idempotencyRejectedExceptionHandler() {
-			return new IdempotencyRejectedExceptionHandler();
-		}
-
 	}
 
 	/** The scope of the current web request when there is one, else anonymous. */

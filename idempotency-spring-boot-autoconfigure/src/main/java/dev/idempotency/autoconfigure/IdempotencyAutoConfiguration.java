@@ -6,7 +6,6 @@ import java.util.List;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

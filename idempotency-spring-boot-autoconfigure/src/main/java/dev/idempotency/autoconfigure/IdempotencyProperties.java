@@ -6,7 +6,6 @@ import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.engine.IdempotentCall;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -17,6 +16,13 @@ import org.springframework.util.unit.DataSize;
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {
+
+	/**
+	 * The engine's defaults, the one place they are written. The configuration processor
+	 * cannot see through them: additional-spring-configuration-metadata.json shows them
+	 * to IDEs, and IdempotencyConfigurationMetadataTests checks that both agree.
+	 */
+	private static final IdempotencySettings DEFAULTS = IdempotencySettings.defaults();
 
 	/** Whether Idempotency-Key support is on. */
 	private boolean enabled = true;
@@ -29,13 +35,13 @@ public class IdempotencyProperties {
 	 * grace from the key's UUIDv7 time or from the first request, whichever is later).
 	 * Advertise it to clients (Iceberg: idempotency-key-lifetime in GET /v1/config).
 	 */
-	private Duration lifetime = Duration.ofMinutes(30);
+	private Duration lifetime = DEFAULTS.lifetime();
 
 	/**
 	 * Extra time a record is kept beyond the lifetime, to absorb clock differences and
 	 * late retries.
 	 */
-	private Duration grace = Duration.ofMinutes(5);
+	private Duration grace = DEFAULTS.grace();
 
 	/**
 	 * How long the owner of an in-progress record is presumed alive without a heartbeat.
@@ -45,26 +51,26 @@ public class IdempotencyProperties {
 	 * timeout) + a quarter heartbeat-interval + 500 ms, or a running owner could be taken
 	 * over (checked at start-up, lease mode only).
 	 */
-	private Duration lease = Duration.ofSeconds(30);
+	private Duration lease = DEFAULTS.lease().duration();
 
 	/**
 	 * Longest time between two lease extensions of a running operation. At most half the
 	 * lease: the rest of the lease is the margin for the store round trip and a late
 	 * heartbeat thread.
 	 */
-	private Duration heartbeatInterval = Duration.ofSeconds(10);
+	private Duration heartbeatInterval = DEFAULTS.lease().heartbeatInterval();
 
 	/**
 	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock
 	 * skew. The record of a key stamped ahead is kept that much longer.
 	 */
-	private Duration clockSkew = Duration.ofMinutes(1);
+	private Duration clockSkew = DEFAULTS.clockSkew();
 
 	/**
 	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace,
 	 * now + clock-skew]: reject (answer 400) or warn (log a warning and go on).
 	 */
-	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
+	private IdempotencySettings.KeyAgePolicy keyAgePolicy = DEFAULTS.keyAgePolicy();
 
 	/**
 	 * How an operation is guarded: lease (reserve the key, with a lease and heartbeats,
@@ -75,7 +81,7 @@ public class IdempotencyProperties {
 	 * them and to every retry). The lease and heartbeat settings apply to lease mode
 	 * only.
 	 */
-	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
+	private IdempotencySettings.Mode mode = DEFAULTS.mode();
 
 	private final Key key = new Key();
 
@@ -212,8 +218,51 @@ public class IdempotencyProperties {
 		return bytes;
 	}
 
-	/** Builds the engine's settings from these properties. */
+	/**
+	 * Builds the engine's settings from these properties, checked first so that a wrong
+	 * value is reported by the property that sets it and with what to set.
+	 * @throws InvalidIdempotencySettingsException naming the properties at fault
+	 */
 	public IdempotencySettings toSettings() {
+		requirePositive(this.lifetime, "lifetime");
+		requireNotNegative(this.grace, "grace");
+		requirePositive(this.lease, "lease");
+		requirePositive(this.heartbeatInterval, "heartbeat-interval");
+		if (this.heartbeatInterval.multipliedBy(2).compareTo(this.lease) > 0) {
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
+					"idempotency.heartbeat-interval (" + this.heartbeatInterval
+							+ ") must be at most half of idempotency.lease (" + this.lease
+							+ "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
+							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
+					"Set idempotency.heartbeat-interval to at most " + this.lease.dividedBy(2)
+							+ " or idempotency.lease to at least " + this.heartbeatInterval.multipliedBy(2) + ".");
+		}
+		Duration retention = this.lifetime.plus(this.grace);
+		if (this.lease.compareTo(retention) > 0) {
+			throw new InvalidIdempotencySettingsException(
+					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
+					"idempotency.lease (" + this.lease
+							+ ") must not be longer than idempotency.lifetime + idempotency.grace (" + retention
+							+ "): a record would expire while its owner still runs",
+					"Set idempotency.lease to at most " + retention
+							+ " or raise idempotency.lifetime or idempotency.grace.");
+		}
+		requireNotNegative(this.clockSkew, "clock-skew");
+		requireNotNegative(this.inFlight.wait, "in-flight.wait");
+		requirePositive(this.inFlight.pollInterval, "in-flight.poll-interval");
+		requireNotNegative(this.inFlight.retryAfter, "in-flight.retry-after");
+		requireNotNegative(this.store.retryAfter, "store.retry-after");
+		long maxBodyBytes = this.response.maxBodySize.toBytes();
+		if (maxBodyBytes < 0 || maxBodyBytes > IdempotencySettings.MAX_STORED_BODY_BYTES) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
+					"idempotency.response.max-body-size must be from 0 to " + IdempotencySettings.MAX_STORED_BODY_BYTES
+							+ " bytes (an answer is held in memory until it is stored), was " + maxBodyBytes + " bytes",
+					"Set idempotency.response.max-body-size to at most "
+							+ PropertyValues.written(DataSize.ofBytes(IdempotencySettings.MAX_STORED_BODY_BYTES))
+							+ "; the default is " + PropertyValues.written(DataSize.ofBytes(DEFAULTS.maxBodyBytes()))
+							+ ".");
+		}
 		return IdempotencySettings.builder()
 			.lifetime(this.lifetime)
 			.grace(this.grace)
@@ -227,9 +276,25 @@ public class IdempotencyProperties {
 			.inFlightRetryAfter(this.inFlight.retryAfter)
 			.failureMode(this.store.failureMode)
 			.storeRetryAfter(this.store.retryAfter)
-			.maxBodyBytes(this.response.maxBodySize.toBytes())
+			.maxBodyBytes(maxBodyBytes)
 			.mode(this.mode)
 			.build();
+	}
+
+	private static void requirePositive(@Nullable Duration value, String name) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must be positive, was " + value,
+					"Set idempotency." + name + " to a positive duration, such as 10s.");
+		}
+	}
+
+	private static void requireNotNegative(@Nullable Duration value, String name) {
+		if (value == null || value.isNegative()) {
+			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
+					"idempotency." + name + " must not be negative, was " + value,
+					"Set idempotency." + name + " to 0 or a positive duration.");
+		}
 	}
 
 	/** What a client's key must look like. */
@@ -287,20 +352,20 @@ public class IdempotencyProperties {
 		 * How long a duplicate waits for the first request to finish before it is
 		 * answered.
 		 */
-		private Duration wait = Duration.ofSeconds(2);
+		private Duration wait = DEFAULTS.inFlight().maxWait();
 
 		/** How often a waiting duplicate checks the store. */
-		private Duration pollInterval = Duration.ofMillis(50);
+		private Duration pollInterval = DEFAULTS.inFlight().pollInterval();
 
 		/**
 		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF
 		 * draft's choice) or service-unavailable (503 with Retry-After: Iceberg clients
 		 * read 409 as a real conflict but retry a 503).
 		 */
-		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
+		private IdempotencySettings.InFlightStatus status = DEFAULTS.inFlight().status();
 
 		/** Retry-After sent with an in-flight answer. */
-		private Duration retryAfter = Duration.ofSeconds(1);
+		private Duration retryAfter = DEFAULTS.inFlight().retryAfter();
 
 		public Duration getWait() {
 			return this.wait;
@@ -350,10 +415,10 @@ public class IdempotencyProperties {
 		 * Retry-After and runs nothing; fail-open runs the request unprotected (logged
 		 * and counted).
 		 */
-		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
+		private IdempotencySettings.FailureMode failureMode = DEFAULTS.storeFailure().mode();
 
 		/** Retry-After sent when the store is unavailable. */
-		private Duration retryAfter = Duration.ofSeconds(5);
+		private Duration retryAfter = DEFAULTS.storeFailure().retryAfter();
 
 		private final Memory memory = new Memory();
 
@@ -478,7 +543,7 @@ public class IdempotencyProperties {
 		 * Largest response body stored. A larger response is sent to the client but not
 		 * stored: the key is released (never truncated) and a retry runs again.
 		 */
-		private DataSize maxBodySize = DataSize.ofMegabytes(1);
+		private DataSize maxBodySize = DataSize.ofBytes(DEFAULTS.maxBodyBytes());
 
 		public List<String> getStoredHeaders() {
 			return this.storedHeaders;

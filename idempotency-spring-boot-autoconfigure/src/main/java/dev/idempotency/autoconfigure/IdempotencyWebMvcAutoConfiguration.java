@@ -1,12 +1,12 @@
 package dev.idempotency.autoconfigure;
 
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.web.HandlerTransactions;
-import dev.idempotency.web.IdempotencyErrorException;
 import dev.idempotency.web.IdempotencyErrorExceptionResolver;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyFilter;
@@ -14,10 +14,10 @@ import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.JsonFingerprint;
 import dev.idempotency.web.PrincipalScopeResolver;
-import dev.idempotency.web.ProblemDetailErrorRenderer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -28,17 +28,23 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 /**
  * The HTTP front door for Spring MVC: the {@link IdempotencyFilter}, the
- * {@link IdempotencyInterceptor}, and the replaceable error renderer and scope resolver.
+ * {@link IdempotencyInterceptor}, the replaceable scope resolver, and the
+ * {@link IdempotencyErrorExceptionResolver} that answers the refusals of both doors
+ * (problem details through Spring MVC's message converters, or the application's
+ * {@link IdempotencyErrorRenderer}).
  *
  * @since 0.1.0
  */
@@ -53,12 +59,6 @@ public final class IdempotencyWebMvcAutoConfiguration {
 	 * others.
 	 */
 	public static final int FILTER_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
-
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyErrorRenderer idempotencyErrorRenderer(IdempotencyProperties properties) {
-		return new ProblemDetailErrorRenderer(properties.getWeb().getProblemTypeBase());
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -127,7 +127,8 @@ public final class IdempotencyWebMvcAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@Nullable HandlerTransactions idempotencyHandlerTransactions(IdempotencyEngine engine,
-				ObjectProvider<PlatformTransactionManager> transactionManager, IdempotencyErrorRenderer errorRenderer) {
+				ObjectProvider<PlatformTransactionManager> transactionManager, IdempotencyProperties properties,
+				ObjectProvider<IdempotencyErrorRenderer> errorRenderer, ListableBeanFactory beanFactory) {
 			if (!(engine.store() instanceof JdbcIdempotencyStore store) || !store.transactionalCompletion()) {
 				return null;
 			}
@@ -137,14 +138,15 @@ public final class IdempotencyWebMvcAutoConfiguration {
 						+ " PlatformTransactionManager: the HTTP door runs protected handlers without a transaction");
 				return null;
 			}
-			return new HandlerTransactions(manager, store, errorRenderer);
+			return new HandlerTransactions(manager, store, errorResolver(errorRenderer, beanFactory),
+					properties.getWeb().getProblemTypeBase());
 		}
 
 	}
 
 	@Bean
 	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor,
-			IdempotencyErrorRenderer errorRenderer) {
+			ObjectProvider<IdempotencyErrorRenderer> errorRenderer, ListableBeanFactory beanFactory) {
 		return new WebMvcConfigurer() {
 
 			@Override
@@ -153,15 +155,16 @@ public final class IdempotencyWebMvcAutoConfiguration {
 			}
 
 			/**
-			 * The door's refusals are {@link IdempotencyErrorException}s. With the
-			 * default renderer, the application's {@code @ExceptionHandler}s and
-			 * {@code @ControllerAdvice} see them first; an application that declares its
-			 * own renderer has chosen how they look, so it answers them before any
-			 * advice.
+			 * Both doors refuse with an {@code IdempotencyRejectedException}. By default
+			 * the application's {@code @ExceptionHandler}s and {@code @ControllerAdvice}
+			 * see it first, and the resolver answers it when none did, before Spring
+			 * MVC's default resolver would send a bare error status. An application that
+			 * declares an {@link IdempotencyErrorRenderer} has chosen how refusals look,
+			 * so the resolver answers them before any advice.
 			 */
 			@Override
 			public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
-				IdempotencyErrorExceptionResolver resolver = new IdempotencyErrorExceptionResolver(errorRenderer);
+				boolean applicationRenderer = errorRenderer.getIfAvailable() != null;
 				int advice = -1;
 				for (int i = 0; i < resolvers.size(); i++) {
 					if (resolvers.get(i) instanceof ExceptionHandlerExceptionResolver) {
@@ -169,11 +172,36 @@ public final class IdempotencyWebMvcAutoConfiguration {
 						break;
 					}
 				}
-				boolean defaultRenderer = errorRenderer instanceof ProblemDetailErrorRenderer;
-				resolvers.add((defaultRenderer && advice >= 0) ? advice + 1 : 0, resolver);
+				resolvers.add((!applicationRenderer && advice >= 0) ? advice + 1 : 0,
+						errorResolver(errorRenderer, beanFactory));
 			}
 
 		};
+	}
+
+	/**
+	 * Answers refusals with the application's renderer if it declares one, else with
+	 * problem details written by Spring MVC's message converters (those of its request
+	 * handling, so the application's JSON mapper), looked up once, when the first refusal
+	 * is written.
+	 */
+	static IdempotencyErrorExceptionResolver errorResolver(ObjectProvider<IdempotencyErrorRenderer> errorRenderer,
+			ListableBeanFactory beanFactory) {
+		Supplier<List<HttpMessageConverter<?>>> converters = SingletonSupplier
+			.of(() -> mvcMessageConverters(beanFactory));
+		return new IdempotencyErrorExceptionResolver(converters, errorRenderer.getIfAvailable());
+	}
+
+	/**
+	 * The converters of Spring MVC's handler adapter; with several adapters (Spring Data
+	 * REST adds its own), those of Spring MVC's.
+	 */
+	static List<HttpMessageConverter<?>> mvcMessageConverters(ListableBeanFactory beanFactory) {
+		Map<String, RequestMappingHandlerAdapter> adapters = beanFactory
+			.getBeansOfType(RequestMappingHandlerAdapter.class);
+		RequestMappingHandlerAdapter adapter = (adapters.size() == 1) ? adapters.values().iterator().next()
+				: adapters.get("requestMappingHandlerAdapter");
+		return (adapter != null) ? adapter.getMessageConverters() : List.of();
 	}
 
 }

@@ -1,7 +1,5 @@
 package dev.idempotency.autoconfigure;
 
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
-
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,6 +38,8 @@ public final class LeaseMargin {
 	/** The shortest lease accepted. */
 	public static final Duration MINIMUM_LEASE = Duration.ofSeconds(1);
 
+	private static final IdempotencySettings.Lease DEFAULT_LEASE = IdempotencySettings.defaults().lease();
+
 	private LeaseMargin() {
 	}
 
@@ -56,8 +57,8 @@ public final class LeaseMargin {
 		if (settings.mode() != IdempotencySettings.Mode.LEASE) {
 			return;
 		}
-		Duration lease = settings.lease();
-		Duration interval = settings.heartbeatInterval();
+		Duration lease = settings.lease().duration();
+		Duration interval = settings.lease().heartbeatInterval();
 		if (lease.compareTo(MINIMUM_LEASE) < 0) {
 			throw new InvalidIdempotencySettingsException(
 					List.of("idempotency.lease", "idempotency.heartbeat-interval"),
@@ -65,8 +66,9 @@ public final class LeaseMargin {
 							+ ": a shorter lease ends while its owner still runs (a store call, a GC pause or a"
 							+ " busy machine delays a heartbeat by more), and a retry then runs the operation"
 							+ " beside it",
-					"Set idempotency.lease to at least " + MINIMUM_LEASE + " (the default is 30s, with a"
-							+ " heartbeat-interval of 10s).");
+					"Set idempotency.lease to at least " + MINIMUM_LEASE + " (the default is "
+							+ PropertyValues.written(DEFAULT_LEASE.duration()) + ", with a heartbeat-interval of "
+							+ PropertyValues.written(DEFAULT_LEASE.heartbeatInterval()) + ").");
 		}
 		Duration sweep = interval.dividedBy(4);
 		Duration store = (storeTimeout != null) ? storeTimeout : Duration.ZERO;

@@ -40,7 +40,7 @@ final class Heartbeat {
 
 	Heartbeat(IdempotencyEngine engine) {
 		this.engine = engine;
-		this.intervalNanos = engine.settings().heartbeatInterval().toNanos();
+		this.intervalNanos = engine.settings().lease().heartbeatInterval().toNanos();
 		this.sweepNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.intervalNanos / 4);
 	}
 
@@ -133,7 +133,7 @@ final class Heartbeat {
 		long start = System.nanoTime();
 		try {
 			if (this.engine.timed("heartbeat", () -> this.engine.store()
-				.heartbeat(reservation.id(), reservation.ownerToken(), this.engine.settings().lease()))) {
+				.heartbeat(reservation.id(), reservation.ownerToken(), this.engine.settings().lease().duration()))) {
 				reservation.beaten(start);
 			}
 			else if (this.engine.finish(reservation)) {

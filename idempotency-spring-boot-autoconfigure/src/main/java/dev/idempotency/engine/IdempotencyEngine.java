@@ -109,6 +109,16 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store;
 	}
 
+	/**
+	 * Whether a result completed now, on this thread, commits or rolls back with the
+	 * transaction active on it (the store joins it, see
+	 * {@link IdempotencyStore#joinsCurrentTransaction()}). A front door running inside a
+	 * caller's transaction that is not joined must complete only after it committed.
+	 */
+	public boolean joinsCurrentTransaction() {
+		return this.store.joinsCurrentTransaction();
+	}
+
 	/** Whether a response with this status is final, so it is stored and replayed. */
 	public static boolean isFinal(int status) {
 		return status >= 200 && status < 500 && !RELEASED_STATUSES.contains(status);
@@ -236,7 +246,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	public IdempotencyError transactionRolledBack(String why) {
 		return new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 				"the request's transaction was" + " rolled back (" + why + "); nothing was done, retry later",
-				this.settings.storeRetryAfter());
+				this.settings.storeFailure().retryAfter());
 	}
 
 	/**
@@ -282,7 +292,7 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	/** Until when a call waits for a run of the same request in flight elsewhere. */
 	Instant inFlightDeadline() {
-		return this.clock.instant().plus(this.settings.inFlightWait());
+		return this.clock.instant().plus(this.settings.inFlight().maxWait());
 	}
 
 	/**
@@ -309,20 +319,20 @@ public class IdempotencyEngine implements AutoCloseable {
 		}
 		if (record.state() == RecordState.COMPLETED) {
 			report(IdempotencyOutcome.REPLAYED, operation, record.id());
-			return new Decision.Replay(record.response());
+			return new Decision.Replay(record.completedResponse());
 		}
 		Duration remaining = Duration.between(this.clock.instant(), deadline);
 		// Waited long enough, or interrupted while waiting: an interruption is not a
 		// store failure, so never a reason to run unprotected.
 		if (remaining.isNegative() || remaining.isZero()
-				|| !sleep(min(remaining, this.settings.inFlightPollInterval()))) {
+				|| !sleep(min(remaining, this.settings.inFlight().pollInterval()))) {
 			return reject(IdempotencyOutcome.IN_FLIGHT, operation, inFlightError());
 		}
 		return null;
 	}
 
 	Decision storeFailed(String operation, Exception ex) {
-		if (this.settings.failureMode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
+		if (this.settings.storeFailure().mode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
 			logger.warn("Idempotency store " + this.store.name() + " failed; running " + operation
 					+ " unprotected (fail-open): " + ex);
 			report(IdempotencyOutcome.FAIL_OPEN, operation, null);
@@ -334,15 +344,16 @@ public class IdempotencyEngine implements AutoCloseable {
 					+ " (fail-closed): " + full.getMessage());
 			return reject(IdempotencyOutcome.STORE_ERROR, operation,
 					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
-							"the idempotency store is full; nothing was done, retry later", (full.retryAfter() != null)
-									? wholeSecondsAtLeastOne(full.retryAfter()) : this.settings.storeRetryAfter()));
+							"the idempotency store is full; nothing was done, retry later",
+							(full.retryAfter() != null) ? wholeSecondsAtLeastOne(full.retryAfter())
+									: this.settings.storeFailure().retryAfter()));
 		}
 		logger.error("Idempotency store " + this.store.name() + " failed; refusing " + operation + " (fail-closed)",
 				ex);
 		return reject(IdempotencyOutcome.STORE_ERROR, operation,
 				new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 						"the idempotency store is unavailable; nothing was done, retry later",
-						this.settings.storeRetryAfter()));
+						this.settings.storeFailure().retryAfter()));
 	}
 
 	Decision reject(IdempotencyOutcome outcome, String operation, IdempotencyError error) {
@@ -356,9 +367,9 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	IdempotencyError inFlightError() {
-		return new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, this.settings.inFlightStatus().status(),
+		return new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, this.settings.inFlight().status().status(),
 				"a request with this idempotency key is still in progress; retry later",
-				this.settings.inFlightRetryAfter());
+				this.settings.inFlight().retryAfter());
 	}
 
 	/** A response too large to store: logged, and the key freed as after a failure. */

@@ -1,36 +1,30 @@
 package dev.idempotency.engine;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 
 /**
- * The engine's configuration, independent of how it was configured. Build it with
- * {@link #builder()}; the constructor validates every value and throws
- * {@link InvalidIdempotencySettingsException} naming the {@code idempotency.*} properties
- * at fault and what to set.
+ * The engine's configuration, independent of how it was configured, grouped as it is
+ * used: the key window (lifetime, grace, clock skew, key age policy), the {@link Lease}
+ * of a running owner, the answer to a duplicate still {@link InFlight in flight}, what to
+ * do on a {@link StoreFailure}, the largest stored body and the {@link Mode}. Build it
+ * with {@link #builder()}, which starts from the defaults: they are written here and
+ * nowhere else. Each record checks its values and throws {@link IllegalArgumentException}
+ * naming the value at fault.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime
- * @param lease how long an in-progress owner is presumed alive without a heartbeat
- * @param heartbeatInterval the longest time between two lease extensions of a running
- * owner (one sweep of the heartbeat thread's duration aside); at most half the lease
+ * @param lease how long a running owner is presumed alive, and how often it says so
  * @param clockSkew how far in the future a key's timestamp may be
  * @param keyAgePolicy reject or only warn about keys outside their time window
- * @param inFlightWait how long a duplicate waits for the first request to finish
- * @param inFlightPollInterval how often a waiting duplicate looks at the store
- * @param inFlightStatus the status for a duplicate still in flight after the wait
- * @param inFlightRetryAfter Retry-After with an in-flight answer
- * @param failureMode what to do when the store fails
- * @param storeRetryAfter Retry-After when the store is unavailable
+ * @param inFlight how a duplicate of a request still running is answered
+ * @param storeFailure what to do when the store fails
  * @param maxBodyBytes largest response body stored
  * @param mode how the engine guards an operation: a lease-held reservation, or one
  * conditional record after it succeeded
  */
-public record IdempotencySettings(Duration lifetime, Duration grace, Duration lease, Duration heartbeatInterval,
-		Duration clockSkew, KeyAgePolicy keyAgePolicy, Duration inFlightWait, Duration inFlightPollInterval,
-		InFlightStatus inFlightStatus, Duration inFlightRetryAfter, FailureMode failureMode, Duration storeRetryAfter,
-		long maxBodyBytes, Mode mode) {
+public record IdempotencySettings(Duration lifetime, Duration grace, Lease lease, Duration clockSkew,
+		KeyAgePolicy keyAgePolicy, InFlight inFlight, StoreFailure storeFailure, long maxBodyBytes, Mode mode) {
 
 	/**
 	 * The largest stored answer: a held answer lives in one byte array until it is
@@ -41,41 +35,20 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	public IdempotencySettings {
 		requirePositive(lifetime, "lifetime");
 		requireNotNegative(grace, "grace");
-		requirePositive(lease, "lease");
-		requirePositive(heartbeatInterval, "heartbeat-interval");
-		if (heartbeatInterval.multipliedBy(2).compareTo(lease) > 0) {
-			throw new InvalidIdempotencySettingsException(
-					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
-					"idempotency.heartbeat-interval (" + heartbeatInterval
-							+ ") must be at most half of idempotency.lease (" + lease
-							+ "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
-							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
-					"Set idempotency.heartbeat-interval to at most " + lease.dividedBy(2)
-							+ " or idempotency.lease to at least " + heartbeatInterval.multipliedBy(2) + ".");
+		Objects.requireNonNull(lease, "lease");
+		if (lease.duration().compareTo(lifetime.plus(grace)) > 0) {
+			throw new IllegalArgumentException(
+					"lease (" + lease.duration() + ") must not be longer than lifetime + grace (" + lifetime.plus(grace)
+							+ "): a record would expire while its owner still runs");
 		}
-		if (lease.compareTo(lifetime.plus(grace)) > 0) {
-			throw new InvalidIdempotencySettingsException(
-					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
-					"idempotency.lease (" + lease
-							+ ") must not be longer than idempotency.lifetime + idempotency.grace ("
-							+ lifetime.plus(grace) + "): a record would expire while its owner still runs",
-					"Set idempotency.lease to at most " + lifetime.plus(grace)
-							+ " or raise idempotency.lifetime or idempotency.grace.");
-		}
-		requireNotNegative(clockSkew, "clock-skew");
-		requireNotNegative(inFlightWait, "in-flight.wait");
-		requirePositive(inFlightPollInterval, "in-flight.poll-interval");
-		requireNotNegative(inFlightRetryAfter, "in-flight.retry-after");
-		requireNotNegative(storeRetryAfter, "store.retry-after");
+		requireNotNegative(clockSkew, "clockSkew");
 		Objects.requireNonNull(keyAgePolicy, "keyAgePolicy");
-		Objects.requireNonNull(inFlightStatus, "inFlightStatus");
-		Objects.requireNonNull(failureMode, "failureMode");
+		Objects.requireNonNull(inFlight, "inFlight");
+		Objects.requireNonNull(storeFailure, "storeFailure");
 		Objects.requireNonNull(mode, "mode");
 		if (maxBodyBytes < 0 || maxBodyBytes > MAX_STORED_BODY_BYTES) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
-					"idempotency.response.max-body-size must be from 0 to " + MAX_STORED_BODY_BYTES
-							+ " bytes (an answer is held in memory until it is stored), was " + maxBodyBytes + " bytes",
-					"Set idempotency.response.max-body-size to at most 1GB; the default is 1MB.");
+			throw new IllegalArgumentException("maxBodyBytes must be from 0 to " + MAX_STORED_BODY_BYTES
+					+ " (an answer is held in memory until it is stored), was " + maxBodyBytes);
 		}
 	}
 
@@ -86,10 +59,10 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 
 	/**
 	 * A builder that starts from the defaults: lifetime 30 minutes, grace 5 minutes,
-	 * lease 30 seconds, heartbeat-interval 10 seconds, clock-skew 1 minute,
-	 * key-age-policy reject, in-flight wait 2 seconds polled every 50 ms and answered 409
-	 * with Retry-After 1 second, fail-closed with Retry-After 5 seconds, bodies up to 1
-	 * MB stored, lease mode.
+	 * lease 30 seconds with a heartbeat every 10 seconds, clock skew 1 minute, keys
+	 * outside their window rejected, in-flight wait 2 seconds polled every 50 ms and
+	 * answered 409 with Retry-After 1 second, fail-closed with Retry-After 5 seconds,
+	 * bodies up to 1 MB stored, lease mode.
 	 */
 	public static Builder builder() {
 		return new Builder();
@@ -99,16 +72,16 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 	public Builder toBuilder() {
 		return new Builder().lifetime(this.lifetime)
 			.grace(this.grace)
-			.lease(this.lease)
-			.heartbeatInterval(this.heartbeatInterval)
+			.lease(this.lease.duration())
+			.heartbeatInterval(this.lease.heartbeatInterval())
 			.clockSkew(this.clockSkew)
 			.keyAgePolicy(this.keyAgePolicy)
-			.inFlightWait(this.inFlightWait)
-			.inFlightPollInterval(this.inFlightPollInterval)
-			.inFlightStatus(this.inFlightStatus)
-			.inFlightRetryAfter(this.inFlightRetryAfter)
-			.failureMode(this.failureMode)
-			.storeRetryAfter(this.storeRetryAfter)
+			.inFlightWait(this.inFlight.maxWait())
+			.inFlightPollInterval(this.inFlight.pollInterval())
+			.inFlightStatus(this.inFlight.status())
+			.inFlightRetryAfter(this.inFlight.retryAfter())
+			.failureMode(this.storeFailure.mode())
+			.storeRetryAfter(this.storeFailure.retryAfter())
 			.maxBodyBytes(this.maxBodyBytes)
 			.mode(this.mode);
 	}
@@ -123,22 +96,75 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 
 	private static void requirePositive(Duration value, String name) {
 		if (value == null || value.isNegative() || value.isZero()) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
-					"idempotency." + name + " must be positive, was " + value,
-					"Set idempotency." + name + " to a positive duration, such as 10s.");
+			throw new IllegalArgumentException(name + " must be positive, was " + value);
 		}
 	}
 
 	private static void requireNotNegative(Duration value, String name) {
 		if (value == null || value.isNegative()) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
-					"idempotency." + name + " must not be negative, was " + value,
-					"Set idempotency." + name + " to 0 or a positive duration.");
+			throw new IllegalArgumentException(name + " must not be negative, was " + value);
 		}
 	}
 
 	/**
-	 * Builds settings by name; {@link #build()} validates them as the constructor does.
+	 * The lease of a running owner (lease mode only).
+	 *
+	 * @param duration how long an in-progress owner is presumed alive without a heartbeat
+	 * @param heartbeatInterval the longest time between two lease extensions of a running
+	 * owner (one sweep of the heartbeat thread's duration aside); at most half the
+	 * duration
+	 */
+	public record Lease(Duration duration, Duration heartbeatInterval) {
+
+		public Lease {
+			requirePositive(duration, "lease");
+			requirePositive(heartbeatInterval, "heartbeatInterval");
+			if (heartbeatInterval.multipliedBy(2).compareTo(duration) > 0) {
+				throw new IllegalArgumentException(
+						"heartbeatInterval (" + heartbeatInterval + ") must be at most half of lease (" + duration
+								+ "): a running owner's beats are up to one heartbeatInterval apart, and the rest"
+								+ " of the lease is the margin for the store round trip and a late heartbeat thread");
+			}
+		}
+
+	}
+
+	/**
+	 * How a duplicate of a request that still runs is answered.
+	 *
+	 * @param maxWait how long a duplicate waits for the first request to finish
+	 * @param pollInterval how often a waiting duplicate looks at the store
+	 * @param status the status for a duplicate still in flight after the wait
+	 * @param retryAfter Retry-After with an in-flight answer
+	 */
+	public record InFlight(Duration maxWait, Duration pollInterval, InFlightStatus status, Duration retryAfter) {
+
+		public InFlight {
+			requireNotNegative(maxWait, "inFlight.maxWait");
+			requirePositive(pollInterval, "inFlight.pollInterval");
+			Objects.requireNonNull(status, "inFlight.status");
+			requireNotNegative(retryAfter, "inFlight.retryAfter");
+		}
+
+	}
+
+	/**
+	 * What to do when the store fails.
+	 *
+	 * @param mode fail closed (answer 503) or fail open (run unprotected)
+	 * @param retryAfter Retry-After when the store is unavailable
+	 */
+	public record StoreFailure(FailureMode mode, Duration retryAfter) {
+
+		public StoreFailure {
+			Objects.requireNonNull(mode, "storeFailure.mode");
+			requireNotNegative(retryAfter, "storeFailure.retryAfter");
+		}
+
+	}
+
+	/**
+	 * Builds settings by name; {@link #build()} validates them as the records do.
 	 */
 	public static final class Builder {
 
@@ -183,11 +209,13 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 			return this;
 		}
 
+		/** The {@link Lease#duration() lease}. */
 		public Builder lease(Duration lease) {
 			this.lease = lease;
 			return this;
 		}
 
+		/** The {@link Lease#heartbeatInterval() heartbeat interval} of the lease. */
 		public Builder heartbeatInterval(Duration heartbeatInterval) {
 			this.heartbeatInterval = heartbeatInterval;
 			return this;
@@ -203,31 +231,37 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 			return this;
 		}
 
+		/** The {@link InFlight#maxWait() wait} of a duplicate in flight. */
 		public Builder inFlightWait(Duration inFlightWait) {
 			this.inFlightWait = inFlightWait;
 			return this;
 		}
 
+		/** The {@link InFlight#pollInterval() poll interval} of a duplicate in flight. */
 		public Builder inFlightPollInterval(Duration inFlightPollInterval) {
 			this.inFlightPollInterval = inFlightPollInterval;
 			return this;
 		}
 
+		/** The {@link InFlight#status() status} of a duplicate still in flight. */
 		public Builder inFlightStatus(InFlightStatus inFlightStatus) {
 			this.inFlightStatus = inFlightStatus;
 			return this;
 		}
 
+		/** The {@link InFlight#retryAfter() Retry-After} of a duplicate in flight. */
 		public Builder inFlightRetryAfter(Duration inFlightRetryAfter) {
 			this.inFlightRetryAfter = inFlightRetryAfter;
 			return this;
 		}
 
+		/** The {@link StoreFailure#mode() mode} on a store failure. */
 		public Builder failureMode(FailureMode failureMode) {
 			this.failureMode = failureMode;
 			return this;
 		}
 
+		/** The {@link StoreFailure#retryAfter() Retry-After} on a store failure. */
 		public Builder storeRetryAfter(Duration storeRetryAfter) {
 			this.storeRetryAfter = storeRetryAfter;
 			return this;
@@ -244,10 +278,11 @@ public record IdempotencySettings(Duration lifetime, Duration grace, Duration le
 		}
 
 		public IdempotencySettings build() {
-			return new IdempotencySettings(this.lifetime, this.grace, this.lease, this.heartbeatInterval,
-					this.clockSkew, this.keyAgePolicy, this.inFlightWait, this.inFlightPollInterval,
-					this.inFlightStatus, this.inFlightRetryAfter, this.failureMode, this.storeRetryAfter,
-					this.maxBodyBytes, this.mode);
+			return new IdempotencySettings(this.lifetime, this.grace, new Lease(this.lease, this.heartbeatInterval),
+					this.clockSkew, this.keyAgePolicy,
+					new InFlight(this.inFlightWait, this.inFlightPollInterval, this.inFlightStatus,
+							this.inFlightRetryAfter),
+					new StoreFailure(this.failureMode, this.storeRetryAfter), this.maxBodyBytes, this.mode);
 		}
 
 	}

@@ -39,7 +39,7 @@ final class LeaseModel implements ProtocolModel {
 					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 							"the idempotency engine is stopped (the application is shutting down); nothing was done,"
 									+ " retry later",
-							this.engine.settings().storeRetryAfter()));
+							this.engine.settings().storeFailure().retryAfter()));
 		}
 		String fingerprint = call.fingerprint().get();
 		Instant deadline = this.engine.inFlightDeadline();
@@ -49,7 +49,7 @@ final class LeaseModel implements ProtocolModel {
 			ReserveResult result;
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.engine.settings().lease(), retention);
+						this.engine.settings().lease().duration(), retention);
 				result = this.engine.timed("reserve", () -> this.engine.store().reserve(request));
 			}
 			catch (RuntimeException ex) {

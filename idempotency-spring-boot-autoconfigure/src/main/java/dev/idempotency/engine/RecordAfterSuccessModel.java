@@ -161,7 +161,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		if (isCompletedFor(record, run)) {
 			logger.info("Another attempt of " + run + " recorded its response first; this attempt's"
 					+ " transaction is rolled back and it answers with the recorded response");
-			return AtomicOutcome.replay(record.response());
+			return AtomicOutcome.replay(record.completedResponse());
 		}
 		if (record.state() == RecordState.COMPLETED) {
 			logger.info("Another request recorded its response under the key of " + run
@@ -202,7 +202,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	private Answer answerRecorded(Reservation.RecordAfterSuccess run, IdempotencyRecord record, String what) {
 		logger.info("Another attempt of " + run + " " + what + "; answering with the recorded response");
 		this.engine.finished(ExecutionResult.ANSWERED_RECORDED, run);
-		return new Answer.Recorded(record.response());
+		return new Answer.Recorded(record.completedResponse());
 	}
 
 	/**

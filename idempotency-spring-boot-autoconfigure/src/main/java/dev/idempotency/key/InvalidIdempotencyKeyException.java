@@ -10,8 +10,17 @@ package dev.idempotency.key;
  */
 public class InvalidIdempotencyKeyException extends IllegalArgumentException {
 
+	private final String reason;
+
 	public InvalidIdempotencyKeyException(String reason) {
 		super(reason);
+		this.reason = reason;
+	}
+
+	/** Why the key is not accepted, never {@code null}. */
+	@Override
+	public String getMessage() {
+		return this.reason;
 	}
 
 }

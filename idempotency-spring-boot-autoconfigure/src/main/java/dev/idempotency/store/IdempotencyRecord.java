@@ -29,4 +29,17 @@ public record IdempotencyRecord(RecordId id, String fingerprint, String operatio
 			throw new IllegalArgumentException("a completed record has a response");
 		}
 	}
+
+	/**
+	 * The stored response of a completed record.
+	 * @return the response, never {@code null}
+	 * @throws IllegalStateException if the record is in progress
+	 */
+	public StoredResponse completedResponse() {
+		StoredResponse stored = this.response;
+		if (stored == null) {
+			throw new IllegalStateException("record " + this.id + " is in progress: it has no response yet");
+		}
+		return stored;
+	}
 }

@@ -36,10 +36,14 @@ public final class StoredResponseCodec {
 	public static byte[] encode(StoredResponse response) {
 		byte[] body = response.body();
 		byte[] deflated = (body.length >= COMPRESS_FROM) ? deflate(body) : null;
-		boolean compress = deflated != null && deflated.length < body.length;
-		ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + (compress ? deflated.length : body.length));
+		if (deflated != null && deflated.length >= body.length) {
+			// Not smaller: kept as it is.
+			deflated = null;
+		}
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream(
+				64 + ((deflated != null) ? deflated.length : body.length));
 		try (DataOutputStream out = new DataOutputStream(bytes)) {
-			out.writeByte(compress ? FORMAT_DEFLATED_BODY : FORMAT_RAW_BODY);
+			out.writeByte((deflated != null) ? FORMAT_DEFLATED_BODY : FORMAT_RAW_BODY);
 			out.writeShort(response.status());
 			out.writeShort(response.headers().size());
 			for (Map.Entry<String, List<String>> header : response.headers().entrySet()) {
@@ -50,7 +54,7 @@ public final class StoredResponseCodec {
 				}
 			}
 			out.writeInt(body.length);
-			if (compress) {
+			if (deflated != null) {
 				out.writeInt(deflated.length);
 				out.write(deflated);
 			}

@@ -337,15 +337,16 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	private synchronized boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length)
 			throws IOException {
-		if (!this.holding) {
+		ByteArrayOutputStream copy = this.copy;
+		if (!this.holding || copy == null) {
 			return false;
 		}
-		if (this.copy.size() + (long) length <= this.limit) {
+		if (copy.size() + (long) length <= this.limit) {
 			this.produced += length;
-			this.copy.write(bytes, offset, length);
+			copy.write(bytes, offset, length);
 			return true;
 		}
-		byte[] held = this.copy.toByteArray();
+		byte[] held = copy.toByteArray();
 		this.holding = false;
 		this.overflow = true;
 		this.copy = new ByteArrayOutputStream(0);

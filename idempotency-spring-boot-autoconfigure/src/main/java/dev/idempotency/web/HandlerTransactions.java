@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.IdempotencyError;
 import dev.idempotency.store.IdempotencyStore;
 import jakarta.servlet.http.HttpServletRequest;
@@ -53,7 +54,9 @@ public class HandlerTransactions {
 
 	private final IdempotencyStore store;
 
-	private final IdempotencyErrorRenderer errorRenderer;
+	private final IdempotencyErrorExceptionResolver errors;
+
+	private final String problemTypeBase;
 
 	private final DefaultTransactionDefinition definition;
 
@@ -66,13 +69,15 @@ public class HandlerTransactions {
 	/**
 	 * @param transactionManager the application's, on the store's {@code DataSource}
 	 * @param store the store, which must join its transactions
-	 * @param errorRenderer answers a request whose transaction did not commit
+	 * @param errors answers a request whose transaction did not commit
+	 * @param problemTypeBase the base of the problem {@code type} URIs of its refusals
 	 */
 	public HandlerTransactions(PlatformTransactionManager transactionManager, IdempotencyStore store,
-			IdempotencyErrorRenderer errorRenderer) {
+			IdempotencyErrorExceptionResolver errors, String problemTypeBase) {
 		this.transactionManager = transactionManager;
 		this.store = store;
-		this.errorRenderer = errorRenderer;
+		this.errors = errors;
+		this.problemTypeBase = problemTypeBase;
 		this.definition = new DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_REQUIRED);
 		this.definition.setName("idempotency");
 	}
@@ -181,10 +186,7 @@ public class HandlerTransactions {
 		}
 		HttpServletResponse target = (HttpServletResponse) response.getResponse();
 		try {
-			if (error.retryAfter() != null) {
-				target.setHeader("Retry-After", String.valueOf(Math.max(1, error.retryAfter().toSeconds())));
-			}
-			this.errorRenderer.render(error, request, target);
+			this.errors.render(new IdempotencyRejectedException(error, this.problemTypeBase), request, target);
 			target.flushBuffer();
 		}
 		catch (IOException ex) {

@@ -7,10 +7,12 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * Writes an idempotency error to the HTTP response. The default writes RFC 9457
- * {@code application/problem+json}; declare a bean of this type to answer in your API's
- * own error shape. Implementations set the status, the body and its content type; the
- * caller has already set {@code Retry-After} when the error carries one.
+ * Answers idempotency refusals in your API's own error shape instead of RFC 9457 problem
+ * details: declare a bean of this type. It then answers every refusal of both doors that
+ * reaches Spring MVC, before any {@code @ExceptionHandler} or {@code @ControllerAdvice}
+ * (you chose how they look), and the HTTP door's refusals written outside Spring MVC.
+ * Implementations set the status, the body and its content type; the caller has already
+ * set {@code Retry-After} when the error carries one.
  */
 @FunctionalInterface
 public interface IdempotencyErrorRenderer {

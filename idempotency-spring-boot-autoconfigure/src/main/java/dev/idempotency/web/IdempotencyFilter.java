@@ -95,18 +95,19 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finally {
 			Reservation reservation = (Reservation) request.getAttribute(RESERVATION_ATTRIBUTE);
-			Object transaction = (this.transactions != null) ? HandlerTransactions.transaction(request) : null;
+			HandlerTransactions transactions = this.transactions;
+			Object transaction = (transactions != null) ? HandlerTransactions.transaction(request) : null;
 			if (reservation != null) {
 				request.removeAttribute(RESERVATION_ATTRIBUTE);
-				if (transaction != null) {
-					finishInTransaction(reservation, transaction, request, capturing, completedNormally);
+				if (transactions != null && transaction != null) {
+					finishInTransaction(transactions, reservation, transaction, request, capturing, completedNormally);
 				}
 				else {
 					finish(reservation, request, capturing, completedNormally);
 				}
 			}
-			else if (transaction != null) {
-				this.transactions.rollback(request, transaction);
+			else if (transactions != null && transaction != null) {
+				transactions.rollback(request, transaction);
 			}
 		}
 	}
@@ -131,9 +132,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * One exception: an answer too large to store has streamed to the client already; its
 	 * writes commit, unrecorded, as without a transaction.
 	 */
-	private void finishInTransaction(Reservation reservation, Object transaction, HttpServletRequest request,
-			CapturingResponse response, boolean completedNormally) {
-		HandlerTransactions transactions = this.transactions;
+	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation, Object transaction,
+			HttpServletRequest request, CapturingResponse response, boolean completedNormally) {
 		try {
 			if (completedNormally && request.isAsyncStarted()) {
 				// Went asynchronous without saying so in its return type:
@@ -145,7 +145,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				finish(reservation, request, response, true);
 				return;
 			}
-			String rollbackReason = rollbackReason(request, response, completedNormally, transaction);
+			String rollbackReason = rollbackReason(transactions, request, response, completedNormally, transaction);
 			if (rollbackReason != null) {
 				transactions.rollback(request, transaction);
 				int status = response.getStatus();
@@ -195,12 +195,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * Why the handler's transaction must roll back instead of committing with a record;
 	 * {@code null}: it commits.
 	 */
-	private @Nullable String rollbackReason(HttpServletRequest request, CapturingResponse response,
-			boolean completedNormally, Object transaction) {
+	private @Nullable String rollbackReason(HandlerTransactions transactions, HttpServletRequest request,
+			CapturingResponse response, boolean completedNormally, Object transaction) {
 		if (!completedNormally || !HandlerTransactions.didHandlerReturn(request)) {
 			return "the handler threw an exception";
 		}
-		if (this.transactions.isRollbackOnly(transaction)) {
+		if (transactions.isRollbackOnly(transaction)) {
 			return "the transaction was marked rollback-only";
 		}
 		if (request.getAttribute(NOT_STORED_ATTRIBUTE) instanceof String reason) {

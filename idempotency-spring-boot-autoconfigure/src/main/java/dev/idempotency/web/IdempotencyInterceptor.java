@@ -5,10 +5,12 @@ import java.lang.reflect.Method;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.Decision;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyError;
@@ -37,7 +39,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method
  * or its class), or a mutation whose path matches a configured pattern, asks the engine
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
- * {@link IdempotencyErrorException}, for Spring MVC's exception handling. The
+ * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
@@ -128,7 +130,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// the header says.
 			return true;
 		}
-		if (annotation != null) {
+		if (annotation != null && handlerMethod != null) {
 			// Tells the method aspect that this door owns the handler method, whatever
 			// the HTTP method.
 			request.setAttribute(HANDLED_METHOD_ATTRIBUTE, handlerMethod.getMethod());
@@ -176,7 +178,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 						IdempotencyInterceptor::answersLater);
 				beginTransaction(request, proceed.reservation(), handlerMethod, later);
 				request.setAttribute(IdempotencyFilter.RESERVATION_ATTRIBUTE, proceed.reservation());
-				capturing.startCapture(this.engine.settings().maxBodyBytes(), !later);
+				// A reservation means a key was sent, so the filter's wrapper is
+				// there (checked above).
+				Objects.requireNonNull(capturing, "CapturingResponse")
+					.startCapture(this.engine.settings().maxBodyBytes(), !later);
 			}
 			return true;
 		}
@@ -184,7 +189,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			replay(replay.response(), response);
 			return false;
 		}
-		throw new IdempotencyErrorException(((Decision.Reject) decision).error(), this.problemTypeBase);
+		throw new IdempotencyRejectedException(((Decision.Reject) decision).error(), this.problemTypeBase);
 	}
 
 	/**
@@ -199,7 +204,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return;
 		}
 		if (later) {
-			transactions.asynchronous(handlerMethod.getMethod());
+			// Only a handler method answers later.
+			transactions.asynchronous(Objects.requireNonNull(handlerMethod, "handlerMethod").getMethod());
 			return;
 		}
 		try {
@@ -207,9 +213,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		catch (RuntimeException ex) {
 			this.engine.failed(reservation, "its transaction could not begin: " + ex);
-			throw new IdempotencyErrorException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+			throw new IdempotencyRejectedException(new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 					"the request's transaction could not begin; nothing was done, retry later",
-					this.engine.settings().storeRetryAfter()), this.problemTypeBase);
+					this.engine.settings().storeFailure().retryAfter()), this.problemTypeBase);
 		}
 	}
 

@@ -6,11 +6,20 @@ package dev.idempotency.web;
  */
 final class RequestTooLargeException extends RuntimeException {
 
+	private final String message;
+
 	private final long maxBytes;
 
 	RequestTooLargeException(String message, long maxBytes) {
 		super(message);
+		this.message = message;
 		this.maxBytes = maxBytes;
+	}
+
+	/** What was too large, never {@code null}. */
+	@Override
+	public String getMessage() {
+		return this.message;
 	}
 
 	long maxBytes() {

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;

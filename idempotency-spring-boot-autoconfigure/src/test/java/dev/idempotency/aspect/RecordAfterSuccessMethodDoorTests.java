@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAspectAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;

@@ -2,31 +2,34 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 
-import dev.idempotency.aspect.IdempotencyRejectedExceptionHandler;
 import dev.idempotency.aspect.IdempotentMethodInterceptor;
 import dev.idempotency.aspect.IdempotentMethodPostProcessor;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
-import dev.idempotency.web.ProblemDetailErrorRenderer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.converter.HttpMessageConverter;
+import org.springframework.http.converter.StringHttpMessageConverter;
+import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -44,8 +47,7 @@ class IdempotencyAutoConfigurationTests {
 				.hasSingleBean(IdempotencyInterceptor.class)
 				.hasSingleBean(IdempotentMethodPostProcessor.class)
 				.hasSingleBean(IdempotentMethodInterceptor.class)
-				.hasSingleBean(IdempotencyRejectedExceptionHandler.class)
-				.hasSingleBean(ProblemDetailErrorRenderer.class)
+				.doesNotHaveBean(IdempotencyErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
 			assertThat(context.getBean(InMemoryIdempotencyStore.class).maxBytes())
@@ -53,8 +55,8 @@ class IdempotencyAutoConfigurationTests {
 			IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 			assertThat(settings.lifetime()).isEqualTo(Duration.ofMinutes(30));
 			assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(35));
-			assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
-			assertThat(settings.inFlightStatus().status()).isEqualTo(409);
+			assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
+			assertThat(settings.inFlight().status().status()).isEqualTo(409);
 			assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.LEASE);
 		});
 	}
@@ -71,9 +73,9 @@ class IdempotencyAutoConfigurationTests {
 			.run((context) -> {
 				IdempotencySettings settings = context.getBean(IdempotencyEngine.class).settings();
 				assertThat(settings.retention()).isEqualTo(Duration.ofMinutes(11));
-				assertThat(settings.lease()).isEqualTo(Duration.ofSeconds(5));
-				assertThat(settings.inFlightStatus().status()).isEqualTo(503);
-				assertThat(settings.failureMode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
+				assertThat(settings.lease().duration()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(settings.inFlight().status().status()).isEqualTo(503);
+				assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_OPEN);
 				assertThat(settings.maxBodyBytes()).isEqualTo(64 * 1024);
 				assertThat(settings.keyAgePolicy()).isEqualTo(IdempotencySettings.KeyAgePolicy.WARN);
 				assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);
@@ -155,13 +157,29 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
+	void refusalsAreWrittenWithTheConvertersOfSpringMvcsOwnHandlerAdapter() {
+		StaticListableBeanFactory beans = new StaticListableBeanFactory();
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).isEmpty();
+		HttpMessageConverter<?> mvcs = new JacksonJsonHttpMessageConverter();
+		beans.addBean("requestMappingHandlerAdapter", adapter(mvcs));
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
+		beans.addBean("anotherLibrarysHandlerAdapter", adapter(new StringHttpMessageConverter()));
+		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
+	}
+
+	private static RequestMappingHandlerAdapter adapter(HttpMessageConverter<?> converter) {
+		RequestMappingHandlerAdapter adapter = new RequestMappingHandlerAdapter();
+		adapter.setMessageConverters(List.of(converter));
+		return adapter;
+	}
+
+	@Test
 	void theWebDoorStaysOutOfNonWebApplications() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyAspectAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(IdempotentMethodInterceptor.class)
-				.doesNotHaveBean(IdempotencyRejectedExceptionHandler.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -2,13 +2,18 @@ package dev.idempotency.autoconfigure;
 
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.idempotency.engine.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.json.JsonParserFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,6 +54,33 @@ class IdempotencyConfigurationMetadataTests {
 			.contains("1/16 of the JVM's maximum heap");
 		assertThat(property("idempotency.store.memory.max-share-per-scope")).containsEntry("defaultValue", 0.25)
 			.containsEntry("type", "java.lang.Double");
+	}
+
+	/**
+	 * The engine's defaults are written once, in IdempotencySettings; the properties
+	 * start from them, where the configuration processor cannot read them, so the
+	 * metadata shows them from additional-spring-configuration-metadata.json. Bound as a
+	 * user would write them, the defaults shown must give the engine's defaults.
+	 */
+	@Test
+	void theDefaultsShownAreTheEnginesDefaults() {
+		List<String> engineProperties = List.of("idempotency.lifetime", "idempotency.grace", "idempotency.lease",
+				"idempotency.heartbeat-interval", "idempotency.clock-skew", "idempotency.key-age-policy",
+				"idempotency.mode", "idempotency.in-flight.wait", "idempotency.in-flight.poll-interval",
+				"idempotency.in-flight.status", "idempotency.in-flight.retry-after", "idempotency.store.failure-mode",
+				"idempotency.store.retry-after", "idempotency.response.max-body-size");
+		Map<String, Object> shown = new LinkedHashMap<>();
+		for (String name : engineProperties) {
+			Object defaultValue = property(name).get("defaultValue");
+			assertThat(defaultValue).as(name).isNotNull();
+			shown.put(name, defaultValue);
+		}
+		IdempotencyProperties bound = new Binder(new MapConfigurationPropertySource(shown))
+			.bind("idempotency", Bindable.ofInstance(new IdempotencyProperties()))
+			.get();
+		assertThat(bound.toSettings()).isEqualTo(IdempotencySettings.defaults());
+		assertThat(shown).containsEntry("idempotency.lease", "30s")
+			.containsEntry("idempotency.response.max-body-size", "1MB");
 	}
 
 	/**

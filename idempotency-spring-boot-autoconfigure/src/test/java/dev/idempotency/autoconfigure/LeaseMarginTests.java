@@ -5,7 +5,6 @@ import java.util.UUID;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -36,6 +35,16 @@ class LeaseMarginTests {
 	void millisecondLeasesAreRefusedAtStartUp() {
 		this.runner.withPropertyValues("idempotency.lease=PT0.002S", "idempotency.heartbeat-interval=PT0.001S")
 			.run(refused("idempotency.lease (PT0.002S) must be at least PT1S"));
+	}
+
+	@Test
+	void aTooShortLeaseIsToldTheEnginesDefaults() {
+		this.runner.withPropertyValues("idempotency.lease=800ms", "idempotency.heartbeat-interval=200ms")
+			.run((context) -> assertThat(
+					((InvalidIdempotencySettingsException) org.springframework.core.NestedExceptionUtils
+						.getRootCause(context.getStartupFailure())).action())
+				.isEqualTo("Set idempotency.lease to at least PT1S (the default is 30s, with a heartbeat-interval"
+						+ " of 10s)."));
 	}
 
 	@Test

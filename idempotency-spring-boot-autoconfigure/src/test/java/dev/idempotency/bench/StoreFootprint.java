@@ -178,8 +178,8 @@ public final class StoreFootprint {
 		IdempotencySettings settings = IdempotencySettings.defaults();
 		RecordId id = new RecordId("anonymous", key);
 		String owner = java.util.UUID.randomUUID().toString();
-		store.reserve(
-				new ReserveRequest(id, "0".repeat(64), "createTable", owner, settings.lease(), settings.retention()));
+		store.reserve(new ReserveRequest(id, "0".repeat(64), "createTable", owner, settings.lease().duration(),
+				settings.retention()));
 		store.complete(id, owner, EngineBenchmark.Payloads.RESPONSE);
 	}
 

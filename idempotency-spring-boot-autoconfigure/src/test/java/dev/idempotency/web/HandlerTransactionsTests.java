@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.util.List;
 import java.util.UUID;
 
 import javax.sql.DataSource;
@@ -39,7 +40,7 @@ class HandlerTransactionsTests {
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, JdbcIdempotencyDialect.H2,
 				"idempotency_record", true);
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(dataSource), store,
-				new ProblemDetailErrorRenderer("https://idempotency.dev/problems/"));
+				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
 		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
 		assertThat(transactions.begin(request)).isTrue();
 		assertThat(store.joinsCurrentTransaction()).isTrue();
@@ -55,7 +56,7 @@ class HandlerTransactionsTests {
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(h2(), JdbcIdempotencyDialect.H2, "idempotency_record",
 				true);
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(h2()), store,
-				new ProblemDetailErrorRenderer("https://idempotency.dev/problems/"));
+				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
 		for (int i = 0; i < 3; i++) {
 			MockHttpServletRequest request = new MockHttpServletRequest("POST", "/things");
 			assertThat(transactions.begin(request)).isFalse();

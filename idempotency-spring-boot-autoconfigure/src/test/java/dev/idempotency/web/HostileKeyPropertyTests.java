@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.engine.IdempotencyEngine;
 import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.engine.IdempotencySettings;
@@ -15,6 +16,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AfterContainer;
+import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -45,7 +47,7 @@ class HostileKeyPropertyTests {
 	 * handle them.
 	 */
 	private static final IdempotencyErrorExceptionResolver resolver = new IdempotencyErrorExceptionResolver(
-			new ProblemDetailErrorRenderer("urn:p:"));
+			() -> List.of(new JacksonJsonHttpMessageConverter()), null);
 
 	private static final AtomicInteger handlerRuns = new AtomicInteger();
 
@@ -92,7 +94,7 @@ class HostileKeyPropertyTests {
 						res.setStatus(201);
 					}
 				}
-				catch (IdempotencyErrorException ex) {
+				catch (IdempotencyRejectedException ex) {
 					assertThat(resolver.resolveException(req, res, handler, ex)).as("resolved").isNotNull();
 				}
 				catch (Exception ex) {

@@ -26,8 +26,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /**
  * An application's {@code ResponseEntityExceptionHandler} renders the door's refusals:
- * they are {@link IdempotencyErrorException}s carrying the problem detail and
- * {@code Retry-After}.
+ * they are {@link dev.idempotency.IdempotencyRejectedException}s carrying the problem
+ * detail and {@code Retry-After}.
  */
 @SpringBootTest(classes = { WebTestApplication.class, IdempotencyErrorAdviceTests.ApplicationAdvice.class })
 @AutoConfigureMockMvc

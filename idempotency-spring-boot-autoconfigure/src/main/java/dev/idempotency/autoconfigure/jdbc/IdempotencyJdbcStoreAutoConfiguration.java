@@ -6,9 +6,9 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.autoconfigure.LeaseMargin;
 import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
@@ -33,6 +33,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.util.Assert;
 
 /**
  * Auto-configuration of the JDBC idempotency store, switched on by
@@ -126,7 +127,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		if (queryTimeout.isZero() || queryTimeout.isNegative()) {
 			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.jdbc.query-timeout"),
 					"idempotency.store.jdbc.query-timeout is " + queryTimeout + " (none): a heartbeat statement"
-							+ " could wait longer than idempotency.lease (" + settings.lease()
+							+ " could wait longer than idempotency.lease (" + settings.lease().duration()
 							+ "), and a retry would then take over an owner that is still running",
 					"Set idempotency.store.jdbc.query-timeout to a positive duration (the default is 2s).");
 		}
@@ -161,9 +162,11 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		@ConditionalOnMissingBean(annotation = IdempotencyDataSource.class)
 		@ConfigurationProperties(prefix = "idempotency.store.jdbc.pool", ignoreUnknownFields = false)
 		HikariDataSource idempotencyStoreDataSource(IdempotencyJdbcStoreProperties properties) {
+			String url = properties.getUrl();
+			Assert.state(url != null, "idempotency.store.jdbc.url is set (the condition of this configuration)");
 			HikariDataSource pool = DataSourceBuilder.create(getClass().getClassLoader())
 				.type(HikariDataSource.class)
-				.url(properties.getUrl())
+				.url(url)
 				.username(properties.getUsername())
 				.password(properties.getPassword())
 				.build();

@@ -117,10 +117,11 @@ final class RedisStoreConnections implements DisposableBean {
 	}
 
 	private static RedisConfiguration serverConfiguration(LettuceConnectionFactory factory) {
-		if (factory.isClusterAware()) {
+		// Each is null unless the factory is configured for it.
+		if (factory.getClusterConfiguration() != null) {
 			return factory.getClusterConfiguration();
 		}
-		if (factory.isRedisSentinelAware()) {
+		if (factory.getSentinelConfiguration() != null) {
 			return factory.getSentinelConfiguration();
 		}
 		if (factory.getSocketConfiguration() != null) {

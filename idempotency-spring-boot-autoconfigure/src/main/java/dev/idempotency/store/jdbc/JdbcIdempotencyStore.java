@@ -536,7 +536,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		StoredResponse stored = (state == RecordState.COMPLETED && response != null)
 				? StoredResponseCodec.decode(response) : null;
 		return new IdempotencyRecord(id, rs.getString("fingerprint"), rs.getString("operation"), state,
-				this.dialect.readInstant(rs, "lease_expires_at"), this.dialect.readInstant(rs, "expires_at"), stored);
+				this.dialect.readInstant(rs, "lease_expires_at"),
+				Objects.requireNonNull(this.dialect.readInstant(rs, "expires_at"), "expires_at (NOT NULL)"), stored);
 	}
 
 	/** The JDBC query timeout: zero, or after the network timeout. */

@@ -11,8 +11,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
@@ -376,7 +376,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	/**
 	 * Applies {@code change} if the in-progress record is owned by {@code ownerToken}.
 	 */
-	private boolean transition(RecordId id, String ownerToken, UnaryOperator<Entry> change) {
+	private boolean transition(RecordId id, String ownerToken, Function<Entry, @Nullable Entry> change) {
 		Instant now = this.clock.instant();
 		boolean[] changed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
@@ -587,10 +587,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		}
 
 		IdempotencyRecord toRecord(RecordId id) {
-			boolean completed = this.encodedResponse != null;
+			byte[] encoded = this.encodedResponse;
+			StoredResponse response = (encoded != null) ? StoredResponseCodec.decode(encoded) : null;
 			return new IdempotencyRecord(id, this.fingerprint, this.operation,
-					completed ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt, this.expiry.at(),
-					completed ? StoredResponseCodec.decode(this.encodedResponse) : null);
+					(response != null) ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt,
+					this.expiry.at(), response);
 		}
 
 	}

@@ -308,7 +308,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			// other clients: the connection the script ran on
 			Object reply = connection.execute("WAIT", bytes(Integer.toString(this.replicasToAck)),
 					bytes(Long.toString(timeoutMillis)));
-			acknowledged = (reply instanceof Long count) ? count : Long.parseLong(string((byte[]) reply));
+			if (reply instanceof Long count) {
+				acknowledged = count;
+			}
+			else if (reply instanceof byte[] text) {
+				acknowledged = Long.parseLong(string(text));
+			}
+			else {
+				throw new IllegalStateException("Redis answered WAIT with " + reply);
+			}
 		}
 		if (acknowledged < this.replicasToAck) {
 			throw new NotReplicatedException("Redis idempotency store: " + transition + " reached " + acknowledged

@@ -120,13 +120,16 @@ public final class CatalogTransactions {
 	/** A pointer swap that lost to a concurrent writer: the attempt runs again. */
 	private static final class SwapConflict extends RuntimeException {
 
+		private final CommitFailedException conflict;
+
 		SwapConflict(CommitFailedException cause) {
 			super(cause);
+			this.conflict = cause;
 		}
 
 		@Override
 		public synchronized CommitFailedException getCause() {
-			return (CommitFailedException) super.getCause();
+			return this.conflict;
 		}
 
 	}

@@ -8,6 +8,7 @@ import javax.sql.DataSource;
 
 import org.apache.iceberg.jdbc.JdbcClientPool;
 import org.apache.iceberg.jdbc.UncheckedSQLException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -37,7 +38,7 @@ class DataSourceJdbcClientPool extends JdbcClientPool {
 
 	private final DataSource dataSource;
 
-	DataSourceJdbcClientPool(DataSource dataSource, String url, Map<String, String> properties) {
+	DataSourceJdbcClientPool(DataSource dataSource, @Nullable String url, Map<String, String> properties) {
 		super(url, properties);
 		this.dataSource = dataSource;
 	}

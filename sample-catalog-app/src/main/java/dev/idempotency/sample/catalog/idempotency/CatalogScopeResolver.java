@@ -8,6 +8,7 @@ import java.util.Set;
 
 import dev.idempotency.web.IdempotencyScopeResolver;
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -29,7 +30,7 @@ public class CatalogScopeResolver implements IdempotencyScopeResolver {
 		return "principal=" + encode(name) + ";prefix=" + ((prefix != null) ? encode(prefix) : "");
 	}
 
-	private static String prefix(HttpServletRequest request) {
+	private static @Nullable String prefix(HttpServletRequest request) {
 		// Set once Spring MVC has matched the route (the HTTP interceptor runs after
 		// that).
 		if (request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE) instanceof Map<?, ?> variables) {

@@ -16,6 +16,7 @@ import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.exceptions.UnprocessableEntityException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.rest.responses.ErrorResponse;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,7 +76,7 @@ public class IcebergExceptionHandler {
 		return respond(status, ex.getClass().getSimpleName(), ex.getMessage());
 	}
 
-	private static ResponseEntity<ErrorResponse> respond(int status, String type, String message) {
+	private static ResponseEntity<ErrorResponse> respond(int status, String type, @Nullable String message) {
 		return ResponseEntity.status(status).body(IcebergErrors.of(status, type, (message != null) ? message : type));
 	}
 

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import org.apache.iceberg.rest.RESTMessage;
 import org.apache.iceberg.rest.RESTRequest;
 import org.apache.iceberg.rest.RESTSerializers;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpInputMessage;
 import org.springframework.http.HttpOutputMessage;
@@ -89,7 +90,7 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 	}
 
 	@Override
-	protected boolean canRead(MediaType mediaType) {
+	protected boolean canRead(@Nullable MediaType mediaType) {
 		// Iceberg clients do not always send a Content-Type with their JSON bodies.
 		return mediaType == null || super.canRead(mediaType) || MediaType.APPLICATION_OCTET_STREAM.includes(mediaType);
 	}

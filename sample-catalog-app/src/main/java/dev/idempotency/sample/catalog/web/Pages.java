@@ -3,6 +3,8 @@ package dev.idempotency.sample.catalog.web;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /** The paging parameters of the list routes. */
 final class Pages {
 
@@ -13,7 +15,8 @@ final class Pages {
 	 * One listing route: the whole list without {@code pageSize}, else the page the
 	 * checked {@code pageToken} and {@code pageSize} select.
 	 */
-	static <T> T list(String pageToken, String pageSize, Supplier<T> whole, BiFunction<String, String, T> page) {
+	static <T> T list(String pageToken, @Nullable String pageSize, Supplier<T> whole,
+			BiFunction<String, String, T> page) {
 		String size = pageSize(pageSize);
 		return (size != null) ? page.apply(pageToken(pageToken), size) : whole.get();
 	}
@@ -22,7 +25,7 @@ final class Pages {
 	 * Checks {@code pageSize}: {@code null} means "no paging", anything else must be a
 	 * positive integer.
 	 */
-	static String pageSize(String pageSize) {
+	static @Nullable String pageSize(@Nullable String pageSize) {
 		if (pageSize == null || pageSize.isEmpty()) {
 			return null;
 		}

@@ -1,4 +1,4 @@
-package dev.idempotency.aspect;
+package dev.idempotency;
 
 import java.time.Duration;
 

@@ -1,11 +1,17 @@
-package dev.idempotency.engine;
+package dev.idempotency.autoconfigure;
 
 import java.util.List;
 
 /**
- * Settings that cannot work together or a value out of range, found when the settings are
- * built (at start-up, from the idempotency.* properties). Names the properties at fault
- * and what to set.
+ * Properties that cannot work together or a value out of range, found at start-up when
+ * the idempotency.* properties are checked and mapped to the engine's settings. Names the
+ * properties at fault and what to set, for
+ * {@link InvalidIdempotencySettingsFailureAnalyzer}.
+ * <p>
+ * Internal: a start-up failure that applications do not catch; public because the store
+ * auto-configurations, in sub-packages, throw it (see docs/api.md).
+ *
+ * @since 0.1.0
  */
 public class InvalidIdempotencySettingsException extends IllegalArgumentException {
 

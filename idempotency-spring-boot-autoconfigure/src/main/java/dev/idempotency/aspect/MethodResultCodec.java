@@ -1,0 +1,214 @@
+package dev.idempotency.aspect;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+import dev.idempotency.store.StoredResponse;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.ResolvableType;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.type.TypeFactory;
+
+/**
+ * A method's result as JSON: stored with its concrete class when the declared return type
+ * does not say how to read it back ({@code Object}, an interface or an abstract class),
+ * and read back as the declared (generic) return type or as that class, if the door may
+ * build it.
+ */
+final class MethodResultCodec {
+
+	/**
+	 * Kept with a stored result whose declared return type does not say which class to
+	 * read it as.
+	 */
+	private static final String RESULT_TYPE_HEADER = "Result-Type";
+
+	private final ObjectMapper objectMapper;
+
+	private final List<String> allowedResultTypes;
+
+	/**
+	 * @param objectMapper writes results and reads them back
+	 * @param allowedResultTypes classes and packages (with their sub-packages) that a
+	 * stored result may name as its class, besides the packages of the bean and of its
+	 * declared return type, and JDK values
+	 */
+	MethodResultCodec(ObjectMapper objectMapper, List<String> allowedResultTypes) {
+		this.objectMapper = objectMapper;
+		this.allowedResultTypes = List.copyOf(allowedResultTypes);
+	}
+
+	/**
+	 * The result as JSON, with its concrete class when the declared return type does not
+	 * say how to read it back, after checking that it reads back as a value of the
+	 * declared return type.
+	 * @throws RuntimeException if it does not: a retry could not replay it
+	 */
+	StoredResponse write(IdempotentOperation operation, @Nullable Object result) {
+		Method method = operation.method();
+		byte[] body = this.objectMapper.writeValueAsBytes(result);
+		Map<String, List<String>> headers = Map.of();
+		if (result != null && needsConcreteType(method.getReturnType())) {
+			headers = Map.of(RESULT_TYPE_HEADER, List.of(result.getClass().getName()));
+		}
+		StoredResponse stored = new StoredResponse(200, headers, body);
+		Object readBack = read(operation, stored);
+		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
+		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
+			throw new IllegalStateException(
+					"it reads back as " + readBack.getClass().getName() + ", not as " + declared.getName());
+		}
+		return stored;
+	}
+
+	/**
+	 * A stored result to replay. It was read back when it was stored, so failing now
+	 * means the method or the result's class changed since.
+	 * @param key the call's key, for the message
+	 * @throws IllegalStateException if it cannot be read back, or names a class the door
+	 * does not build
+	 */
+	@Nullable Object replay(IdempotentOperation operation, @Nullable Object key, StoredResponse stored) {
+		try {
+			return read(operation, stored);
+		}
+		catch (ResultTypeRefusedException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException("The stored result of " + operation.name() + " for key " + key
+					+ " cannot be read back as " + operation.method().getGenericReturnType().getTypeName()
+					+ "; did its class change since it was stored?", ex);
+		}
+	}
+
+	/** A stored result as a value of the method's return type. */
+	@Nullable Object read(IdempotentOperation operation, StoredResponse stored) {
+		Method method = operation.method();
+		if (method.getReturnType() == void.class) {
+			return null;
+		}
+		List<String> concrete = stored.headers().get(RESULT_TYPE_HEADER);
+		JavaType type;
+		if (concrete != null) {
+			Class<?> resultClass = allowedResultClass(concrete.get(0), method, operation.targetClass());
+			if (!method.getReturnType().isAssignableFrom(resultClass)) {
+				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
+						+ resultClass.getName() + ", which the method does not return");
+			}
+			type = this.objectMapper.getTypeFactory().constructType(resultClass);
+		}
+		else {
+			// Type variables resolved against the bean's class: List<T> in Batches<T> is
+			// List<Receipt> in a ReceiptBatches extends Batches<Receipt>.
+			type = javaType(ResolvableType.forMethodReturnType(method, operation.targetClass()));
+		}
+		return this.objectMapper.readValue(stored.body(), type);
+	}
+
+	private static boolean needsConcreteType(Class<?> declared) {
+		if (declared.isPrimitive() || declared.isArray() || Collection.class.isAssignableFrom(declared)
+				|| Map.class.isAssignableFrom(declared)) {
+			// Jackson reads these as their declared (generic) type.
+			return false;
+		}
+		return declared == Object.class || declared.isInterface() || Modifier.isAbstract(declared.getModifiers());
+	}
+
+	/**
+	 * The class a stored result names, if the door may build it. The record comes from
+	 * the store, and whoever can write the store would otherwise choose which class
+	 * Jackson builds (for a method declared {@code Object}, any class on the class path).
+	 * The declared return type cannot restrict that, and neither can the class loader (in
+	 * a packaged application one loader loads the application and every library). So the
+	 * name must be in the application's own packages (those of the bean, of its declared
+	 * return type, and of {@code @SpringBootApplication}), or allowed by
+	 * {@code idempotency.method.allowed-result-types}, or be a JDK value (string, number,
+	 * collection, map, java.time) which Jackson reads without a bean deserializer. The
+	 * name is checked before the class is loaded; it is loaded without being initialized.
+	 */
+	private Class<?> allowedResultClass(String name, Method method, Class<?> targetClass) {
+		boolean jdk = isJdkName(name);
+		if (!jdk && !isAllowedName(name, method, targetClass)) {
+			throw new ResultTypeRefusedException(refusal(name, method, "it is outside the application's packages"));
+		}
+		Class<?> resultClass;
+		try {
+			resultClass = ClassUtils.forName(name, method.getDeclaringClass().getClassLoader());
+		}
+		catch (ClassNotFoundException | LinkageError ex) {
+			throw new IllegalStateException("The stored result of " + method.toGenericString() + " names the class "
+					+ name + ", which cannot be loaded", ex);
+		}
+		if (jdk && !isJdkValue(resultClass)) {
+			throw new ResultTypeRefusedException(refusal(name, method, "it is a JDK class but not a value"));
+		}
+		return resultClass;
+	}
+
+	private boolean isAllowedName(String name, Method method, Class<?> targetClass) {
+		List<String> allowed = new ArrayList<>(this.allowedResultTypes);
+		allowed.add(targetClass.getPackageName());
+		allowed.add(method.getDeclaringClass().getPackageName());
+		allowed.add(method.getReturnType().getPackageName());
+		for (String entry : allowed) {
+			if (entry.isEmpty() || isJdkName(entry + ".")) {
+				// The default package or a JDK package: never a prefix of everything.
+				continue;
+			}
+			if (name.equals(entry) || name.startsWith(entry + ".") || name.startsWith(entry + "$")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isJdkName(String name) {
+		return name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("jdk.")
+				|| name.startsWith("sun.") || name.startsWith("com.sun.");
+	}
+
+	private static boolean isJdkValue(Class<?> type) {
+		return type.getName().startsWith("java.") && (CharSequence.class.isAssignableFrom(type)
+				|| Number.class.isAssignableFrom(type) || type == Boolean.class || type == Character.class
+				|| type.isEnum() || type == java.util.UUID.class || type.getName().startsWith("java.time.")
+				|| (type.getName().startsWith("java.util.")
+						&& (Collection.class.isAssignableFrom(type) || Map.class.isAssignableFrom(type))));
+	}
+
+	private static String refusal(String name, Method method, String reason) {
+		return "The stored result of " + method.toGenericString() + " names the class " + name
+				+ ", which the method door does not build (" + reason + "); if the method returns it, add it or its"
+				+ " package to idempotency.method.allowed-result-types";
+	}
+
+	private JavaType javaType(ResolvableType type) {
+		TypeFactory types = this.objectMapper.getTypeFactory();
+		if (type.isArray()) {
+			return types.constructArrayType(javaType(type.getComponentType()));
+		}
+		Class<?> raw = type.resolve(Object.class);
+		if (!type.hasGenerics()) {
+			return types.constructType(raw);
+		}
+		JavaType[] arguments = Arrays.stream(type.getGenerics()).map(this::javaType).toArray(JavaType[]::new);
+		return types.constructParametricType(raw, arguments);
+	}
+
+	/** A stored result names a class the door does not build. */
+	private static final class ResultTypeRefusedException extends IllegalStateException {
+
+		ResultTypeRefusedException(String message) {
+			super(message);
+		}
+
+	}
+
+}

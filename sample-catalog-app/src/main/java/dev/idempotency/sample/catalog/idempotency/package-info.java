@@ -1,0 +1,4 @@
+@NullMarked
+package dev.idempotency.sample.catalog.idempotency;
+
+import org.jspecify.annotations.NullMarked;
