@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.crash.CrashTestApplication.NewOrder;
 import dev.idempotency.crash.CrashTestApplication.PlacedOrder;
 import dev.idempotency.store.IdempotencyRecord;
@@ -38,7 +38,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -152,8 +151,7 @@ class AtomicCompletionCrashTests {
 	void createSchema() throws Exception {
 		this.database = JdbcTestDatabase.postgres().create();
 		this.dataSource = this.database.dataSource(2);
-		new IdempotencyJdbcSchemaInitializer(this.dataSource, TABLE, DatabaseInitializationMode.ALWAYS)
-			.initializeSchema();
+		JdbcStoreTestSupport.createSchema(this.dataSource, TABLE);
 		this.jdbc = JdbcClient.create(this.dataSource);
 		this.store = new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.POSTGRESQL, TABLE, false);
 		this.jdbc

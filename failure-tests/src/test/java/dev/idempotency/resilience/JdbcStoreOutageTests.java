@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestKeys;
@@ -19,7 +19,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.health.contributor.Status;
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -85,8 +84,7 @@ abstract class JdbcStoreOutageTests {
 	@Test
 	void withInitializeSchemaNeverANodeStartedWhileTheDatabaseRefusesStartsAndResumes() throws Exception {
 		try (HikariDataSource direct = this.database.dataSource(1)) {
-			new IdempotencyJdbcSchemaInitializer(direct, "idempotency_record", DatabaseInitializationMode.ALWAYS)
-				.initializeSchema();
+			JdbcStoreTestSupport.createSchema(direct, "idempotency_record");
 		}
 		try (TcpProxy proxy = TcpProxy.to(serverPort())) {
 			proxy.cut();

@@ -27,7 +27,7 @@ import org.springframework.web.client.RestTemplate;
 @ConditionalOnClass({ ClientHttpRequestInterceptor.class, RestClientCustomizer.class })
 @ConditionalOnBooleanProperty(name = "idempotency.client.enabled")
 @EnableConfigurationProperties(IdempotencyClientProperties.class)
-public class IdempotencyClientAutoConfiguration {
+public final class IdempotencyClientAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean

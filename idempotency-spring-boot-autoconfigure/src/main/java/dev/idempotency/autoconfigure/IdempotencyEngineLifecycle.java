@@ -10,14 +10,14 @@ import org.springframework.context.SmartLifecycle;
  * the server first lets running requests finish, with their leases still extended, and
  * the heartbeats stop after them.
  */
-public class IdempotencyEngineLifecycle implements SmartLifecycle {
+final class IdempotencyEngineLifecycle implements SmartLifecycle {
 
 	/** Started before and stopped after the web server's lifecycle beans. */
-	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+	static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
 	private final IdempotencyEngine engine;
 
-	public IdempotencyEngineLifecycle(IdempotencyEngine engine) {
+	IdempotencyEngineLifecycle(IdempotencyEngine engine) {
 		this.engine = engine;
 	}
 

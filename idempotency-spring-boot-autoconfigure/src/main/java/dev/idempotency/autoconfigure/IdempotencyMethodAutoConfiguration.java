@@ -35,12 +35,14 @@ import tools.jackson.databind.json.JsonMapper;
  * the {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for
  * the problem body of its refusals) are present. In a Spring MVC application its refusals
  * are answered like the HTTP door's (see {@link IdempotencyWebMvcAutoConfiguration}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class },
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
 @ConditionalOnClass({ ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
-public class IdempotencyMethodAutoConfiguration {
+public final class IdempotencyMethodAutoConfiguration {
 
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
 			IdempotencyMethodAutoConfiguration.class.getClassLoader());

@@ -10,13 +10,13 @@ import org.springframework.boot.health.contributor.Health;
  * up with the store's name as detail. Down (the read threw) means keyed requests are now
  * refused with 503 (fail-closed) or run unprotected (fail-open).
  */
-public class IdempotencyStoreHealthIndicator extends AbstractHealthIndicator {
+final class IdempotencyStoreHealthIndicator extends AbstractHealthIndicator {
 
 	private static final RecordId PROBE = new RecordId("health", "health-probe");
 
 	private final IdempotencyStore store;
 
-	public IdempotencyStoreHealthIndicator(IdempotencyStore store) {
+	IdempotencyStoreHealthIndicator(IdempotencyStore store) {
 		super("Idempotency store health check failed");
 		this.store = store;
 	}

@@ -8,35 +8,35 @@ import java.util.Locale;
  * several. {@link IdempotencyStoreNotFoundFailureAnalyzer} turns it into a start-up
  * report.
  */
-public class IdempotencyStoreNotFoundException extends IllegalStateException {
+final class IdempotencyStoreNotFoundException extends IllegalStateException {
 
 	private final IdempotencyProperties.StoreType storeType;
 
 	private final List<String> candidates;
 
-	public IdempotencyStoreNotFoundException(IdempotencyProperties.StoreType storeType, List<String> candidates) {
+	IdempotencyStoreNotFoundException(IdempotencyProperties.StoreType storeType, List<String> candidates) {
 		super(problem(storeType, candidates) + "; " + action(storeType, candidates));
 		this.storeType = storeType;
 		this.candidates = List.copyOf(candidates);
 	}
 
 	/** The configured store type. */
-	public IdempotencyProperties.StoreType storeType() {
+	IdempotencyProperties.StoreType storeType() {
 		return this.storeType;
 	}
 
 	/** The names of the IdempotencyStore beans found: empty, or more than one. */
-	public List<String> candidates() {
+	List<String> candidates() {
 		return this.candidates;
 	}
 
 	/** What is wrong, without what to do. */
-	public String problem() {
+	String problem() {
 		return problem(this.storeType, this.candidates);
 	}
 
 	/** What to do, in words. */
-	public String action() {
+	String action() {
 		return action(this.storeType, this.candidates);
 	}
 

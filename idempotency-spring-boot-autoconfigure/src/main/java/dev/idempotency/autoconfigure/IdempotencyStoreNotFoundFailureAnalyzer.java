@@ -9,8 +9,7 @@ import org.springframework.util.StringUtils;
  * START", naming idempotency.store.type and what each store needs. Registered in
  * META-INF/spring.factories.
  */
-public class IdempotencyStoreNotFoundFailureAnalyzer
-		extends AbstractFailureAnalyzer<IdempotencyStoreNotFoundException> {
+class IdempotencyStoreNotFoundFailureAnalyzer extends AbstractFailureAnalyzer<IdempotencyStoreNotFoundException> {
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, IdempotencyStoreNotFoundException cause) {

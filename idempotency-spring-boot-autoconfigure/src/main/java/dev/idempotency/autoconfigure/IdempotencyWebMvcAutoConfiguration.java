@@ -45,12 +45,14 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  * {@link IdempotencyErrorExceptionResolver} that answers the refusals of both doors
  * (problem details through Spring MVC's message converters, or the application's
  * {@link IdempotencyErrorRenderer}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBean(IdempotencyEngine.class)
-public class IdempotencyWebMvcAutoConfiguration {
+public final class IdempotencyWebMvcAutoConfiguration {
 
 	/**
 	 * The filter's order: after security filters (so the principal is known), before most

@@ -7,6 +7,11 @@ import java.util.List;
  * the idempotency.* properties are checked and mapped to the engine's settings. Names the
  * properties at fault and what to set, for
  * {@link InvalidIdempotencySettingsFailureAnalyzer}.
+ * <p>
+ * Internal: a start-up failure that applications do not catch; public because the store
+ * auto-configurations, in sub-packages, throw it (see docs/api.md).
+ *
+ * @since 0.1.0
  */
 public class InvalidIdempotencySettingsException extends IllegalArgumentException {
 

@@ -8,8 +8,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  * FAILED TO START" with the properties at fault and what to set. Registered in
  * META-INF/spring.factories.
  */
-public class InvalidIdempotencySettingsFailureAnalyzer
-		extends AbstractFailureAnalyzer<InvalidIdempotencySettingsException> {
+class InvalidIdempotencySettingsFailureAnalyzer extends AbstractFailureAnalyzer<InvalidIdempotencySettingsException> {
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, InvalidIdempotencySettingsException cause) {

@@ -20,6 +20,9 @@ import org.jspecify.annotations.Nullable;
  * takes the key over and runs the operation beside it. Checked in lease mode only (the
  * other mode holds no lease). Each store's auto-configuration checks with its own
  * timeout; the core auto-configuration checks without one, for every store.
+ * <p>
+ * Internal: public because the store auto-configurations, in sub-packages, call it; not
+ * part of the supported API (see docs/api.md).
  *
  * @since 0.1.0
  */

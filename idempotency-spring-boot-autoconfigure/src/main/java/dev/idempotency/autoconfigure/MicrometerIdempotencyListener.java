@@ -18,6 +18,8 @@ import io.micrometer.core.instrument.Timer;
  * tagged result, operation and store; store calls are timed as idempotency.store.calls,
  * tagged call, store and outcome (success or error). The meters are described once, as
  * meter providers, and looked up by tags per event.
+ *
+ * @since 0.1.0
  */
 public class MicrometerIdempotencyListener implements IdempotencyListener {
 

@@ -11,10 +11,14 @@ import org.jspecify.annotations.Nullable;
  * in the IETF draft's quoted form {@code "..."}); any RFC 9562 UUID (version 1 to 8, the
  * same form); or an opaque key of 1 to {@value #MAX_OPAQUE_LENGTH} visible ASCII
  * characters, taken as sent.
+ * <p>
+ * Internal: public because the engine, in another package, parses keys with it; not part
+ * of the supported API (see docs/api.md).
  *
  * @param value the canonical key (lower-case for a UUID)
  * @param timestamp the UUIDv7's embedded creation time, or {@code null} for a key that
  * carries no time
+ * @since 0.1.0
  */
 public record IdempotencyKey(String value, @Nullable Instant timestamp) {
 

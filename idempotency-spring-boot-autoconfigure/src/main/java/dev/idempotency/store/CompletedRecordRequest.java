@@ -13,6 +13,7 @@ import java.util.Objects;
  * @param response the final response, whole
  * @param retention how long the record lives (lifetime + grace), counted by the store's
  * clock
+ * @since 0.1.0
  */
 public record CompletedRecordRequest(RecordId id, String fingerprint, String operation, StoredResponse response,
 		Duration retention) {

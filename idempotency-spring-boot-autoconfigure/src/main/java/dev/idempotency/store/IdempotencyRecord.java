@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
  * store's clock)
  * @param expiresAt when the record is removed (by the store's clock)
  * @param response the stored response (completed only)
+ * @since 0.1.0
  */
 public record IdempotencyRecord(RecordId id, String fingerprint, String operation, RecordState state,
 		@Nullable Instant leaseExpiresAt, Instant expiresAt, @Nullable StoredResponse response) {

@@ -10,6 +10,8 @@ import java.util.Optional;
  * <p>
  * Implementations throw {@link IdempotencyStoreException} (or any runtime exception) when
  * the store cannot be reached; the engine turns that into its store-failure policy.
+ *
+ * @since 0.1.0
  */
 public interface IdempotencyStore {
 

@@ -11,6 +11,7 @@ import java.util.Objects;
  * @param key the client's key in canonical form (a lower-case UUID of 36 characters, or 1
  * to {@value #MAX_KEY_LENGTH} visible ASCII characters), or for a longer key its hash
  * ({@code "sha256 "} and 56 hex digits)
+ * @since 0.1.0
  */
 public record RecordId(String scope, String key) {
 

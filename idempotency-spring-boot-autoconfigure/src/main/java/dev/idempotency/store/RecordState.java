@@ -3,6 +3,8 @@ package dev.idempotency.store;
 /**
  * The two states a stored record can be in. A released record is deleted, not kept in a
  * state.
+ *
+ * @since 0.1.0
  */
 public enum RecordState {
 

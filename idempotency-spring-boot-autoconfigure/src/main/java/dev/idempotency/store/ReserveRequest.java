@@ -13,6 +13,7 @@ import java.util.Objects;
  * @param lease how long the owner is presumed alive without a heartbeat
  * @param retention how long a new record lives (lifetime + grace), counted by the store's
  * clock
+ * @since 0.1.0
  */
 public record ReserveRequest(RecordId id, String fingerprint, String operation, String ownerToken, Duration lease,
 		Duration retention) {

@@ -3,6 +3,8 @@ package dev.idempotency.store;
 /**
  * The outcome of {@link IdempotencyStore#reserve}: either the caller owns the record now,
  * or it exists.
+ *
+ * @since 0.1.0
  */
 public sealed interface ReserveResult {
 

@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
  * @param status HTTP status code
  * @param headers header names (as sent) to their values, in order
  * @param body the whole body, never truncated
+ * @since 0.1.0
  */
 public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body) {
 

@@ -18,6 +18,8 @@ import java.util.zip.InflaterInputStream;
  * The one binary form of a {@link StoredResponse} that every store keeps: a format byte,
  * the status, the headers and the body, the body deflated when that makes it smaller.
  * Stores persist the bytes as they are, so a replay is byte-exact whatever the store.
+ *
+ * @since 0.1.0
  */
 public final class StoredResponseCodec {
 

@@ -15,14 +15,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -74,8 +73,7 @@ final class BenchStores implements AutoCloseable {
 				};
 				this.database.create();
 				this.pool = this.database.dataSource(poolSize);
-				new IdempotencyJdbcSchemaInitializer(this.pool, "idempotency_record", DatabaseInitializationMode.ALWAYS)
-					.initializeSchema();
+				JdbcStoreTestSupport.createSchema(this.pool, "idempotency_record");
 				this.store = new JdbcIdempotencyStore(countStatements ? counting(this.pool) : this.pool,
 						"idempotency_record");
 			}

@@ -12,6 +12,8 @@ import org.springframework.beans.factory.annotation.Qualifier;
  * Qualifies the {@link javax.sql.DataSource} the JDBC idempotency store uses instead of
  * the application's own. Declare such a bean when the records belong in another database;
  * it takes precedence over {@code idempotency.store.jdbc.url}.
+ *
+ * @since 0.1.0
  */
 @Target({ ElementType.FIELD, ElementType.METHOD, ElementType.PARAMETER, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)

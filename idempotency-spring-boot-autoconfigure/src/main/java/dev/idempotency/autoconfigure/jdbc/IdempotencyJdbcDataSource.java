@@ -8,6 +8,8 @@ import javax.sql.DataSource;
  * {@code idempotency.store.jdbc.url} is one), else the application's. Held apart from the
  * application's {@code DataSource} beans so that it never competes with them for
  * injection by type. Its life cycle belongs to the bean it came from.
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyJdbcDataSource {
 

@@ -39,19 +39,19 @@ import org.springframework.core.io.ResourceLoader;
  * auto-configuration backs off when one exists, and would then skip the application's own
  * changelog.
  */
-public class IdempotencyJdbcSchemaInitializer implements InitializingBean, ResourceLoaderAware {
+class IdempotencyJdbcSchemaInitializer implements InitializingBean, ResourceLoaderAware {
 
 	/** The changelog shipped in the starter's jar. */
-	public static final String CHANGELOG = "classpath:db/idempotency/changelog-master.yaml";
+	static final String CHANGELOG = "classpath:db/idempotency/changelog-master.yaml";
 
 	/** Liquibase's record of applied change sets for this changelog. */
-	public static final String CHANGELOG_TABLE = "IDEMPOTENCY_DATABASECHANGELOG";
+	static final String CHANGELOG_TABLE = "IDEMPOTENCY_DATABASECHANGELOG";
 
 	/** Liquibase's lock for this changelog. */
-	public static final String CHANGELOG_LOCK_TABLE = "IDEMPOTENCY_DATABASECHANGELOGLOCK";
+	static final String CHANGELOG_LOCK_TABLE = "IDEMPOTENCY_DATABASECHANGELOGLOCK";
 
 	/** The changelog parameter that names the table. */
-	public static final String TABLE_NAME_PARAMETER = "idempotency.table-name";
+	static final String TABLE_NAME_PARAMETER = "idempotency.table-name";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyJdbcSchemaInitializer.class);
 
@@ -69,7 +69,7 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 
 	private ResourceLoader resourceLoader = new DefaultResourceLoader(getClass().getClassLoader());
 
-	public IdempotencyJdbcSchemaInitializer(DataSource dataSource, String tableName, DatabaseInitializationMode mode) {
+	IdempotencyJdbcSchemaInitializer(DataSource dataSource, String tableName, DatabaseInitializationMode mode) {
 		this.dataSource = dataSource;
 		this.tableName = JdbcIdempotencyDialect.validateTableName(tableName);
 		this.mode = mode;
@@ -96,7 +96,7 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 	 * Whether schema set-up still waits for a database that could not be reached at
 	 * start-up.
 	 */
-	public boolean isPending() {
+	boolean isPending() {
 		return this.pending;
 	}
 
@@ -104,7 +104,7 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 	 * Starts one background attempt to apply the changelog, unless one is running or
 	 * nothing is pending. The attempt clears {@link #isPending()} when it succeeds.
 	 */
-	public void initializeInBackground() {
+	void initializeInBackground() {
 		if (!this.pending || !this.attempting.compareAndSet(false, true)) {
 			return;
 		}
@@ -142,7 +142,7 @@ public class IdempotencyJdbcSchemaInitializer implements InitializingBean, Resou
 	 * @return whether the changelog was run
 	 * @throws liquibase.exception.LiquibaseException if Liquibase fails
 	 */
-	public boolean initializeSchema() throws Exception {
+	boolean initializeSchema() throws Exception {
 		if (!isEnabled()) {
 			return false;
 		}

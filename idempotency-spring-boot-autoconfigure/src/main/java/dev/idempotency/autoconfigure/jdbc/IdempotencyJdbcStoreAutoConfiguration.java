@@ -43,6 +43,8 @@ import org.springframework.util.Assert;
  * starter's Liquibase changelog when {@code idempotency.store.jdbc.initialize-schema}
  * says so, and purges expired records on a schedule. Every bean backs off when the
  * application defines its own.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")

@@ -10,6 +10,8 @@ import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
  * Configuration of the JDBC idempotency store ({@code idempotency.store.type=jdbc}).
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.store.jdbc")
 public class IdempotencyJdbcStoreProperties {

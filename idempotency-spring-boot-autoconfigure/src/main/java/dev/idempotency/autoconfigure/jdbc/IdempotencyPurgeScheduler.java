@@ -19,7 +19,7 @@ import org.springframework.context.SmartLifecycle;
  * may run it: each batch is one statement that only deletes rows already expired by the
  * database's clock.
  */
-public class IdempotencyPurgeScheduler implements SmartLifecycle {
+final class IdempotencyPurgeScheduler implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyPurgeScheduler.class);
 
@@ -31,7 +31,7 @@ public class IdempotencyPurgeScheduler implements SmartLifecycle {
 
 	private @Nullable ScheduledExecutorService executor;
 
-	public IdempotencyPurgeScheduler(IdempotencyStore store, Duration interval, int batchSize) {
+	IdempotencyPurgeScheduler(IdempotencyStore store, Duration interval, int batchSize) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("Purge interval must be positive");
 		}
@@ -47,7 +47,7 @@ public class IdempotencyPurgeScheduler implements SmartLifecycle {
 	 * Runs one purge: batches until one deletes fewer than the batch size.
 	 * @return how many records were deleted
 	 */
-	public int purge() {
+	int purge() {
 		int total = 0;
 		int deleted;
 		do {

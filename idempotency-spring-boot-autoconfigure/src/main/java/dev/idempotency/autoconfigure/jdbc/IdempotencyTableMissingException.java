@@ -6,7 +6,7 @@ package dev.idempotency.autoconfigure.jdbc;
  * protected request. {@link IdempotencyTableMissingFailureAnalyzer} turns it into a
  * report that names the table, the database and what to set.
  */
-public class IdempotencyTableMissingException extends IllegalStateException {
+final class IdempotencyTableMissingException extends IllegalStateException {
 
 	private final String tableName;
 
@@ -22,17 +22,17 @@ public class IdempotencyTableMissingException extends IllegalStateException {
 	}
 
 	/** The table that was looked for. */
-	public String getTableName() {
+	String getTableName() {
 		return this.tableName;
 	}
 
 	/** The database product and JDBC URL where it was looked for. */
-	public String getDatabase() {
+	String getDatabase() {
 		return this.database;
 	}
 
 	/** Why schema set-up did not create it. */
-	public String getNotCreatedBecause() {
+	String getNotCreatedBecause() {
 		return this.notCreatedBecause;
 	}
 

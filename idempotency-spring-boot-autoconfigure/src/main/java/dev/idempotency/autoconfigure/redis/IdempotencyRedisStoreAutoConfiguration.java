@@ -30,6 +30,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * a short command timeout and, with Redis Cluster, topology refresh
  * ({@link RedisStoreConnections}). Runs before the core auto-configuration so that the
  * engine finds the store.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
 		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
@@ -38,7 +40,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "redis")
 @ConditionalOnBean(RedisConnectionFactory.class)
 @EnableConfigurationProperties(IdempotencyRedisStoreProperties.class)
-public class IdempotencyRedisStoreAutoConfiguration {
+public final class IdempotencyRedisStoreAutoConfiguration {
 
 	private static final String CLUSTER_REFRESH = "spring.data.redis.lettuce.cluster.refresh";
 

@@ -9,6 +9,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Settings of the Redis idempotency store ({@code idempotency.store.type=redis}). The
  * connection itself is Spring Boot's ({@code spring.data.redis.*}).
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.store.redis")
 public class IdempotencyRedisStoreProperties {

@@ -22,6 +22,8 @@ import org.springframework.jdbc.support.MetaDataAccessException;
  * statements: {@link PostgresqlStatements}, {@link MariaDbStatements} (also MySQL),
  * {@link H2Statements}. Each statement judges time by the database's clock, never by the
  * JVM's, so that all nodes agree on leases and expiry.
+ *
+ * @since 0.1.0
  */
 public enum JdbcIdempotencyDialect {
 

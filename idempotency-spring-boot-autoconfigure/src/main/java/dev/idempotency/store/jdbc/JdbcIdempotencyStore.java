@@ -60,6 +60,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * On PostgreSQL a reservation can be made to commit without waiting for its WAL flush
  * ({@code reserveAsynchronousCommit}): still one statement, which sets
  * {@code synchronous_commit = off} for its own transaction only.
+ *
+ * @since 0.1.0
  */
 public class JdbcIdempotencyStore implements IdempotencyStore {
 

@@ -50,6 +50,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A record expires at the end of its retention, as in every store; heartbeats extend its
  * lease, not its retention, so they leave its place in the index unchanged.
+ *
+ * @since 0.1.0
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 

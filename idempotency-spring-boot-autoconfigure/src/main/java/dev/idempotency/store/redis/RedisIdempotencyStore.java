@@ -56,6 +56,8 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Values go through byte serializers only, so the stored response comes back byte for
  * byte.
+ *
+ * @since 0.1.0
  */
 public class RedisIdempotencyStore implements IdempotencyStore {
 

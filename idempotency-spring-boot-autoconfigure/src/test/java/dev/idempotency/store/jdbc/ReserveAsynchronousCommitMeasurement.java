@@ -12,13 +12,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
-
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
  * Measures the reservation on PostgreSQL with and without
@@ -43,8 +41,7 @@ public final class ReserveAsynchronousCommitMeasurement {
 		int warmup = (args.length > 2) ? Integer.parseInt(args[2]) : 500;
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
 		try (HikariDataSource pool = database.dataSource(8)) {
-			new IdempotencyJdbcSchemaInitializer(pool, "idempotency_record", DatabaseInitializationMode.ALWAYS)
-				.initializeSchema();
+			JdbcStoreTestSupport.createSchema(pool, "idempotency_record");
 			JdbcIdempotencyStore durable = new JdbcIdempotencyStore(pool, JdbcIdempotencyDialect.POSTGRESQL,
 					"idempotency_record", false, Duration.ZERO, false);
 			JdbcIdempotencyStore asynchronous = new JdbcIdempotencyStore(pool, JdbcIdempotencyDialect.POSTGRESQL,

@@ -8,7 +8,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -18,7 +18,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ComponentScan.Filter;
@@ -64,7 +63,7 @@ class SpringDataJdbcTransactionalCompletionTests {
 		this.context.register(DataJdbcConfiguration.class);
 		this.context.refresh();
 		DataSource dataSource = this.context.getBean(DataSource.class);
-		new IdempotencyJdbcSchemaInitializer(dataSource, TABLE, DatabaseInitializationMode.ALWAYS).initializeSchema();
+		JdbcStoreTestSupport.createSchema(dataSource, TABLE);
 		JdbcClient.create(dataSource)
 			.sql("CREATE TABLE app_order (id BIGSERIAL PRIMARY KEY, item VARCHAR(100) NOT NULL)")
 			.update();

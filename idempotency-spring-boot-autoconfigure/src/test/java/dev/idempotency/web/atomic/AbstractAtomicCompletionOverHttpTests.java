@@ -18,7 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcSchemaInitializer;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.AfterAll;
@@ -30,7 +30,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -77,8 +76,7 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 	void createDatabase() throws Exception {
 		this.database = database().create();
 		this.dataSource = this.database.dataSource(2);
-		new IdempotencyJdbcSchemaInitializer(this.dataSource, "idempotency_record", DatabaseInitializationMode.ALWAYS)
-			.initializeSchema();
+		JdbcStoreTestSupport.createSchema(this.dataSource, "idempotency_record");
 		this.jdbc = JdbcClient.create(this.dataSource);
 		this.jdbc
 			.sql("CREATE TABLE thing (run VARCHAR(36) PRIMARY KEY, idem_key VARCHAR(64) NOT NULL,"

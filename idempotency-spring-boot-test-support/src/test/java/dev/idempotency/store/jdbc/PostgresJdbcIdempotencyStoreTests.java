@@ -75,7 +75,7 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	@Test
 	void aReservationCommitsWithItsOwnSynchronousCommitAndTheConnectionKeepsTheDefault() throws Exception {
 		String table = "sync_probe";
-		initializer(table).initializeSchema();
+		createSchema(table);
 		try (Connection admin = this.dataSource.getConnection(); Statement ddl = admin.createStatement()) {
 			ddl.execute("CREATE TABLE sync_log (seq BIGSERIAL PRIMARY KEY, op TEXT, setting TEXT, pid INT)");
 			ddl.execute("CREATE FUNCTION sync_observe() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
