@@ -11,6 +11,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+
 import dev.idempotency.Idempotent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.servlet.http.HttpServletRequest;
@@ -85,9 +89,9 @@ class CrashTestApplication {
 	}
 
 	@Bean
-	CrashSwitch crashSwitch(@Value("${crash.node-name}") String nodeName,
-			@Value("${crash.admin-url}") String adminUrl) {
-		return new CrashSwitch(nodeName, adminUrl);
+	CrashSwitch crashSwitch(@Value("${crash.node-name}") String nodeName, @Value("${crash.admin-url}") String adminUrl,
+			DataSource dataSource) {
+		return new CrashSwitch(nodeName, adminUrl, dataSource);
 	}
 
 	@Bean
@@ -230,6 +234,11 @@ class CrashTestApplication {
 	 * whatever transaction the session had open, as when the process dies), and a
 	 * {@link NodeCrash} unwinds the request so that nothing more of it is done. The
 	 * node's sessions are told apart by their {@code ApplicationName}, the node's name.
+	 * The node's pool is closed too, as a dead process has none: else the threads that go
+	 * on until the test closes the context (the request unwinding, which releases a
+	 * lease-mode reservation; the heartbeat) could take a fresh connection from it and
+	 * write what a crashed node never writes (a released record where the crash leaves
+	 * one in progress).
 	 */
 	static final class CrashSwitch {
 
@@ -239,11 +248,14 @@ class CrashTestApplication {
 
 		private final AtomicReference<CrashPoint> armed = new AtomicReference<>(CrashPoint.NONE);
 
+		private final DataSource dataSource;
+
 		private volatile boolean crashed;
 
-		CrashSwitch(String nodeName, String adminUrl) {
+		CrashSwitch(String nodeName, String adminUrl, DataSource dataSource) {
 			this.nodeName = nodeName;
 			this.adminUrl = adminUrl;
+			this.dataSource = dataSource;
 		}
 
 		/** The next request that passes this point crashes the node there. */
@@ -265,6 +277,11 @@ class CrashTestApplication {
 			}
 			catch (SQLException | InterruptedException ex) {
 				throw new NodeCrash(this.nodeName + " could not terminate its sessions at " + point, ex);
+			}
+			finally {
+				if (this.dataSource instanceof HikariDataSource pool) {
+					pool.close();
+				}
 			}
 			throw new NodeCrash(this.nodeName + " crashed at " + point, null);
 		}
