@@ -23,6 +23,8 @@ import dev.idempotency.engine.IdempotentCall.KeyFormat;
  * <p>
  * On a class it applies to each of its methods. Both doors refuse a call by throwing an
  * {@link IdempotencyRejectedException}, which Spring MVC answers as a problem.
+ *
+ * @since 0.1.0
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)

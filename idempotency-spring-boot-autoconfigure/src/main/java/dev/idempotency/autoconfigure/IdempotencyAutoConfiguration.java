@@ -30,12 +30,14 @@ import org.springframework.context.annotation.Configuration;
  * (JDBC, Redis) run before this one and contribute the {@link IdempotencyStore} bean for
  * their {@code idempotency.store.type}. Invalid settings and a missing store fail the
  * start-up with a failure analysis.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(
 		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
-public class IdempotencyAutoConfiguration {
+public final class IdempotencyAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean

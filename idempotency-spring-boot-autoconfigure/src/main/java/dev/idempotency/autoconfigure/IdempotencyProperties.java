@@ -13,6 +13,8 @@ import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration of the Idempotency-Key support, under the idempotency prefix.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {

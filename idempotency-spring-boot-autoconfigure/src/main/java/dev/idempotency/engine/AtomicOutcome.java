@@ -9,6 +9,8 @@ import dev.idempotency.store.StoredResponse;
  * and answer with the response another attempt recorded ({@link Replay}) or with an error
  * ({@link Refuse}). Once the transaction has ended, the front door hands this back to
  * {@link IdempotencyEngine#transactionEnded}.
+ *
+ * @since 0.1.0
  */
 public abstract sealed class AtomicOutcome permits AtomicOutcome.Commit, AtomicOutcome.Replay, AtomicOutcome.Refuse {
 

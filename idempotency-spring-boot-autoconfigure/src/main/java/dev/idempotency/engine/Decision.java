@@ -3,7 +3,11 @@ package dev.idempotency.engine;
 import dev.idempotency.store.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
-/** The engine's answer to {@link IdempotencyEngine#begin}: run, replay, or refuse. */
+/**
+ * The engine's answer to {@link IdempotencyEngine#begin}: run, replay, or refuse.
+ *
+ * @since 0.1.0
+ */
 public sealed interface Decision {
 
 	/**

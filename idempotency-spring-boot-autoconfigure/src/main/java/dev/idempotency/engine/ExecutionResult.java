@@ -6,6 +6,8 @@ package dev.idempotency.engine;
  * once per run, when it finishes. In record-after-success mode a run holds no record:
  * {@link #RELEASED}, {@link #BODY_TOO_LARGE} and {@link #ABANDONED} then write nothing,
  * and a retry runs again.
+ *
+ * @since 0.1.0
  */
 public enum ExecutionResult {
 

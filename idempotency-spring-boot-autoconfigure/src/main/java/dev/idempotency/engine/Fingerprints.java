@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * SHA-256 fingerprints of requests, so that a key reused with another request is
  * recognised. Fields are length-prefixed, so no two different requests share an input.
+ *
+ * @since 0.1.0
  */
 public final class Fingerprints {
 

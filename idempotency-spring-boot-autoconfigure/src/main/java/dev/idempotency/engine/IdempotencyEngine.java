@@ -32,6 +32,8 @@ import org.jspecify.annotations.Nullable;
  * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per
  * call to {@link #begin}, and one {@link ExecutionResult} per run that held a
  * reservation.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyEngine implements AutoCloseable {
 

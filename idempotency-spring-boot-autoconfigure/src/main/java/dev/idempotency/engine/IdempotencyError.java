@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
  * @param status the HTTP status to answer with
  * @param detail the reason in words, safe to show to the client
  * @param retryAfter the {@code Retry-After} to send, or {@code null}
+ * @since 0.1.0
  */
 public record IdempotencyError(IdempotencyErrorType type, int status, String detail, @Nullable Duration retryAfter) {
 

@@ -3,6 +3,8 @@ package dev.idempotency.engine;
 /**
  * Each cause for which the engine refuses to run or replay a request, with its default
  * status.
+ *
+ * @since 0.1.0
  */
 public enum IdempotencyErrorType {
 

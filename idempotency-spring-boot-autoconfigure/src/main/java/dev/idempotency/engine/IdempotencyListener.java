@@ -4,6 +4,8 @@ package dev.idempotency.engine;
  * Told of what the engine decides and does; the auto-configuration binds one to
  * Micrometer when it is present. Called on request threads and on the heartbeat thread:
  * implementations must be thread-safe and quick.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface IdempotencyListener {

@@ -4,6 +4,8 @@ package dev.idempotency.engine;
  * What the engine decided for one request: exactly one per request, for metrics and logs.
  * What became of a request that ran under a reservation is reported separately, as an
  * {@link ExecutionResult}.
+ *
+ * @since 0.1.0
  */
 public enum IdempotencyOutcome {
 

@@ -22,6 +22,7 @@ import java.util.Objects;
  * @param maxBodyBytes largest response body stored
  * @param mode how the engine guards an operation: a lease-held reservation, or one
  * conditional record after it succeeded
+ * @since 0.1.0
  */
 public record IdempotencySettings(Duration lifetime, Duration grace, Lease lease, Duration clockSkew,
 		KeyAgePolicy keyAgePolicy, InFlight inFlight, StoreFailure storeFailure, long maxBodyBytes, Mode mode) {

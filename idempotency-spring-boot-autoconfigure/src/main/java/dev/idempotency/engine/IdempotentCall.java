@@ -19,6 +19,7 @@ import java.util.function.Supplier;
  * earlier fingerprint format (or another fingerprint setting): a record holding one of
  * them was made by the same request, so that records made before an upgrade still replay.
  * Called only when a record's fingerprint differs from {@code fingerprint}.
+ * @since 0.1.0
  */
 public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
 		String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {

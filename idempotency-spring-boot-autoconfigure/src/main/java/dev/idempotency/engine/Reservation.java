@@ -8,6 +8,8 @@ import dev.idempotency.store.RecordId;
 /**
  * One run of an operation under its key, finished exactly once: a {@link Lease} in lease
  * mode, a {@link RecordAfterSuccess} in record-after-success mode.
+ *
+ * @since 0.1.0
  */
 public abstract sealed class Reservation permits Reservation.Lease, Reservation.RecordAfterSuccess {
 

@@ -38,6 +38,8 @@ import tools.jackson.databind.ObjectMapper;
  * engine; the {@link IdempotentOperationSource} reads the annotation, the
  * {@link MethodResultCodec} stores and reads results, {@link MethodTransactions} follows
  * the caller's transaction and {@link WebRequestContext} the HTTP door.
+ *
+ * @since 0.1.0
  */
 public class IdempotentMethodInterceptor implements MethodInterceptor {
 

@@ -41,6 +41,8 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
  * rolled back at once, a WARN says why, and the door runs as without this. Handlers that
  * answer asynchronously run without it (a WARN names each once): their answer is written
  * on another thread, which a thread-bound transaction does not reach.
+ *
+ * @since 0.1.0
  */
 public class HandlerTransactions {
 

@@ -26,6 +26,8 @@ import org.springframework.web.servlet.ModelAndView;
  * application's JSON mapper), {@code instance} the request path; or, when the application
  * declares one, by its {@link IdempotencyErrorRenderer}. The HTTP door also answers
  * through it a request it refuses after the handler ran (its transaction did not commit).
+ *
+ * @since 0.1.0
  */
 public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolver {
 

@@ -13,6 +13,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * (you chose how they look), and the HTTP door's refusals written outside Spring MVC.
  * Implementations set the status, the body and its content type; the caller has already
  * set {@code Retry-After} when the error carries one.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface IdempotencyErrorRenderer {

@@ -32,6 +32,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * large to store. In record-after-success mode, where two attempts of one request may
  * both run, an attempt whose response was not recorded because another attempt recorded
  * its response first is answered with the recorded response, as a replay.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyFilter extends OncePerRequestFilter {
 

@@ -39,6 +39,8 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
  * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyInterceptor implements HandlerInterceptor {
 

@@ -8,6 +8,8 @@ import jakarta.servlet.http.HttpServletRequest;
  * default uses Spring Security's authenticated principal when present, else the servlet
  * user principal, else {@code anonymous}. Declare a bean to add a tenant or catalog
  * prefix.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface IdempotencyScopeResolver {

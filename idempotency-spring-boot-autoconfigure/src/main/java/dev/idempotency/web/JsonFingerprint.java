@@ -2,6 +2,8 @@ package dev.idempotency.web;
 
 /**
  * How the HTTP door fingerprints an {@code application/json} or {@code +json} body.
+ *
+ * @since 0.1.0
  */
 public enum JsonFingerprint {
 

@@ -11,6 +11,8 @@ import org.springframework.util.ClassUtils;
  * Security is present and the request is authenticated, else the servlet user principal,
  * else {@code anonymous}. Names are prefixed ({@code user:}) so that no name can collide
  * with the anonymous scope.
+ *
+ * @since 0.1.0
  */
 public class PrincipalScopeResolver implements IdempotencyScopeResolver {
 
