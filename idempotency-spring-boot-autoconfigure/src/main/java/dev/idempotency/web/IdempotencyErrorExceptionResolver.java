@@ -85,7 +85,13 @@ public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolv
 		response.setStatus(refused.getStatusCode().value());
 		ProblemDetail problem = refused.getBody();
 		if (problem.getInstance() == null) {
-			problem.setInstance(URI.create(request.getRequestURI()));
+			try {
+				problem.setInstance(URI.create(request.getRequestURI()));
+			}
+			catch (IllegalArgumentException ex) {
+				// A path the servlet container let through but java.net.URI refuses: the
+				// problem goes without its instance rather than without its body.
+			}
 		}
 		write(problem, response);
 	}

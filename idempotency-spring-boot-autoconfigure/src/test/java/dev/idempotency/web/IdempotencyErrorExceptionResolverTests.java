@@ -69,6 +69,16 @@ class IdempotencyErrorExceptionResolverTests {
 	}
 
 	@Test
+	void aPathThatIsNoUriStillGetsTheProblemWithoutItsInstance() throws Exception {
+		MockHttpServletResponse response = resolve(new IdempotencyRejectedException(
+				IdempotencyError.of(IdempotencyErrorType.KEY_REUSED, "reused")), "/things/%zz|{x}");
+		assertThat(response.getStatus()).isEqualTo(422);
+		JsonNode problem = JSON.readTree(response.getContentAsByteArray());
+		assertThat(problem.get("detail").asString()).isEqualTo("reused");
+		assertThat(problem.has("instance")).isFalse();
+	}
+
+	@Test
 	void otherExceptionsAreLeftToOtherResolvers() {
 		assertThat(this.resolver.resolveException(new MockHttpServletRequest(), new MockHttpServletResponse(), null,
 				new IllegalStateException("not ours")))
