@@ -70,8 +70,9 @@ class IdempotencyErrorExceptionResolverTests {
 
 	@Test
 	void aPathThatIsNoUriStillGetsTheProblemWithoutItsInstance() throws Exception {
-		MockHttpServletResponse response = resolve(new IdempotencyRejectedException(
-				IdempotencyError.of(IdempotencyErrorType.KEY_REUSED, "reused")), "/things/%zz|{x}");
+		MockHttpServletResponse response = resolve(
+				new IdempotencyRejectedException(IdempotencyError.of(IdempotencyErrorType.KEY_REUSED, "reused")),
+				"/things/%zz|{x}");
 		assertThat(response.getStatus()).isEqualTo(422);
 		JsonNode problem = JSON.readTree(response.getContentAsByteArray());
 		assertThat(problem.get("detail").asString()).isEqualTo("reused");
