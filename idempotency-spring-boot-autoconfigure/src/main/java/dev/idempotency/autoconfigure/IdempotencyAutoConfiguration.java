@@ -9,6 +9,7 @@ import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -65,7 +66,8 @@ public final class IdempotencyAutoConfiguration {
 					"Set idempotency.store.memory.max-share-per-scope to a fraction such as 0.25 (a quarter of"
 							+ " max-entries and of max-bytes per scope), 1 for no share, or remove it for the default.");
 		}
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes, share);
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes, share,
+				memory.getOnFull());
 	}
 
 	@Bean(destroyMethod = "close")
@@ -117,6 +119,16 @@ public final class IdempotencyAutoConfiguration {
 				ObjectProvider<IdempotencyStore> store) {
 			IdempotencyStore available = store.getIfUnique();
 			return new MicrometerIdempotencyListener(registry, (available != null) ? available.name() : "none");
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyMemoryStoreMeters")
+		MeterBinder idempotencyMemoryStoreMeters(ObjectProvider<IdempotencyStore> store) {
+			return (registry) -> {
+				if (store.getIfUnique() instanceof InMemoryIdempotencyStore memory) {
+					InMemoryStoreMeters.bind(memory, registry);
+				}
+			};
 		}
 
 	}

@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -459,31 +460,49 @@ public class IdempotencyProperties {
 
 		/**
 		 * Most records kept. Past it (or past max-bytes), expired records are dropped
-		 * first, then new keys are refused (503 when fail-closed); live records are never
-		 * evicted.
+		 * first, then on-full decides: evict completed records, or refuse. Live records
+		 * are never evicted.
 		 */
 		private int maxEntries = 100_000;
 
 		/**
 		 * Most bytes the records may retain (estimated: stored response, record strings
 		 * and 256 bytes per record). When unset, 1/16 of the JVM's maximum heap
-		 * (Runtime.maxMemory()). Past it, expired records are dropped first, then new
-		 * keys and responses that do not fit are refused; a refused response is not
-		 * stored and its key is released.
+		 * (Runtime.maxMemory()). Past it, expired records are dropped first, then on-full
+		 * decides; a response larger than the whole bound is not stored and its key is
+		 * released.
 		 */
 		private @Nullable DataSize maxBytes;
 
 		/**
 		 * Most of max-entries and of max-bytes one scope (by default one principal, or
 		 * all anonymous requests together) may hold, as a fraction: more than 0, at most
-		 * 1 (1: no share). Past it that scope's new keys are refused (503 when
-		 * fail-closed) and its responses that do not fit are not stored, while other
-		 * scopes are still served. The default, 0.25, means that no single principal can
-		 * take more than a quarter of the store from the others; an application whose
-		 * keyed requests all share one scope (no authentication) gets a quarter of the
-		 * bounds, and should set 1.
+		 * 1 (1: no share). With on-full=evict it bites only when scopes compete for a
+		 * full store: a scope past its share makes room from its own completed records,
+		 * never another's, and a single-scope application uses the whole store. With
+		 * on-full=refuse it is a cap: past it that scope's new keys are refused (503 when
+		 * fail-closed) while other scopes are still served.
 		 */
 		private double maxSharePerScope = 0.25;
+
+		/**
+		 * What a new key or a response that does not fit gets once expired records are
+		 * dropped. evict: completed records are evicted, the one closest to its expiry
+		 * first, and a retry of an evicted key runs again (counted in
+		 * idempotency.store.memory.evictions; the retention in effect is the gauge
+		 * idempotency.store.memory.oldest.age); only a store full of live records
+		 * refuses. refuse: the request is refused (503 with Retry-After until the oldest
+		 * record expires), so that every key keeps its whole retention.
+		 */
+		private InMemoryIdempotencyStore.OnFull onFull = InMemoryIdempotencyStore.OnFull.EVICT;
+
+		public InMemoryIdempotencyStore.OnFull getOnFull() {
+			return this.onFull;
+		}
+
+		public void setOnFull(InMemoryIdempotencyStore.OnFull onFull) {
+			this.onFull = onFull;
+		}
 
 		public int getMaxEntries() {
 			return this.maxEntries;

@@ -91,6 +91,41 @@ class IdempotencyAutoConfigurationTests {
 			.isEqualTo(0.25));
 	}
 
+	@Test
+	void theInMemoryStoreEvictsCompletedRecordsByDefaultAndRefusesWhenAsked() {
+		this.web.run((context) -> assertThat(context.getBean(InMemoryIdempotencyStore.class).onFull())
+			.isEqualTo(InMemoryIdempotencyStore.OnFull.EVICT));
+		this.web.withPropertyValues("idempotency.store.memory.on-full=refuse")
+			.run((context) -> assertThat(context.getBean(InMemoryIdempotencyStore.class).onFull())
+				.isEqualTo(InMemoryIdempotencyStore.OnFull.REFUSE));
+	}
+
+	@Test
+	void theInMemoryStoreShowsItsEvictionsAndTheRetentionInEffectAsMeters() {
+		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("idempotency.store.memory.max-entries=3")
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				context.getBean("idempotencyMemoryStoreMeters", io.micrometer.core.instrument.binder.MeterBinder.class)
+					.bindTo(registry);
+				IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
+				for (int i = 0; i < 5; i++) {
+					dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall(
+							"anonymous", java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+							dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+					assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+					engine.succeeded(
+							java.util.Objects
+								.requireNonNull(((dev.idempotency.engine.Decision.Proceed) decision).reservation()),
+							new dev.idempotency.store.StoredResponse(200, java.util.Map.of(), new byte[0]));
+				}
+				assertThat(registry.get("idempotency.store.memory.evictions").functionCounter().count()).isEqualTo(2.0);
+				assertThat(registry.get("idempotency.store.memory.records").gauge().value()).isEqualTo(3.0);
+				assertThat(registry.get("idempotency.store.memory.bytes").gauge().value()).isPositive();
+				assertThat(registry.get("idempotency.store.memory.oldest.age").timeGauge().value()).isNotNegative();
+			});
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "0", "-0.1", "1.5", "NaN" })
 	void aSharePerScopeOutsideZeroToOneFailsAtStartupNamingTheProperty(String share) {

@@ -29,13 +29,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One principal fills its share of the in-memory store: its new keys are refused 503 with
- * a Retry-After until its oldest record expires, and every other principal is still
- * served, over real HTTP against embedded Tomcat.
+ * With {@code on-full=refuse}, one principal fills its share of the in-memory store: its
+ * new keys are refused 503 with a Retry-After until its oldest record expires, and every
+ * other principal is still served, over real HTTP against embedded Tomcat.
  */
 @SpringBootTest(classes = { HttpDoorTestApplication.class, InMemoryStoreSharePerScopeOverHttpTests.Principals.class },
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "idempotency.store.memory.max-entries=20", "idempotency.store.memory.max-share-per-scope=0.5" })
+		properties = { "idempotency.store.memory.max-entries=20", "idempotency.store.memory.max-share-per-scope=0.5",
+				"idempotency.store.memory.on-full=refuse" })
 class InMemoryStoreSharePerScopeOverHttpTests {
 
 	private static final String USER_HEADER = "X-Test-User";

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import dev.idempotency.store.CompletedRecordRequest;
@@ -35,18 +36,34 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the
  * bytes they retain ({@code maxBytes}: the encoded response, the strings of the record,
- * and a fixed 256 bytes per entry for the map node and the objects around them). One
- * scope (a principal) may hold at most {@code maxSharePerScope} of each bound, so that
- * one principal cannot fill the store for all.
+ * and a fixed 256 bytes per entry for the map node and the objects around them).
  * <p>
  * A reservation or a completion that would pass a bound first drops the expired records:
  * they are found oldest first in an index ordered by expiry, so dropping costs what
- * expired, and finding that nothing did costs one look at the index. If it still does not
- * fit, it is refused with an {@link IdempotencyStoreFullException} naming the property to
- * raise and how long until the oldest record that could make room expires. A refused
- * reservation leaves nothing behind (the engine's failure mode answers it); a refused
- * completion deletes its in-progress record, so a retry runs the operation again at once.
- * A live record is never evicted: that would silently allow a second execution.
+ * expired, and finding that nothing did costs one look at the index. What happens when it
+ * still does not fit is chosen by {@link OnFull}:
+ * <ul>
+ * <li>{@link OnFull#EVICT} evicts completed records, the one closest to its expiry first,
+ * until it fits. A live (in-progress) record is never evicted: that would allow a second
+ * execution while the first runs. A retry of an evicted key is a new key again: it runs,
+ * and a different body is no longer refused. {@link #evictions()} counts them and
+ * {@link #oldestRecordAge()} shows the retention in effect. Only a store full of live
+ * records refuses.
+ * <li>{@link OnFull#REFUSE} refuses with an {@link IdempotencyStoreFullException} naming
+ * the property to raise and how long until the oldest record that could make room
+ * expires: every key keeps its whole retention, at the price of a 503 under load.
+ * </ul>
+ * A refused reservation leaves nothing behind (the engine's failure mode answers it); a
+ * refused completion deletes its in-progress record, so a retry runs the operation again
+ * at once.
+ * <p>
+ * One scope (a principal) may hold at most {@code maxSharePerScope} of each bound, so
+ * that one principal cannot take the store from all. With {@link OnFull#REFUSE} the share
+ * is a cap: past it the scope's new keys are refused. With {@link OnFull#EVICT} it bites
+ * only when scopes compete for a full store: a scope past its share makes room by
+ * evicting its own completed records, never another's, and a scope within its share
+ * evicts first from the scopes past theirs. A store with one scope therefore uses all of
+ * it.
  * <p>
  * A record expires at the end of its retention, as in every store; heartbeats extend its
  * lease, not its retention, so they leave its place in the index unchanged.
@@ -60,6 +77,41 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * instants, its place in the expiry index.
 	 */
 	static final int ENTRY_OVERHEAD_BYTES = 256;
+
+	/**
+	 * Most index elements one eviction looks at for a completed record it may take before
+	 * the request that needs room is refused.
+	 */
+	static final int MAX_EVICTION_VISITS = 4_096;
+
+	/**
+	 * Attempts to fit one change, each after making the room it lacked (other threads may
+	 * take it first); past them the change is refused.
+	 */
+	private static final int MAX_FIT_ATTEMPTS = 100;
+
+	/**
+	 * Retry-After of a refusal by a store full of live records: they end within their
+	 * lease, not at their expiry.
+	 */
+	private static final Duration LIVE_RECORDS_RETRY_AFTER = Duration.ofSeconds(1);
+
+	/**
+	 * What a reservation or completion that does not fit gets once expired records are
+	 * dropped.
+	 */
+	public enum OnFull {
+
+		/**
+		 * Completed records are evicted, the one closest to its expiry first; only a
+		 * store full of live records refuses.
+		 */
+		EVICT,
+
+		/** The request is refused; every record keeps its whole retention. */
+		REFUSE
+
+	}
 
 	private final ConcurrentHashMap<RecordId, Entry> entries = new ConcurrentHashMap<>();
 
@@ -79,9 +131,14 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	private final AtomicInteger size = new AtomicInteger();
 
+	/** Scopes that hold more than their share now; changed inside their compute. */
+	private final AtomicInteger scopesPastShare = new AtomicInteger();
+
 	private final AtomicLong bytes = new AtomicLong();
 
 	private final LongAdder purgeVisits = new LongAdder();
+
+	private final LongAdder evictions = new LongAdder();
 
 	private final Clock clock;
 
@@ -94,6 +151,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	private final int maxEntriesPerScope;
 
 	private final long maxBytesPerScope;
+
+	private final OnFull onFull;
 
 	/**
 	 * A store bounded by {@code maxEntries} and by {@link #defaultMaxBytes()}, which one
@@ -118,6 +177,19 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * @param maxSharePerScope more than 0, at most 1 (1: no share)
 	 */
 	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes, double maxSharePerScope) {
+		this(clock, maxEntries, maxBytes, maxSharePerScope, OnFull.REFUSE);
+	}
+
+	/**
+	 * A store bounded by {@code maxEntries} and {@code maxBytes}, of which one scope may
+	 * hold at most {@code maxSharePerScope}, that makes room as {@code onFull} says (the
+	 * auto-configuration's default is {@link OnFull#EVICT}; the other constructors keep
+	 * {@link OnFull#REFUSE}).
+	 * @param maxSharePerScope more than 0, at most 1 (1: no share)
+	 * @since 0.2.0
+	 */
+	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes, double maxSharePerScope,
+			OnFull onFull) {
 		if (maxEntries < 1) {
 			throw new IllegalArgumentException("idempotency.store.memory.max-entries must be at least 1");
 		}
@@ -136,6 +208,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.maxEntriesPerScope = (int) Math.max(1, Math.floor(maxEntries * maxSharePerScope));
 		this.maxBytesPerScope = (long) Math.max(1, Math.floor(maxBytes * maxSharePerScope));
 		this.scopes = (maxSharePerScope < 1) ? new ConcurrentHashMap<>() : null;
+		this.onFull = onFull;
 	}
 
 	/** The byte bound used when none is configured: 1/16 of the JVM's maximum heap. */
@@ -146,7 +219,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
 		try {
-			return withExpiredDroppedWhenFull(() -> tryReserve(request));
+			return withRoomMade(request.id().scope(), () -> tryReserve(request));
 		}
 		catch (StoreFullException stillFull) {
 			throw stillFull.refusal("new key refused, live records are never evicted", this.clock.instant());
@@ -157,9 +230,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
 		try {
-			return withExpiredDroppedWhenFull(
-					() -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation,
-							null, null, current.expiry, encoded)));
+			return withRoomMade(id.scope(), () -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint,
+					current.operation, null, null, current.expiry, encoded)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
@@ -175,7 +247,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
 		byte[] encoded = StoredResponseCodec.encode(request.response());
 		try {
-			return withExpiredDroppedWhenFull(() -> tryRecordCompleted(request, encoded));
+			return withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
 		}
 		catch (StoreFullException stillFull) {
 			throw stillFull.refusal("the response of " + encoded.length + " bytes was not recorded",
@@ -189,7 +261,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
-						newExpiry(now.plus(request.retention())), encoded);
+						newExpiry(now, request.retention()), encoded);
 				account(id, current, next);
 				return next;
 			}
@@ -201,17 +273,136 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	/**
 	 * Runs {@code change}; if the store is full, drops the expired records and runs it
-	 * once more.
+	 * once more; if it is still full and the store evicts, evicts completed records for
+	 * the room it lacks and runs it again, a few times at most (others may take the room
+	 * made).
 	 * @throws StoreFullException if it is still full
 	 */
-	private <T> T withExpiredDroppedWhenFull(Supplier<T> change) {
+	private <T> T withRoomMade(String scope, Supplier<T> change) {
 		try {
 			return change.get();
 		}
 		catch (StoreFullException ex) {
 			purgeExpired(Integer.MAX_VALUE);
-			return change.get();
 		}
+		for (int attempt = 1;; attempt++) {
+			try {
+				return change.get();
+			}
+			catch (StoreFullException full) {
+				if (this.onFull == OnFull.REFUSE || !full.evictionCanHelp || attempt == MAX_FIT_ATTEMPTS
+						|| !evictFor(scope, full.entriesShort, full.bytesShort)) {
+					throw (this.onFull == OnFull.EVICT && full.evictionCanHelp)
+							? full.ofLiveRecords(this.clock.instant().plus(LIVE_RECORDS_RETRY_AFTER)) : full;
+				}
+			}
+		}
+	}
+
+	/**
+	 * Evicts completed records until {@code entries} records and {@code bytes} bytes are
+	 * free: from {@code scope} alone when it is past its share, else first from the
+	 * scopes past theirs.
+	 * @return whether that room was made
+	 */
+	private boolean evictFor(String scope, int entries, long bytes) {
+		boolean ownOnly = isPastShare(scope, 1, 0);
+		int freedEntries = 0;
+		long freedBytes = 0;
+		while (freedEntries < entries || freedBytes < bytes) {
+			long freed = evictOne(scope, ownOnly);
+			if (freed < 0) {
+				return false;
+			}
+			freedEntries++;
+			freedBytes += freed;
+		}
+		return true;
+	}
+
+	/**
+	 * Evicts the completed record closest to its expiry that {@code scope} may take: of
+	 * {@code scope} alone if {@code ownOnly}; else of a scope past its share if there is
+	 * one, else of any scope. A candidate that another thread removed or completed
+	 * meanwhile is passed over for the next.
+	 * @return the weight it freed, or -1 if none was found
+	 */
+	private long evictOne(String scope, boolean ownOnly) {
+		if (ownOnly) {
+			return evictFirst((id) -> id.scope().equals(scope));
+		}
+		if (this.scopes != null && this.scopesPastShare.get() > 0) {
+			long freed = evictFirst((id) -> isPastShare(id.scope(), 0, 0));
+			if (freed >= 0) {
+				return freed;
+			}
+		}
+		return evictFirst((id) -> true);
+	}
+
+	/**
+	 * Evicts the first completed record in the index whose id {@code may} take, looking
+	 * at {@link #MAX_EVICTION_VISITS} elements at most.
+	 * @return the weight it freed, or -1 if none was found
+	 */
+	private long evictFirst(Predicate<RecordId> may) {
+		int visited = 0;
+		for (Map.Entry<Expiry, RecordId> candidate : this.byExpiry.entrySet()) {
+			if (++visited > MAX_EVICTION_VISITS) {
+				break;
+			}
+			RecordId id = candidate.getValue();
+			if (!may.test(id)) {
+				continue;
+			}
+			Entry entry = this.entries.get(id);
+			if (entry == null || entry.encodedResponse == null || !entry.expiry.equals(candidate.getKey())) {
+				continue;
+			}
+			long freed = evict(candidate);
+			if (freed >= 0) {
+				return freed;
+			}
+		}
+		return -1;
+	}
+
+	private long evict(Map.Entry<Expiry, RecordId> candidate) {
+		long freed = removeIfCompleted(candidate.getValue(), candidate.getKey());
+		if (freed >= 0) {
+			this.evictions.increment();
+		}
+		return freed;
+	}
+
+	/**
+	 * Whether {@code scope} holds more than its share once it grows by {@code entries}
+	 * and {@code bytes}; never when there is no share. Read outside the scope's compute:
+	 * a hint for choosing what to evict, not a bound.
+	 */
+	private boolean isPastShare(String scope, int entries, long bytes) {
+		ConcurrentHashMap<String, ScopeUsage> counts = this.scopes;
+		ScopeUsage usage = (counts != null) ? counts.get(scope) : null;
+		return usage != null
+				&& (usage.entries + entries > this.maxEntriesPerScope || usage.bytes + bytes > this.maxBytesPerScope);
+	}
+
+	/**
+	 * Removes the entry of {@code id} if it is still the completed record of
+	 * {@code expiry}.
+	 * @return the weight freed, or -1 if it was not
+	 */
+	private long removeIfCompleted(RecordId id, Expiry expiry) {
+		long[] freed = { -1 };
+		this.entries.computeIfPresent(id, (key, current) -> {
+			if (current.encodedResponse == null || !current.expiry.equals(expiry)) {
+				return current;
+			}
+			freed[0] = current.weight(key);
+			account(key, current, null);
+			return null;
+		});
+		return freed[0];
 	}
 
 	@Override
@@ -287,6 +478,37 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * What a change that does not fit gets once expired records are dropped.
+	 * @since 0.2.0
+	 */
+	public OnFull onFull() {
+		return this.onFull;
+	}
+
+	/**
+	 * Completed records evicted to make room since the store was created.
+	 * @since 0.2.0
+	 */
+	public long evictions() {
+		return this.evictions.sum();
+	}
+
+	/**
+	 * How long ago the record next in line to go (expired, or evicted first) was made:
+	 * while records are evicted, the retention a key actually gets; {@link Duration#ZERO}
+	 * for an empty store.
+	 * @since 0.2.0
+	 */
+	public Duration oldestRecordAge() {
+		Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
+		if (oldest == null) {
+			return Duration.ZERO;
+		}
+		Duration age = Duration.between(oldest.getKey().created(), this.clock.instant());
+		return age.isNegative() ? Duration.ZERO : age;
+	}
+
+	/**
 	 * Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when
 	 * nothing runs.
 	 */
@@ -354,7 +576,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
-						now.plus(request.lease()), newExpiry(now.plus(request.retention())), null);
+						now.plus(request.lease()), newExpiry(now, request.retention()), null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
@@ -411,8 +633,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return removed[0];
 	}
 
-	private Expiry newExpiry(Instant at) {
-		return new Expiry(at, this.tickets.incrementAndGet());
+	private Expiry newExpiry(Instant now, Duration retention) {
+		return new Expiry(now.plus(retention), this.tickets.incrementAndGet(), now);
 	}
 
 	/**
@@ -455,7 +677,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				held = this.size.get();
 				if (held + entriesDelta > this.maxEntries) {
 					throw new StoreFullException(
-							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries, oldestExpiry());
+							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries, oldestExpiry(),
+							held + entriesDelta - this.maxEntries, 0, true);
 				}
 			}
 			while (!this.size.compareAndSet(held, held + entriesDelta));
@@ -470,7 +693,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				throw new StoreFullException(
 						retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
 								+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes,
-						(bytesDelta <= this.maxBytes) ? oldestExpiry() : null);
+						(bytesDelta <= this.maxBytes) ? oldestExpiry() : null, 0, retained + bytesDelta - this.maxBytes,
+						bytesDelta <= this.maxBytes);
 			}
 		}
 		while (!this.bytes.compareAndSet(retained, retained + bytesDelta));
@@ -490,21 +714,27 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		if (counts == null) {
 			return;
 		}
+		boolean capped = this.onFull == OnFull.REFUSE;
 		counts.compute(scope, (name, counted) -> {
 			ScopeUsage usage = (counted != null) ? counted : new ScopeUsage();
-			if (entriesDelta > 0 && usage.entries + entriesDelta > this.maxEntriesPerScope) {
+			if (capped && entriesDelta > 0 && usage.entries + entriesDelta > this.maxEntriesPerScope) {
 				throw new StoreFullException("this scope holds " + usage.entries + " records, its share"
 						+ " idempotency.store.memory.max-share-per-scope=" + this.maxSharePerScope + " of max-entries="
-						+ this.maxEntries, usage.oldestExpiry());
+						+ this.maxEntries, usage.oldestExpiry(), 0, 0, false);
 			}
-			if (bytesDelta > 0 && usage.bytes + bytesDelta > this.maxBytesPerScope) {
+			if (capped && bytesDelta > 0 && usage.bytes + bytesDelta > this.maxBytesPerScope) {
 				throw new StoreFullException("this scope retains " + usage.bytes + " bytes, " + bytesDelta
 						+ " more needed, its share idempotency.store.memory.max-share-per-scope="
 						+ this.maxSharePerScope + " of max-bytes=" + this.maxBytes + " is " + this.maxBytesPerScope,
-						(bytesDelta <= this.maxBytesPerScope) ? usage.oldestExpiry() : null);
+						(bytesDelta <= this.maxBytesPerScope) ? usage.oldestExpiry() : null, 0, 0, false);
 			}
+			boolean wasPastShare = usage.isPastShare(this.maxEntriesPerScope, this.maxBytesPerScope);
 			usage.entries += entriesDelta;
 			usage.bytes += bytesDelta;
+			boolean isPastShare = usage.isPastShare(this.maxEntriesPerScope, this.maxBytesPerScope);
+			if (wasPastShare != isPastShare) {
+				this.scopesPastShare.addAndGet(isPastShare ? 1 : -1);
+			}
 			Expiry leaving = (current != null) ? current.expiry : null;
 			Expiry coming = (next != null) ? next.expiry : null;
 			if (leaving != null && leaving != coming) {
@@ -525,9 +755,33 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 		private final @Nullable Instant roomAt;
 
-		StoreFullException(String message, @Nullable Instant roomAt) {
+		/** Records past the bound, to evict. */
+		final int entriesShort;
+
+		/** Bytes past the bound, to evict. */
+		final long bytesShort;
+
+		/**
+		 * Whether evicting could make it fit (not a share, not larger than the store).
+		 */
+		final boolean evictionCanHelp;
+
+		StoreFullException(String message, @Nullable Instant roomAt, int entriesShort, long bytesShort,
+				boolean evictionCanHelp) {
 			super(message, null, false, false);
 			this.roomAt = roomAt;
+			this.entriesShort = entriesShort;
+			this.bytesShort = bytesShort;
+			this.evictionCanHelp = evictionCanHelp;
+		}
+
+		/**
+		 * This refusal once eviction found nothing it may take: the room is held by live
+		 * records, which end within their lease.
+		 */
+		StoreFullException ofLiveRecords(Instant roomAt) {
+			return new StoreFullException(getMessage() + ", no completed record to evict", roomAt, this.entriesShort,
+					this.bytesShort, false);
 		}
 
 		IdempotencyStoreFullException refusal(String consequence, Instant now) {
@@ -542,8 +796,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	}
 
-	/** When a record expires; the ticket makes it unique and ties break by age. */
-	private record Expiry(Instant at, long ticket) implements Comparable<Expiry> {
+	/**
+	 * When a record expires; the ticket makes it unique and ties break by age. Carries
+	 * when the record was made, for {@link #oldestRecordAge()}.
+	 */
+	private record Expiry(Instant at, long ticket, Instant created) implements Comparable<Expiry> {
 
 		@Override
 		public int compareTo(Expiry other) {
@@ -556,11 +813,15 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	/** What one scope holds; read and changed only inside its compute. */
 	private static final class ScopeUsage {
 
-		int entries;
+		volatile int entries;
 
-		long bytes;
+		volatile long bytes;
 
 		final TreeSet<Expiry> expiries = new TreeSet<>();
+
+		boolean isPastShare(int maxEntries, long maxBytes) {
+			return this.entries > maxEntries || this.bytes > maxBytes;
+		}
 
 		@Nullable Instant oldestExpiry() {
 			return this.expiries.isEmpty() ? null : this.expiries.first().at();
