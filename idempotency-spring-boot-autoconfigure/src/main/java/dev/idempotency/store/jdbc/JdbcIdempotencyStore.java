@@ -24,6 +24,7 @@ import dev.idempotency.store.StoredResponseCodec;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.jdbc.BadSqlGrammarException;
@@ -37,11 +38,12 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * An {@link IdempotencyStore} in a relational database, one row per record. Every
- * transition is one conditional statement (reserve: one statement on PostgreSQL, a write
- * and a read of the locked row on MariaDB/MySQL and H2; a recording that finds a row
- * there: a second statement reads or replaces it) judged by the database's clock. The SQL
- * is in one class per database ({@link PostgresqlStatements}, {@link MariaDbStatements},
- * {@link H2Statements}).
+ * transition is one conditional statement (reserve: one statement on PostgreSQL; on
+ * MariaDB/MySQL one plain insert for a fresh key, a read of the row that refused it, and
+ * for a row free to take a write and a read of the locked row, as on H2; a recording that
+ * finds a row there: a second statement reads or replaces it) judged by the database's
+ * clock. The SQL is in one class per database ({@link PostgresqlStatements},
+ * {@link MariaDbStatements}, {@link H2Statements}).
  * <p>
  * A caller's transaction is never joined by accident: a record outlives a business
  * rollback, and the store never aborts the caller's transaction. A call that is one
@@ -50,12 +52,12 @@ import org.springframework.transaction.support.TransactionTemplate;
  * in auto-commit when no Spring transaction is active on the thread and the pool hands
  * out auto-commit connections (JDBC's default, checked once): one round trip, where a
  * transaction would add a {@code COMMIT}. Otherwise, and for the two-statement
- * reservations of MariaDB/MySQL and H2, the call runs in a short transaction of its own
- * ({@code REQUIRES_NEW} on a transaction manager for this store's {@link DataSource}).
- * The one opt-in exception is {@code transactionalCompletion}: then {@link #complete} and
- * {@link #recordCompleted} join a Spring-managed transaction that is active on the same
- * {@code DataSource}, so the completed record commits or rolls back with the business
- * write.
+ * reservations of H2 and of a row free to take on MariaDB/MySQL, the call runs in a short
+ * transaction of its own ({@code REQUIRES_NEW} on a transaction manager for this store's
+ * {@link DataSource}). The one opt-in exception is {@code transactionalCompletion}: then
+ * {@link #complete} and {@link #recordCompleted} join a Spring-managed transaction that
+ * is active on the same {@code DataSource}, so the completed record commits or rolls back
+ * with the business write.
  * <p>
  * On PostgreSQL a reservation can be made to commit without waiting for its WAL flush
  * ({@code reserveAsynchronousCommit}): still one statement, which sets
@@ -101,6 +103,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final boolean reserveAsynchronousCommit;
 
 	private final List<String> reserveSql;
+
+	/**
+	 * MariaDB: a fresh key's reservation as one plain insert, and the read of a row that
+	 * refused it; {@code null} elsewhere.
+	 */
+	private final @Nullable List<String> reserveByInsertSql;
 
 	private final String completeSql;
 
@@ -203,6 +211,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table)
 				: dialect.statements(table);
 		this.reserveSql = statements.reserve();
+		this.reserveByInsertSql = (dialect == JdbcIdempotencyDialect.MARIADB)
+				? List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, table),
+						MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, table))
+				: null;
 		this.completeSql = statements.complete();
 		this.releaseSql = statements.release();
 		this.heartbeatSql = statements.heartbeat();
@@ -225,6 +237,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
+		List<String> byInsert = this.reserveByInsertSql;
+		if (byInsert != null) {
+			// One statement for a fresh key and two for a taken one, no transaction,
+			// where
+			// the write-then-read transaction costs five round trips (autocommit off,
+			// write, read, commit, autocommit on). Only a row free to take (expired, or
+			// its lease over) goes on to that transaction.
+			ReserveResult result = oneStatement("reserve", () -> reserveByInsert(byInsert, request));
+			if (result != null) {
+				return result;
+			}
+		}
 		for (int attempt = 1;; attempt++) {
 			@Nullable ReserveResult result;
 			try {
@@ -247,6 +271,42 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 						+ " kept changing during reservation; gave up after " + attempt + " attempts");
 			}
 		}
+	}
+
+	/**
+	 * A plain insert of the reservation; if the primary key refuses it, the row that is
+	 * there.
+	 * @return {@code Acquired} for the insert, {@code Existing} for a row that is not
+	 * free to take, {@code null} for one that is (or is gone): reserve it in a
+	 * transaction
+	 */
+	private @Nullable ReserveResult reserveByInsert(List<String> byInsert, ReserveRequest request) {
+		try {
+			reserveStatement(byInsert.get(0), request).update();
+			return new ReserveResult.Acquired(false);
+		}
+		catch (DataIntegrityViolationException ex) {
+			if (!isDuplicateKey(ex)) {
+				throw ex;
+			}
+		}
+		List<Optional<ReserveResult>> rows = reserveStatement(byInsert.get(1), request)
+			.query((rs, rowNum) -> Optional.ofNullable(reserveResult(rs, request)))
+			.list();
+		return rows.isEmpty() ? null : rows.get(0).orElse(null);
+	}
+
+	/** MariaDB's and MySQL's duplicate entry (ER_DUP_ENTRY, 1062). */
+	private static boolean isDuplicateKey(DataIntegrityViolationException ex) {
+		if (ex instanceof DuplicateKeyException) {
+			return true;
+		}
+		for (Throwable cause = ex.getCause(); cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getErrorCode() == 1062) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean isRetryable(@Nullable Throwable cause) {

@@ -44,6 +44,21 @@ final class MariaDbStatements {
 					VALUES(expires_at), expires_at)
 			""";
 
+	/**
+	 * A fresh key's reservation in one statement, without a transaction of its own: a
+	 * plain insert, refused by the primary key when a row is there (then
+	 * {@link #RESERVE_READ} tells whose it is, and only a row free to take runs the
+	 * two-statement transaction). Not {@code INSERT IGNORE}: that would turn a value too
+	 * long for its column into a truncation warning.
+	 */
+	static final String RESERVE_INSERT = """
+			INSERT INTO %TABLE% (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
+				expires_at, created_at, response)
+			VALUES (:scope, :key, :fingerprint, :operation, 'IN_PROGRESS', :owner,
+				(UTC_TIMESTAMP(6) + INTERVAL :leaseMicros MICROSECOND), (UTC_TIMESTAMP(6) + INTERVAL :retentionMicros MICROSECOND),
+				UTC_TIMESTAMP(6), NULL)
+			""";
+
 	static final String RESERVE_READ = """
 			SELECT owner_token,
 				(owner_token <=> :owner AND lease_expires_at <> (created_at + INTERVAL :leaseMicros MICROSECOND)) AS taken_over,
