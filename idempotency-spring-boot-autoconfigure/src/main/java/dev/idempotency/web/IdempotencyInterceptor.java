@@ -273,7 +273,25 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			.orElse(null);
 	}
 
+	/**
+	 * A handler method: the bean type and the method, compared by identity first (a
+	 * request's handler carries the instances the mapping registered, so the look-up
+	 * almost never needs {@link Method#equals}, which compares names and parameter
+	 * types).
+	 */
 	private record HandlerKey(Class<?> beanType, Method method) {
+
+		@Override
+		public boolean equals(@Nullable Object other) {
+			return this == other || (other instanceof HandlerKey key && this.beanType == key.beanType
+					&& (this.method == key.method || this.method.equals(key.method)));
+		}
+
+		@Override
+		public int hashCode() {
+			return 31 * this.beanType.hashCode() + this.method.hashCode();
+		}
+
 	}
 
 	/**

@@ -549,7 +549,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Records and bytes counted for {@code scope}: {@code [0, 0]} for none, or no share.
+	 * Records, bytes and indexed expiries (only with {@link OnFull#REFUSE}) counted for
+	 * {@code scope}: zeros for none, or no share.
 	 */
 	long[] scopeUsage(String scope) {
 		ScopeUsage usage = (this.scopes != null) ? this.scopes.get(scope) : null;
@@ -735,13 +736,17 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			if (wasPastShare != isPastShare) {
 				this.scopesPastShare.addAndGet(isPastShare ? 1 : -1);
 			}
-			Expiry leaving = (current != null) ? current.expiry : null;
-			Expiry coming = (next != null) ? next.expiry : null;
-			if (leaving != null && leaving != coming) {
-				usage.expiries.remove(leaving);
-			}
-			if (coming != null && coming != leaving) {
-				usage.expiries.add(coming);
+			if (capped) {
+				// Only a capped share's refusal names when the scope's oldest record
+				// expires: evicting needs no index per scope.
+				Expiry leaving = (current != null) ? current.expiry : null;
+				Expiry coming = (next != null) ? next.expiry : null;
+				if (leaving != null && leaving != coming) {
+					usage.expiries.remove(leaving);
+				}
+				if (coming != null && coming != leaving) {
+					usage.expiries.add(coming);
+				}
 			}
 			return (usage.entries == 0) ? null : usage;
 		});
