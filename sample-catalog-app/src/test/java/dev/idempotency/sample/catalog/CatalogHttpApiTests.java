@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.idempotency.sample.catalog.support.CatalogHttp;
 import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
+import org.apache.iceberg.rest.responses.LoadCredentialsResponseParser;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,9 +41,11 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 		assertThat(endpoints)
 			.contains("POST /v1/{prefix}/namespaces", "HEAD /v1/{prefix}/namespaces/{namespace}",
 					"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register-view",
-					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}")
-			.hasSize(24)
-			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/credentials"));
+					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials")
+			.hasSize(25)
+			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/tasks")
+					|| endpoint.contains("/sign"));
 	}
 
 	@Test
@@ -157,6 +160,23 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 				{"report-type": "commit-report", "table-name": "metrics.measured", "snapshot-id": 1,
 				 "sequence-number": 1, "operation": "append", "metrics": {}}""");
 		assertThat(report.status()).as(report.toString()).isEqualTo(204);
+	}
+
+	@Test
+	void credentialsOfATableAreAnEmptyListAndOfAMissingTableNotFound() {
+		this.http.post("/v1/namespaces", "{\"namespace\": [\"vending\"]}");
+		this.http.post("/v1/namespaces/vending/tables", TABLE.formatted("local"));
+
+		Response credentials = this.http.get("/v1/warehouse1/namespaces/vending/tables/local/credentials");
+		assertThat(credentials.status()).as(credentials.toString()).isEqualTo(200);
+		assertThat(credentials.body()).isEqualToIgnoringWhitespace("{\"storage-credentials\": []}");
+		assertThat(LoadCredentialsResponseParser.fromJson(credentials.body()).credentials())
+			.as("Iceberg's own parser reads the answer")
+			.isEmpty();
+		assertThat(this.http.get("/v1/namespaces/vending/tables/local/credentials?planId=p1").status()).isEqualTo(200);
+
+		assertError(this.http.get("/v1/namespaces/vending/tables/missing/credentials"), 404, "NoSuchTableException");
+		assertError(this.http.get("/v1/namespaces/nowhere/tables/missing/credentials"), 404, "NoSuchTableException");
 	}
 
 	private static void assertError(Response response, int status, String type) {

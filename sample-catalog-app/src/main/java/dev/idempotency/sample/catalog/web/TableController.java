@@ -19,7 +19,9 @@ import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.ReportMetricsRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
+import org.apache.iceberg.rest.responses.ImmutableLoadCredentialsResponse;
 import org.apache.iceberg.rest.responses.ListTablesResponse;
+import org.apache.iceberg.rest.responses.LoadCredentialsResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
 
 import org.springframework.http.HttpHeaders;
@@ -110,6 +112,18 @@ public class TableController {
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void tableExists(@PathVariable String namespace, @PathVariable String table) {
 		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
+	}
+
+	/**
+	 * The storage credentials a client needs to read and write a table's files. The local
+	 * warehouse needs none: an existing table gets an empty list, a missing one 404
+	 * ({@code NoSuchTableException}). The spec's {@code planId} and {@code referenced-by}
+	 * parameters change nothing here and are ignored.
+	 */
+	@GetMapping(TABLE + "/credentials")
+	public LoadCredentialsResponse loadCredentials(@PathVariable String namespace, @PathVariable String table) {
+		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
+		return ImmutableLoadCredentialsResponse.builder().build();
 	}
 
 	/** Commits updates to a table (or creates a staged table). */
