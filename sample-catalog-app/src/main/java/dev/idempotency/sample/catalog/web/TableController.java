@@ -8,6 +8,7 @@ import java.util.Locale;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
+import dev.idempotency.sample.catalog.iceberg.TableUnregistration;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -53,9 +54,12 @@ public class TableController {
 
 	private final CatalogTransactions transactions;
 
-	public TableController(Catalog catalog, CatalogTransactions transactions) {
+	private final TableUnregistration unregistration;
+
+	public TableController(Catalog catalog, CatalogTransactions transactions, TableUnregistration unregistration) {
 		this.catalog = catalog;
 		this.transactions = transactions;
+		this.unregistration = unregistration;
 	}
 
 	@GetMapping(TABLES)
@@ -147,6 +151,16 @@ public class TableController {
 		else {
 			CatalogHandlers.dropTable(this.catalog, identifier);
 		}
+	}
+
+	/**
+	 * Removes a table from the catalog without deleting any of its files, and answers its
+	 * last metadata location and metadata: the opposite of {@code registerTable}.
+	 */
+	@Idempotent(operation = "unregisterTable")
+	@PostMapping(TABLE + "/unregister")
+	public UnregisterTableResponse unregisterTable(@PathVariable String namespace, @PathVariable String table) {
+		return new UnregisterTableResponse(this.unregistration.unregister(CatalogPaths.identifier(namespace, table)));
 	}
 
 	@Idempotent(operation = "renameTable")
