@@ -208,6 +208,31 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 	}
 
 	@Test
+	void aViewIsRegisteredByTheClientFromItsMetadataFile() {
+		Namespace namespace = Namespace.of("rt_register_view");
+		this.client.createNamespace(namespace);
+		TableIdentifier original = TableIdentifier.of(namespace, "daily");
+		this.client.buildView(original)
+			.withSchema(IcebergFixtures.SCHEMA)
+			.withDefaultNamespace(namespace)
+			.withQuery("spark", "select id from events")
+			.create();
+		String location = this.http.get("/v1/namespaces/rt_register_view/views/daily")
+			.json()
+			.path("metadata-location")
+			.asText();
+
+		TableIdentifier copy = TableIdentifier.of(namespace, "daily_copy");
+		View registered = this.client.registerView(copy, location);
+
+		assertThat(registered.sqlFor("spark").sql()).isEqualTo("select id from events");
+		assertThat(this.client.loadView(copy).sqlFor("spark").sql()).isEqualTo("select id from events");
+		assertThat(this.client.listViews(namespace)).containsExactlyInAnyOrder(original, copy);
+		// namespace, create, register
+		assertEveryMutationCarriedItsOwnKey(3);
+	}
+
+	@Test
 	void multiTableTransaction() {
 		Namespace namespace = Namespace.of("rt_tx");
 		this.client.createNamespace(namespace);
