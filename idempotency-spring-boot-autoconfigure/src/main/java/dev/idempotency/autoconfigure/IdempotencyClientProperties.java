@@ -51,12 +51,14 @@ public class IdempotencyClientProperties {
 	private Duration maxDelay = Duration.ofSeconds(10);
 
 	/**
-	 * The server's key lifetime (Iceberg: idempotency-key-lifetime in GET /v1/config).
-	 * When set, no attempt starts after the key has lived this long: the server may have
-	 * forgotten it and would run the operation again. Unset: bounded by max-attempts
-	 * only.
+	 * The server's key lifetime (Iceberg: idempotency-key-lifetime in GET /v1/config);
+	 * the interceptor does not learn it from the server. No attempt starts once this long
+	 * has passed since the call's first attempt: the server may have forgotten the key
+	 * and would run the operation again. The call fails instead with an
+	 * IdempotencyKeyExpiredException naming the lifetime and the time elapsed. The
+	 * default is the starter's own server default (idempotency.lifetime).
 	 */
-	private @Nullable Duration keyLifetime;
+	private @Nullable Duration keyLifetime = Duration.ofMinutes(30);
 
 	IdempotencyKeyClientInterceptor.Settings toSettings() {
 		require(!this.headerName.isBlank(), "idempotency.client.header-name", "empty",
@@ -69,7 +71,7 @@ public class IdempotencyClientProperties {
 		require(!this.maxDelay.isNegative(), "idempotency.client.max-delay", this.maxDelay.toString(), "zero or more");
 		Duration lifetime = this.keyLifetime;
 		require(lifetime == null || (!lifetime.isNegative() && !lifetime.isZero()), "idempotency.client.key-lifetime",
-				String.valueOf(lifetime), "a positive duration, or unset");
+				String.valueOf(lifetime), "a positive duration (the server's key lifetime)");
 		return new IdempotencyKeyClientInterceptor.Settings(this.headerName, this.methods, this.maxAttempts,
 				this.initialBackoff, this.maxDelay, this.keyLifetime);
 	}

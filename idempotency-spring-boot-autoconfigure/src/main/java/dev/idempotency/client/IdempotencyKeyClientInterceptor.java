@@ -43,10 +43,15 @@ import org.springframework.util.Assert;
  * Between attempts it waits what the answer's {@code Retry-After} asks (seconds or an
  * HTTP date), or else an exponential backoff with jitter; an answer asking for more than
  * {@link Settings#maxDelay()} is returned to the caller instead. Retries stop after
- * {@link Settings#maxAttempts()} attempts and, when {@link Settings#keyLifetime()} is
- * given (the server's key lifetime, e.g. Iceberg's {@code idempotency-key-lifetime}),
- * before an attempt would start after the key expired on the server: a retry then could
- * run the operation a second time. The last answer (or I/O error) is then the caller's.
+ * {@link Settings#maxAttempts()} attempts, and the last answer (or I/O error) is the
+ * caller's. They also stop before an attempt would start after
+ * {@link Settings#keyLifetime()} (the server's key lifetime, e.g. Iceberg's
+ * {@code idempotency-key-lifetime}; 30 minutes by default, the starter's server default)
+ * has passed since the first attempt: the server may have forgotten the key, and a retry
+ * could run the operation a second time. The call then fails with an
+ * {@link IdempotencyKeyExpiredException} that names the lifetime and the time elapsed,
+ * with the last I/O error as its cause (a last answer is closed). The interceptor does
+ * not learn the lifetime from the server: configure it to what the server advertises.
  * <p>
  * Only turn it on for servers that honour the key: a server that ignores it runs every
  * retried request again.
@@ -100,8 +105,11 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 			}
 			catch (IOException ex) {
 				Duration wait = backoff(attempt);
-				if (!mayRetry(attempt, created, wait)) {
+				if (attempt >= this.settings.maxAttempts()) {
 					throw ex;
+				}
+				if (!withinLifetime(created, wait)) {
+					throw expired(request, key, created, wait, attempt, null, ex);
 				}
 				log(request, key, attempt, "I/O error: " + ex, wait);
 				sleep(wait);
@@ -116,21 +124,35 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 				return answer.response();
 			}
 			Duration wait = (retryAfter != null) ? retryAfter : backoff(attempt);
-			if (!mayRetry(attempt, created, wait)) {
+			if (attempt >= this.settings.maxAttempts()) {
 				return answer.response();
 			}
-			log(request, key, attempt, "answer " + answer.response().getStatusCode().value(), wait);
+			int status = answer.response().getStatusCode().value();
 			answer.response().close();
+			if (!withinLifetime(created, wait)) {
+				throw expired(request, key, created, wait, attempt, status, null);
+			}
+			log(request, key, attempt, "answer " + status, wait);
 			sleep(wait);
 		}
 	}
 
-	private boolean mayRetry(int attempt, Instant created, Duration wait) {
-		if (attempt >= this.settings.maxAttempts()) {
-			return false;
-		}
+	/**
+	 * Whether an attempt after this wait still starts within the key's lifetime, counted
+	 * from the first attempt: later, the server may have forgotten the key.
+	 */
+	private boolean withinLifetime(Instant created, Duration wait) {
 		Duration lifetime = this.settings.keyLifetime();
 		return lifetime == null || this.clock.instant().plus(wait).isBefore(created.plus(lifetime));
+	}
+
+	private IdempotencyKeyExpiredException expired(HttpRequest request, String key, Instant created, Duration wait,
+			int attempts, @Nullable Integer lastStatus, @Nullable IOException lastError) {
+		Duration lifetime = this.settings.keyLifetime();
+		Assert.state(lifetime != null, "only a key with a lifetime expires");
+		Duration elapsed = Duration.between(created, this.clock.instant());
+		return new IdempotencyKeyExpiredException(request.getMethod() + " " + request.getURI(),
+				this.settings.headerName(), key, lifetime, elapsed, wait, attempts, lastStatus, lastError);
 	}
 
 	/**
@@ -227,8 +249,8 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 	 * doubled after each further one
 	 * @param maxDelay the longest wait between two attempts: the backoff is capped at it,
 	 * and an answer whose Retry-After asks for longer is returned to the caller
-	 * @param keyLifetime the server's key lifetime, or {@code null}: no attempt starts
-	 * after the key has lived this long
+	 * @param keyLifetime the server's key lifetime, or {@code null} for no bound: no
+	 * attempt starts once this long has passed since the first attempt
 	 * @since 0.1.0
 	 */
 	public record Settings(String headerName, Set<HttpMethod> methods, int maxAttempts, Duration initialBackoff,
@@ -244,10 +266,13 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 			methods = Set.copyOf(methods);
 		}
 
-		/** POST only, 4 attempts, 200 ms doubling up to 10 s, no lifetime bound. */
+		/**
+		 * POST only, 4 attempts, 200 ms doubling up to 10 s, a key lifetime of 30 minutes
+		 * (the starter's server default, {@code idempotency.lifetime}).
+		 */
 		public static Settings defaults() {
 			return new Settings("Idempotency-Key", Set.of(HttpMethod.POST), 4, Duration.ofMillis(200),
-					Duration.ofSeconds(10), null);
+					Duration.ofSeconds(10), Duration.ofMinutes(30));
 		}
 
 	}

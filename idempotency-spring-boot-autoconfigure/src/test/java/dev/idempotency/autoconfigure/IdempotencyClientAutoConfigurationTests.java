@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
+import dev.idempotency.engine.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -55,10 +56,14 @@ class IdempotencyClientAutoConfigurationTests {
 	}
 
 	@Test
-	void theDefaultsArePostFourAttemptsAndNoLifetimeBound() {
-		this.runner.withPropertyValues("idempotency.client.enabled=true")
-			.run((context) -> assertThat(context.getBean(IdempotencyKeyClientInterceptor.class).settings())
-				.isEqualTo(IdempotencyKeyClientInterceptor.Settings.defaults()));
+	void theDefaultsArePostFourAttemptsAndTheServersDefaultKeyLifetime() {
+		this.runner.withPropertyValues("idempotency.client.enabled=true").run((context) -> {
+			IdempotencyKeyClientInterceptor.Settings settings = context.getBean(IdempotencyKeyClientInterceptor.class)
+				.settings();
+			assertThat(settings).isEqualTo(IdempotencyKeyClientInterceptor.Settings.defaults());
+			assertThat(settings.keyLifetime()).as("the server side's default idempotency.lifetime")
+				.isEqualTo(IdempotencySettings.defaults().lifetime());
+		});
 	}
 
 	@Test

@@ -84,6 +84,18 @@ class IdempotencyConfigurationMetadataTests {
 	}
 
 	/**
+	 * The client's key lifetime defaults to the server side's lifetime, and the metadata
+	 * (generated from the field) shows that default.
+	 */
+	@Test
+	void theClientKeyLifetimeDefaultIsTheServersLifetime() {
+		Map<String, Object> keyLifetime = property("idempotency.client.key-lifetime");
+		assertThat(keyLifetime.get("defaultValue")).isEqualTo("30m")
+			.isEqualTo(property("idempotency.lifetime").get("defaultValue"));
+		assertThat((String) keyLifetime.get("description")).contains("idempotency-key-lifetime");
+	}
+
+	/**
 	 * The dedicated pool's settings are HikariCP's, bound under the store's prefix: each
 	 * says what it does, and the defaults shown are the ones the pool gets (the starter's
 	 * own 1 s connection timeout and 500 ms validation timeout, HikariCP's for the rest).

@@ -7,7 +7,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -16,6 +20,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -44,6 +49,10 @@ class IdempotencyKeyClientInterceptorTests {
 	private final Deque<Step> script = new ArrayDeque<>();
 
 	private final List<Received> received = new CopyOnWriteArrayList<>();
+
+	/** Run by the server for each request it receives, before it answers. */
+	private volatile Runnable onRequest = () -> {
+	};
 
 	@BeforeEach
 	void startServer() throws IOException {
@@ -133,14 +142,58 @@ class IdempotencyKeyClientInterceptorTests {
 	}
 
 	@Test
-	void noAttemptStartsAfterTheKeyLifetimeNorWaitsLongerThanMaxDelay() {
+	void noAttemptStartsAfterTheKeyLifetimeAndTheCallFailsNamingTheLifetimeAndTheElapsedTime() {
 		script(answer(503, Map.of("Retry-After", "2"), "busy"), answer(200, Map.of(), "not reached"));
-		assertThat(post(client(settings(4, Duration.ofSeconds(1))), "x")).as("2 s would pass the key's 1 s lifetime")
-			.isEqualTo("503 busy");
-		assertThat(this.received).hasSize(1);
 
-		this.received.clear();
-		this.script.clear();
+		assertThatExceptionOfType(ResourceAccessException.class)
+			.isThrownBy(() -> post(client(settings(4, Duration.ofSeconds(1))), "x"))
+			.as("2 s would pass the key's 1 s lifetime")
+			.havingCause()
+			.isInstanceOfSatisfying(IdempotencyKeyExpiredException.class, (expired) -> {
+				assertThat(expired.getLifetime()).isEqualTo(Duration.ofSeconds(1));
+				assertThat(expired.getElapsed()).isLessThan(Duration.ofSeconds(1));
+				assertThat(expired.getAttempts()).isEqualTo(1);
+				assertThat(expired.getLastStatus()).isEqualTo(503);
+				assertThat(expired.getKey()).isEqualTo(this.received.get(0).key());
+				assertThat(expired.getMessage()).contains("key lifetime PT1S passed", expired.getElapsed() + " elapsed",
+						"next attempt due in PT2S", "answer 503", "Idempotency-Key " + expired.getKey());
+			});
+		assertThat(this.received).hasSize(1);
+	}
+
+	/**
+	 * Without a configured lifetime the starter's server default (30 minutes) bounds the
+	 * retries. A clock that moves 10 minutes with every request the server receives: the
+	 * third lost attempt ends 30 minutes after the first began, so no fourth starts,
+	 * although max-attempts (4) would allow it.
+	 */
+	@Test
+	void byDefaultTheServersDefaultLifetimeBoundsTheRetriesOfLostAttempts() {
+		script(drop(), drop(), drop(), answer(200, Map.of(), "not reached"));
+		MutableClock clock = new MutableClock(Instant.parse("2026-12-04T12:00:00Z"));
+		this.onRequest = () -> clock.advance(Duration.ofMinutes(10));
+		IdempotencyKeyClientInterceptor.Settings defaults = IdempotencyKeyClientInterceptor.Settings.defaults();
+		IdempotencyKeyClientInterceptor.Settings fast = new IdempotencyKeyClientInterceptor.Settings(
+				defaults.headerName(), defaults.methods(), defaults.maxAttempts(), Duration.ofMillis(20),
+				defaults.maxDelay(), defaults.keyLifetime());
+
+		assertThatExceptionOfType(ResourceAccessException.class)
+			.isThrownBy(() -> post(client(new IdempotencyKeyClientInterceptor(fast, clock)), "x"))
+			.havingCause()
+			.isInstanceOfSatisfying(IdempotencyKeyExpiredException.class, (expired) -> {
+				assertThat(expired.getLifetime()).isEqualTo(Duration.ofMinutes(30));
+				assertThat(expired.getElapsed()).isEqualTo(Duration.ofMinutes(30));
+				assertThat(expired.getAttempts()).isEqualTo(3);
+				assertThat(expired.getLastStatus()).isNull();
+				assertThat(expired.getCause()).isInstanceOf(IOException.class);
+				assertThat(expired.getMessage()).contains("key lifetime PT30M passed",
+						"PT30M elapsed since the first attempt", "after 3 attempt(s)", "I/O error");
+			});
+		assertThat(this.received).hasSize(3).extracting(Received::key).containsOnly(this.received.get(0).key());
+	}
+
+	@Test
+	void anAnswerAskingToWaitLongerThanMaxDelayIsTheCallers() {
 		script(answer(503, Map.of("Retry-After", "60"), "later"), answer(200, Map.of(), "not reached"));
 		assertThat(post(client(settings(4, null)), "x")).as("60 s is more than max-delay").isEqualTo("503 later");
 		assertThat(this.received).hasSize(1);
@@ -178,9 +231,13 @@ class IdempotencyKeyClientInterceptorTests {
 	}
 
 	private RestClient client(IdempotencyKeyClientInterceptor.Settings settings) {
+		return client(new IdempotencyKeyClientInterceptor(settings));
+	}
+
+	private RestClient client(IdempotencyKeyClientInterceptor interceptor) {
 		return RestClient.builder()
 			.requestFactory(new JdkClientHttpRequestFactory())
-			.requestInterceptor(new IdempotencyKeyClientInterceptor(settings))
+			.requestInterceptor(interceptor)
 			.build();
 	}
 
@@ -204,6 +261,7 @@ class IdempotencyKeyClientInterceptorTests {
 		long nanos = System.nanoTime();
 		String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
 		this.received.add(new Received(exchange.getRequestHeaders().getFirst("Idempotency-Key"), body, nanos));
+		this.onRequest.run();
 		Step step = this.script.poll();
 		if (step == null || step.status() < 0) {
 			// No answer: the server's handler fails and the connection is closed
@@ -227,6 +285,36 @@ class IdempotencyKeyClientInterceptorTests {
 	}
 
 	private record Step(int status, Map<String, String> headers, String body) {
+	}
+
+	/** A clock that stands still until told to move. */
+	private static final class MutableClock extends Clock {
+
+		private final AtomicReference<Instant> now;
+
+		MutableClock(Instant start) {
+			this.now = new AtomicReference<>(start);
+		}
+
+		void advance(Duration duration) {
+			this.now.updateAndGet((instant) -> instant.plus(duration));
+		}
+
+		@Override
+		public Instant instant() {
+			return this.now.get();
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			throw new UnsupportedOperationException();
+		}
+
 	}
 
 	private record Received(@Nullable String key, String body, long nanos) {

@@ -2,6 +2,8 @@ package dev.idempotency.sample.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.URI;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,6 +11,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.idempotency.sample.catalog.support.CatalogHttp;
 import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableMetadataParser;
+import org.apache.iceberg.rest.RESTUtil;
+import org.apache.iceberg.rest.responses.LoadCredentialsResponseParser;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,9 +46,12 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 		assertThat(endpoints)
 			.contains("POST /v1/{prefix}/namespaces", "HEAD /v1/{prefix}/namespaces/{namespace}",
 					"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register-view",
-					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}")
-			.hasSize(24)
-			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/credentials"));
+					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+					"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister")
+			.hasSize(26)
+			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/tasks")
+					|| endpoint.contains("/sign"));
 	}
 
 	@Test
@@ -157,6 +166,65 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 				{"report-type": "commit-report", "table-name": "metrics.measured", "snapshot-id": 1,
 				 "sequence-number": 1, "operation": "append", "metrics": {}}""");
 		assertThat(report.status()).as(report.toString()).isEqualTo(204);
+	}
+
+	@Test
+	void credentialsOfATableAreAnEmptyListAndOfAMissingTableNotFound() {
+		this.http.post("/v1/namespaces", "{\"namespace\": [\"vending\"]}");
+		this.http.post("/v1/namespaces/vending/tables", TABLE.formatted("local"));
+
+		Response credentials = this.http.get("/v1/warehouse1/namespaces/vending/tables/local/credentials");
+		assertThat(credentials.status()).as(credentials.toString()).isEqualTo(200);
+		assertThat(credentials.body()).isEqualToIgnoringWhitespace("{\"storage-credentials\": []}");
+		assertThat(LoadCredentialsResponseParser.fromJson(credentials.body()).credentials())
+			.as("Iceberg's own parser reads the answer")
+			.isEmpty();
+		assertThat(this.http.get("/v1/namespaces/vending/tables/local/credentials?planId=p1").status()).isEqualTo(200);
+
+		assertError(this.http.get("/v1/namespaces/vending/tables/missing/credentials"), 404, "NoSuchTableException");
+		assertError(this.http.get("/v1/namespaces/nowhere/tables/missing/credentials"), 404, "NoSuchTableException");
+	}
+
+	/**
+	 * Unregister forgets the table and keeps its files: the answer's metadata is the
+	 * table's last (the property set just before), its metadata file is still there, and
+	 * the table registers again from it. A retry with the same key is replayed, and does
+	 * not unregister the re-registered table.
+	 */
+	@Test
+	void unregisterForgetsTheTableKeepsItsFilesAndAnswersItsLastMetadata() {
+		this.http.post("/v1/namespaces", "{\"namespace\": [\"unreg\"]}");
+		this.http.post("/v1/namespaces/unreg/tables", TABLE.formatted("kept"));
+		Response updated = this.http.post("/v1/namespaces/unreg/tables/kept", """
+				{"requirements": [], "updates": [{"action": "set-properties", "updates": {"last": "yes"}}]}""");
+		String lastLocation = updated.json().path("metadata-location").asText();
+		String key = RESTUtil.idempotencyHeaders().get(RESTUtil.IDEMPOTENCY_KEY_HEADER);
+
+		Response unregistered = this.http.post("/v1/warehouse1/namespaces/unreg/tables/kept/unregister", "",
+				"Idempotency-Key", key);
+
+		assertThat(unregistered.status()).as(unregistered.toString()).isEqualTo(200);
+		assertThat(unregistered.json().path("metadata-location").asText()).isEqualTo(lastLocation);
+		TableMetadata metadata = TableMetadataParser.fromJson(unregistered.json().path("metadata").toString());
+		assertThat(metadata.properties()).containsEntry("last", "yes");
+		assertThat(this.http.head("/v1/namespaces/unreg/tables/kept").status()).isEqualTo(404);
+		assertThat(lastLocation.startsWith("file:") ? Path.of(URI.create(lastLocation)) : Path.of(lastLocation))
+			.as("the metadata file is kept")
+			.exists();
+
+		Response registered = this.http.post("/v1/namespaces/unreg/register",
+				"{\"name\": \"kept\", \"metadata-location\": \"" + lastLocation + "\"}");
+		assertThat(registered.status()).as(registered.toString()).isEqualTo(200);
+		assertThat(registered.json().path("metadata").path("properties").path("last").asText()).isEqualTo("yes");
+
+		Response retried = this.http.post("/v1/warehouse1/namespaces/unreg/tables/kept/unregister", "",
+				"Idempotency-Key", key);
+		assertThat(retried.status()).isEqualTo(200);
+		assertThat(retried.header("Idempotent-Replayed")).isEqualTo("true");
+		assertThat(this.http.head("/v1/namespaces/unreg/tables/kept").status()).as("the replay changed nothing")
+			.isEqualTo(204);
+
+		assertError(this.http.post("/v1/namespaces/unreg/tables/missing/unregister", ""), 404, "NoSuchTableException");
 	}
 
 	private static void assertError(Response response, int status, String type) {

@@ -64,6 +64,12 @@ public class IcebergCatalogConfiguration {
 		return new CatalogTransactions(catalog, transactionManager);
 	}
 
+	@Bean
+	TableUnregistration tableUnregistration(JdbcCatalog catalog, DataSource dataSource,
+			PlatformTransactionManager transactionManager) {
+		return new TableUnregistration(catalog, dataSource, transactionManager);
+	}
+
 	private static String jdbcUrl(DataSource dataSource) {
 		try (Connection connection = dataSource.getConnection()) {
 			return connection.getMetaData().getURL();

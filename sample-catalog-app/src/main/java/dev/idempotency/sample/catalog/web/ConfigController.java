@@ -21,16 +21,24 @@ import org.springframework.web.bind.annotation.RestController;
 public class ConfigController {
 
 	/**
-	 * Every route of the spec this server serves. Scan planning and credential vending
-	 * are left out.
+	 * The spec's {@code unregisterTable}, which iceberg-core 1.12.0 has no constant for
+	 * (its client does not call it).
+	 */
+	static final Endpoint V1_UNREGISTER_TABLE = Endpoint.create("POST",
+			"/v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister");
+
+	/**
+	 * Every route of the spec this server serves. Scan planning and remote signing are
+	 * left out; the credentials route answers an empty list.
 	 */
 	static final List<Endpoint> ENDPOINTS = List.of(Endpoint.V1_LIST_NAMESPACES, Endpoint.V1_LOAD_NAMESPACE,
 			Endpoint.V1_NAMESPACE_EXISTS, Endpoint.V1_CREATE_NAMESPACE, Endpoint.V1_UPDATE_NAMESPACE,
 			Endpoint.V1_DELETE_NAMESPACE, Endpoint.V1_COMMIT_TRANSACTION, Endpoint.V1_LIST_TABLES,
 			Endpoint.V1_LOAD_TABLE, Endpoint.V1_TABLE_EXISTS, Endpoint.V1_CREATE_TABLE, Endpoint.V1_UPDATE_TABLE,
-			Endpoint.V1_DELETE_TABLE, Endpoint.V1_RENAME_TABLE, Endpoint.V1_REGISTER_TABLE, Endpoint.V1_REPORT_METRICS,
-			Endpoint.V1_LIST_VIEWS, Endpoint.V1_LOAD_VIEW, Endpoint.V1_VIEW_EXISTS, Endpoint.V1_CREATE_VIEW,
-			Endpoint.V1_UPDATE_VIEW, Endpoint.V1_DELETE_VIEW, Endpoint.V1_RENAME_VIEW, Endpoint.V1_REGISTER_VIEW);
+			Endpoint.V1_DELETE_TABLE, Endpoint.V1_RENAME_TABLE, Endpoint.V1_REGISTER_TABLE, V1_UNREGISTER_TABLE,
+			Endpoint.V1_REPORT_METRICS, Endpoint.V1_TABLE_CREDENTIALS, Endpoint.V1_LIST_VIEWS, Endpoint.V1_LOAD_VIEW,
+			Endpoint.V1_VIEW_EXISTS, Endpoint.V1_CREATE_VIEW, Endpoint.V1_UPDATE_VIEW, Endpoint.V1_DELETE_VIEW,
+			Endpoint.V1_RENAME_VIEW, Endpoint.V1_REGISTER_VIEW);
 
 	private final IdempotencyProperties idempotency;
 

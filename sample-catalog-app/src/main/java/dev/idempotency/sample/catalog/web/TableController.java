@@ -8,6 +8,7 @@ import java.util.Locale;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
+import dev.idempotency.sample.catalog.iceberg.TableUnregistration;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -19,7 +20,9 @@ import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.ReportMetricsRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
+import org.apache.iceberg.rest.responses.ImmutableLoadCredentialsResponse;
 import org.apache.iceberg.rest.responses.ListTablesResponse;
+import org.apache.iceberg.rest.responses.LoadCredentialsResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
 
 import org.springframework.http.HttpHeaders;
@@ -51,9 +54,12 @@ public class TableController {
 
 	private final CatalogTransactions transactions;
 
-	public TableController(Catalog catalog, CatalogTransactions transactions) {
+	private final TableUnregistration unregistration;
+
+	public TableController(Catalog catalog, CatalogTransactions transactions, TableUnregistration unregistration) {
 		this.catalog = catalog;
 		this.transactions = transactions;
+		this.unregistration = unregistration;
 	}
 
 	@GetMapping(TABLES)
@@ -112,6 +118,18 @@ public class TableController {
 		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
 	}
 
+	/**
+	 * The storage credentials a client needs to read and write a table's files. The local
+	 * warehouse needs none: an existing table gets an empty list, a missing one 404
+	 * ({@code NoSuchTableException}). The spec's {@code planId} and {@code referenced-by}
+	 * parameters change nothing here and are ignored.
+	 */
+	@GetMapping(TABLE + "/credentials")
+	public LoadCredentialsResponse loadCredentials(@PathVariable String namespace, @PathVariable String table) {
+		CatalogHandlers.tableExists(this.catalog, CatalogPaths.identifier(namespace, table));
+		return ImmutableLoadCredentialsResponse.builder().build();
+	}
+
 	/** Commits updates to a table (or creates a staged table). */
 	@Idempotent(operation = "updateTable")
 	@PostMapping(TABLE)
@@ -133,6 +151,16 @@ public class TableController {
 		else {
 			CatalogHandlers.dropTable(this.catalog, identifier);
 		}
+	}
+
+	/**
+	 * Removes a table from the catalog without deleting any of its files, and answers its
+	 * last metadata location and metadata: the opposite of {@code registerTable}.
+	 */
+	@Idempotent(operation = "unregisterTable")
+	@PostMapping(TABLE + "/unregister")
+	public UnregisterTableResponse unregisterTable(@PathVariable String namespace, @PathVariable String table) {
+		return new UnregisterTableResponse(this.unregistration.unregister(CatalogPaths.identifier(namespace, table)));
 	}
 
 	@Idempotent(operation = "renameTable")
