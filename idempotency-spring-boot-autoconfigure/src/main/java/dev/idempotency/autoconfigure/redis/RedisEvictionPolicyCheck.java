@@ -104,9 +104,10 @@ final class RedisEvictionPolicyCheck implements InitializingBean {
 		}
 		catch (RuntimeException ex) {
 			return new Finding(Verdict.UNKNOWN,
-					"Could not check whether Redis may evict idempotency records (CONFIG GET " + "failed: " + ex
-							+ "; managed services often disable CONFIG). Make sure its maxmemory-policy is "
-							+ SAFE_POLICY + ": an evicted record lets a retry run its operation again.");
+					"Could not check whether Redis may evict idempotency records (CONFIG GET failed: " + ex
+							+ "; many managed services disable or rename CONFIG, and an unreachable Redis cannot"
+							+ " answer). Make sure its maxmemory-policy is " + SAFE_POLICY
+							+ ": an evicted record lets a retry run its operation again.");
 		}
 		if (policies.isEmpty()) {
 			return new Finding(Verdict.UNKNOWN,
