@@ -38,6 +38,7 @@ class IdempotencyConfigurationMetadataTests {
 		assertThat(property("idempotency.key.format")).containsEntry("defaultValue", "uuidv7")
 			.containsEntry("type", "dev.idempotency.engine.IdempotentCall$KeyFormat");
 		assertThat(property("idempotency.mode")).containsEntry("defaultValue", "lease");
+		assertThat(property("idempotency.store.redis.eviction-check")).containsEntry("defaultValue", "warn");
 	}
 
 	@Test

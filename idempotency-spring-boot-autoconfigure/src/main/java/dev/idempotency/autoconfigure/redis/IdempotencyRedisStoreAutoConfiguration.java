@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -28,8 +29,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * {@link RedisIdempotencyStore} unless the application defines its own
  * {@link IdempotencyStore}. With Lettuce the store talks through its own connection with
  * a short command timeout and, with Redis Cluster, topology refresh
- * ({@link RedisStoreConnections}). Runs before the core auto-configuration so that the
- * engine finds the store.
+ * ({@link RedisStoreConnections}). Before the store exists, Redis's eviction settings are
+ * checked ({@link RedisEvictionPolicyCheck}). Runs before the core auto-configuration so
+ * that the engine finds the store.
  *
  * @since 0.1.0
  */
@@ -62,8 +64,21 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 				|| binder.bind(CLUSTER_REFRESH + ".adaptive", Boolean.class).isBound();
 	}
 
+	/**
+	 * Whether Redis may evict the records, checked before the store exists: one
+	 * {@code CONFIG GET} through the store's connection unless
+	 * {@code idempotency.store.redis.eviction-check=off}.
+	 */
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
+	RedisEvictionPolicyCheck idempotencyRedisEvictionPolicyCheck(RedisStoreConnections idempotencyRedisStoreConnections,
+			IdempotencyRedisStoreProperties properties) {
+		return new RedisEvictionPolicyCheck(idempotencyRedisStoreConnections.factory(), properties.getEvictionCheck());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	@DependsOn("idempotencyRedisEvictionPolicyCheck")
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
 			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
 		IdempotencySettings engineSettings = settings.getIfAvailable();

@@ -52,6 +52,24 @@ public class IdempotencyRedisStoreProperties {
 	 */
 	private Duration replicasAckTimeout = Duration.ofMillis(500);
 
+	/**
+	 * What the start-up check of Redis's eviction settings does when Redis may evict the
+	 * store's records under memory pressure (a maxmemory with any maxmemory-policy but
+	 * noeviction): an evicted record lets a retry run its operation again, silently. warn
+	 * logs a warning, fail refuses to start, off skips the check. A Redis whose CONFIG
+	 * command is disabled or renamed (common on managed services) cannot be checked: that
+	 * is logged at INFO level and the application starts.
+	 */
+	private EvictionCheck evictionCheck = EvictionCheck.WARN;
+
+	public EvictionCheck getEvictionCheck() {
+		return this.evictionCheck;
+	}
+
+	public void setEvictionCheck(EvictionCheck evictionCheck) {
+		this.evictionCheck = evictionCheck;
+	}
+
 	public int getReplicasToAck() {
 		return this.replicasToAck;
 	}
@@ -82,6 +100,25 @@ public class IdempotencyRedisStoreProperties {
 
 	public void setCommandTimeout(@Nullable Duration commandTimeout) {
 		this.commandTimeout = commandTimeout;
+	}
+
+	/**
+	 * What the start-up check of Redis's {@code maxmemory-policy} does when Redis may
+	 * evict the store's records.
+	 *
+	 * @since 0.1.0
+	 */
+	public enum EvictionCheck {
+
+		/** Log a warning and start. */
+		WARN,
+
+		/** Refuse to start. */
+		FAIL,
+
+		/** Do not check (no {@code CONFIG GET} at start-up). */
+		OFF
+
 	}
 
 }

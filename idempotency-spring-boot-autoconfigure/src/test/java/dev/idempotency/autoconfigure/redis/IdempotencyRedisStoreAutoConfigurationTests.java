@@ -228,6 +228,37 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 	}
 
 	@Test
+	void redisEvictionSettingsAreCheckedBeforeTheStoreExists() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			assertThat(context).hasSingleBean(RedisEvictionPolicyCheck.class);
+			assertThat(context.getBean(IdempotencyRedisStoreProperties.class).getEvictionCheck())
+				.isEqualTo(IdempotencyRedisStoreProperties.EvictionCheck.WARN);
+			assertThat(context.getBeanFactory().getBeanDefinition("redisIdempotencyStore").getDependsOn())
+				.containsExactly("idempotencyRedisEvictionPolicyCheck");
+		});
+	}
+
+	@Test
+	void evictionCheckFailStartsOnTheSharedRedisWhichDoesNotEvict() {
+		// The shared Redis at 127.0.0.1:6379 has no maxmemory: it evicts nothing.
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.eviction-check=fail")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IdempotencyRedisStoreProperties.class).getEvictionCheck())
+					.isEqualTo(IdempotencyRedisStoreProperties.EvictionCheck.FAIL);
+			});
+	}
+
+	@Test
+	void evictionCheckFailStartsWhenRedisCannotBeAsked() {
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.store.redis.eviction-check=fail",
+					"spring.data.redis.port=1")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(RedisIdempotencyStore.class));
+	}
+
+	@Test
 	void backsOffWhenTheApplicationDefinesAStore() {
 		this.contextRunner.withPropertyValues("idempotency.store.type=redis")
 			.withUserConfiguration(UserStoreConfiguration.class)

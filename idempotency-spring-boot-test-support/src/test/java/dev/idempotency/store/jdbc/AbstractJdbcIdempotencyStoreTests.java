@@ -54,6 +54,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 
 	static final String TABLE = "idempotency_record";
 
+	/** How often {@code awaitLockWait} asks the database whether a session waits. */
+	private static final long LOCK_WAIT_POLL_MILLIS = 20;
+
 	/** 64 racing threads share these; a reservation holds a connection only briefly. */
 	private static final int POOL_SIZE = 20;
 
@@ -341,11 +344,10 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	 * for a lock) until the first's transaction ends: if the first commits, the second is
 	 * given the first's record; if it rolls back, the second records.
 	 * @param sessionIdQuery a query for the id of the current session (connection)
-	 * @param lockWaitQuery a query for how many sessions with the id {@code :session}
-	 * wait for a lock (0 or 1)
+	 * @param lockWait whether the database reports a session waiting for a lock right now
 	 */
-	protected void assertARecordingInACallersTransactionWaitsForAnEarlierOne(String sessionIdQuery,
-			String lockWaitQuery) throws Exception {
+	protected void assertARecordingInACallersTransactionWaitsForAnEarlierOne(String sessionIdQuery, LockWait lockWait)
+			throws Exception {
 		for (boolean firstCommits : new boolean[] { true, false }) {
 			JdbcIdempotencyStore joining = store(this.dataSource, TABLE, true);
 			TransactionTemplate caller = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
@@ -378,7 +380,7 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 						.single()).isZero();
 					return joining.recordCompleted(completed(id, "fp", second, RETENTION));
 				}));
-				awaitLockWait(lockWaitQuery, secondSession);
+				awaitLockWait(lockWait, secondSession, secondResult);
 				assertThat(secondResult).as("waiting for the first transaction").isNotDone();
 				endFirst.countDown();
 				assertThat(firstResult.get(30, TimeUnit.SECONDS)).isEmpty();
@@ -414,16 +416,45 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		}
 	}
 
-	/** Waits until the database reports the session waiting for a lock. */
-	private void awaitLockWait(String lockWaitQuery, AtomicLong session) throws InterruptedException {
+	/**
+	 * Waits until the database reports the session waiting for a lock; fails at once if
+	 * the second recording ends without having been seen waiting.
+	 */
+	private void awaitLockWait(LockWait lockWait, AtomicLong session, Future<?> second) throws Exception {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (session.get() < 0
-				|| jdbc().sql(lockWaitQuery).param("session", session.get()).query(Long.class).single() == 0) {
+		while (session.get() < 0 || !lockWait.isWaiting(session.get())) {
+			if (second.isDone()) {
+				throw new AssertionError("session " + session.get() + " ended without being seen waiting for a lock: "
+						+ outcome(second));
+			}
 			if (System.nanoTime() > deadline) {
 				throw new AssertionError("session " + session.get() + " never waited for a lock");
 			}
-			Thread.sleep(10);
+			Thread.sleep(LOCK_WAIT_POLL_MILLIS);
 		}
+	}
+
+	private static String outcome(Future<?> done) {
+		try {
+			return "returned " + done.get();
+		}
+		catch (Exception ex) {
+			return "failed with " + ex;
+		}
+	}
+
+	/** How the database tells whether a session waits for a lock. */
+	@FunctionalInterface
+	protected interface LockWait {
+
+		/**
+		 * Whether the session with this id waits for a lock now, as the database reports
+		 * it at the time of the call (not from a cached snapshot).
+		 * @param session the id of the session, as the session id query returns it
+		 * @return whether it waits
+		 */
+		boolean isWaiting(long session);
+
 	}
 
 	/**

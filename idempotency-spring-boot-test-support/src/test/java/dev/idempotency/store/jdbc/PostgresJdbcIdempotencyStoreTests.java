@@ -35,8 +35,13 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	 */
 	@Test
 	void aRecordingInACallersTransactionWaitsForAnEarlierOne() throws Exception {
+		// pg_stat_activity is read afresh by each statement outside a transaction.
 		assertARecordingInACallersTransactionWaitsForAnEarlierOne("SELECT pg_backend_pid()",
-				"SELECT COUNT(*) FROM pg_stat_activity WHERE pid = :session AND wait_event_type = 'Lock'");
+				(session) -> jdbc()
+					.sql("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = :session AND wait_event_type = 'Lock'")
+					.param("session", session)
+					.query(Long.class)
+					.single() > 0);
 	}
 
 	/** The {@code synchronous_commit} a reservation that writes commits with. */
