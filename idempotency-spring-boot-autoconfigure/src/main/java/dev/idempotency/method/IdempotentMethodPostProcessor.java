@@ -4,14 +4,21 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.engine.IdempotentCall.KeyFormat;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -24,8 +31,9 @@ import org.springframework.util.ReflectionUtils;
  * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
  * interface-based ones for beans with interfaces.
  * <p>
- * A method that returns a future, a publisher or a {@code ResponseEntity} is refused when
- * its bean is created.
+ * A method whose key expression does not parse, that names more than one key format, or
+ * that returns a future, a publisher or a {@code ResponseEntity} is refused when its bean
+ * is created, with an {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
@@ -42,6 +50,8 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 
 	private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
+	private final SpelExpressionParser parser = new SpelExpressionParser();
+
 	/**
 	 * @param interceptor the interceptor, looked up on the first call: so that creating
 	 * this post processor early does not create the engine, its store and their
@@ -55,36 +65,71 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 		setBeforeExistingAdvisors(true);
 	}
 
+	/**
+	 * Checks the bean's {@code @Idempotent} methods before proxying it, also when it is
+	 * already a proxy (then the base class asks only about its class, without its name).
+	 */
 	@Override
-	protected boolean isEligible(Class<?> targetClass) {
-		boolean eligible = super.isEligible(targetClass);
-		if (eligible) {
-			refuseUnreplayableMethods(targetClass);
+	public Object postProcessAfterInitialization(Object bean, String beanName) {
+		if (!(bean instanceof AopInfrastructureBean)) {
+			Class<?> targetClass = AopUtils.getTargetClass(bean);
+			if (isEligible(targetClass)) {
+				checkMethods(beanName, targetClass);
+			}
 		}
-		return eligible;
+		return super.postProcessAfterInitialization(bean, beanName);
 	}
 
 	/**
-	 * Refuses what the method door cannot replay. A future or a publisher is not the
-	 * operation's result: storing it would store nothing useful and replaying it would
-	 * answer a result that never comes. An {@code HttpEntity} ({@code ResponseEntity})
-	 * cannot be read back from JSON, so every call would run and then fail.
+	 * Refuses what the method door cannot protect, naming the bean and the method, so
+	 * that the start-up fails instead of every call. A key expression must parse, and at
+	 * most one key format be named. A future or a publisher is not the operation's
+	 * result: storing it would store nothing useful and replaying it would answer a
+	 * result that never comes. An {@code HttpEntity} ({@code ResponseEntity}) cannot be
+	 * read back from JSON, so every call would run and then fail.
+	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
-	private static void refuseUnreplayableMethods(Class<?> targetClass) {
+	private void checkMethods(String beanName, Class<?> targetClass) {
 		ReflectionUtils.doWithMethods(targetClass, (method) -> {
 			Idempotent annotation = IdempotentOperationSource.annotation(method, targetClass);
-			if (annotation == null || annotation.key().isEmpty()) {
+			if (annotation == null) {
 				return;
 			}
-			String where = "@Idempotent(key = ...) cannot protect " + targetClass.getSimpleName() + "."
+			String where = targetClass.getName() + "." + method.getName()
+					+ Stream.of(method.getParameterTypes())
+						.map(Class::getName)
+						.collect(Collectors.joining(",", "(", ")"));
+			try {
+				KeyFormat.chosen(annotation.keyFormat(), KeyFormat.OPAQUE);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidIdempotentMethodException(beanName, where, null, String.valueOf(ex.getMessage()),
+						"Name one key format in keyFormat, or none for the default.", ex);
+			}
+			if (annotation.key().isEmpty()) {
+				return;
+			}
+			try {
+				this.parser.parseExpression(annotation.key());
+			}
+			catch (ParseException ex) {
+				throw new InvalidIdempotentMethodException(beanName, where, annotation.key(),
+						"the key expression does not parse: " + ex.getMessage(),
+						"Write key as a SpEL expression over the method's arguments, such as \"#command.requestId\""
+								+ " or \"#p0\".",
+						ex);
+			}
+			String returns = "@Idempotent(key = ...) cannot protect " + targetClass.getSimpleName() + "."
 					+ method.getName() + ": it returns " + method.getReturnType().getName();
 			if (isAsynchronous(method.getReturnType())) {
-				throw new IllegalStateException(
-						where + ", whose result comes after the call; return the result itself");
+				throw new InvalidIdempotentMethodException(beanName, where, null,
+						returns + ", whose result comes after the call; return the result itself",
+						"Return the result itself.", null);
 			}
 			if (isAssignable(HTTP_ENTITY, method.getReturnType())) {
-				throw new IllegalStateException(where + ", which cannot be replayed from JSON; return the body"
-						+ " (without key = ..., the HTTP door replays whole responses)");
+				throw new InvalidIdempotentMethodException(beanName, where, null,
+						returns + ", which cannot be replayed from JSON; return the body",
+						"Return the body (without key = ..., the HTTP door replays whole responses).", null);
 			}
 		}, (method) -> !ReflectionUtils.isObjectMethod(method) && !method.isBridge() && !method.isSynthetic());
 	}

@@ -33,7 +33,9 @@ final class IdempotentOperationSource {
 	 * @return {@code null} if neither the method nor the class has the annotation, or for
 	 * a method of {@code Object}
 	 * @throws org.springframework.expression.ParseException if the key expression does
-	 * not parse (not cached: every call says so)
+	 * not parse (not cached: every call says so; the
+	 * {@link IdempotentMethodPostProcessor} refuses such a method when its bean is
+	 * created, so a call meets it only on a bean the post-processor did not see)
 	 */
 	@Nullable IdempotentOperation find(Method method, Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);

@@ -81,6 +81,30 @@ public interface IdempotencyStore {
 	Optional<IdempotencyRecord> find(RecordId id);
 
 	/**
+	 * Reads a record that has not expired with what an operator needs besides it: its
+	 * creation time and the token of its lease's owner. For the {@code idempotency}
+	 * Actuator endpoint, not for the protocol.
+	 * @throws UnsupportedOperationException if the store cannot (the default)
+	 * @since 0.1.0
+	 */
+	default Optional<InspectedRecord> inspect(RecordId id) {
+		throw new UnsupportedOperationException("The " + name() + " idempotency store cannot inspect a record");
+	}
+
+	/**
+	 * Deletes a record that has not expired, whatever its state and owner: an operator's
+	 * removal of a completed record, or release of a key in flight (its owner's later
+	 * completion then finds no record and stores nothing). For the {@code idempotency}
+	 * Actuator endpoint, not for the protocol.
+	 * @return whether a live record was deleted
+	 * @throws UnsupportedOperationException if the store cannot (the default)
+	 * @since 0.1.0
+	 */
+	default boolean remove(RecordId id) {
+		throw new UnsupportedOperationException("The " + name() + " idempotency store cannot remove a record");
+	}
+
+	/**
 	 * Deletes up to {@code maxRecords} expired records. Safe to call from every node at
 	 * once. Stores whose records expire natively return {@code 0}.
 	 * @return how many records were deleted

@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure;
 
 import java.util.Map;
 
+import dev.idempotency.Idempotent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -10,6 +11,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -72,6 +74,20 @@ class IdempotencyFailureAnalyzersTests {
 			.contains("Set idempotency.store.memory.max-share-per-scope to a fraction such as 0.25");
 	}
 
+	@Test
+	void anIdempotentMethodWhoseKeyDoesNotParseIsReportedWithTheBeanMethodAndExpression(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(App.class, BrokenMethodApp.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(application::run);
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Description:\n\nThe @Idempotent method " + BrokenOrders.class.getName()
+					+ ".place(java.lang.String) of bean 'brokenOrders' cannot be protected:")
+			.contains("    key expression: #orderId +\n")
+			.contains("    reason: the key expression does not parse: ")
+			.contains("Action:\n\nWrite key as a SpEL expression over the method's arguments, such as"
+					+ " \"#command.requestId\" or \"#p0\".");
+	}
+
 	private static void run(Map<String, Object> properties) {
 		SpringApplication application = new SpringApplication(App.class);
 		application.setWebApplicationType(WebApplicationType.NONE);
@@ -82,6 +98,26 @@ class IdempotencyFailureAnalyzersTests {
 	@Configuration(proxyBeanMethods = false)
 	@ImportAutoConfiguration(IdempotencyAutoConfiguration.class)
 	static class App {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ IdempotencyAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class })
+	static class BrokenMethodApp {
+
+		@Bean
+		BrokenOrders brokenOrders() {
+			return new BrokenOrders();
+		}
+
+	}
+
+	public static class BrokenOrders {
+
+		@Idempotent(key = "#orderId +")
+		public String place(String orderId) {
+			return orderId;
+		}
 
 	}
 

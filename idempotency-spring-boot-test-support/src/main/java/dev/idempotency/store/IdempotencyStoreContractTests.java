@@ -874,6 +874,90 @@ public abstract class IdempotencyStoreContractTests {
 	}
 
 	@Test
+	void anInFlightRecordIsInspectedWithItsOwnerAndCreationTime() {
+		RecordId id = newId();
+		String owner = token();
+		this.store.reserve(request(id, "fp-a", owner, LONG_LEASE));
+		InspectedRecord inspected = this.store.inspect(id).orElseThrow();
+		assertThat(inspected.record()).isEqualTo(this.store.find(id).orElseThrow());
+		assertThat(inspected.ownerToken()).isEqualTo(owner);
+		assertThat(inspected.createdAt()).isNotNull()
+			.isBefore(inspected.record().leaseExpiresAt())
+			.isBefore(inspected.record().expiresAt());
+	}
+
+	@Test
+	void aCompletedRecordIsInspectedWithoutOwnerAndKeepsItsCreationTime() throws InterruptedException {
+		RecordId id = newId();
+		String first = token();
+		this.store.reserve(request(id, "fp-a", first, SHORT_LEASE));
+		java.time.Instant created = this.store.inspect(id).orElseThrow().createdAt();
+		elapse(SHORT_LEASE);
+		String second = token();
+		assertThat(this.store.reserve(request(id, "fp-a", second, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(true));
+		assertThat(this.store.inspect(id).orElseThrow().ownerToken()).isEqualTo(second);
+		assertThat(this.store.complete(id, second, response(201, "{\"done\":true}"))).isTrue();
+		InspectedRecord inspected = this.store.inspect(id).orElseThrow();
+		assertThat(inspected.record().state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(inspected.record().completedResponse().status()).isEqualTo(201);
+		assertThat(inspected.ownerToken()).isNull();
+		assertThat(inspected.createdAt()).as("a take-over keeps the creation time").isEqualTo(created);
+	}
+
+	@Test
+	void aRecordedResponseIsInspectedWithItsCreationTime() {
+		RecordId id = newId();
+		assertThat(this.store.recordCompleted(completed(id, "fp-a", response(200, "{}"), RETENTION))).isEmpty();
+		InspectedRecord inspected = this.store.inspect(id).orElseThrow();
+		assertThat(inspected.record().state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(inspected.ownerToken()).isNull();
+		assertThat(inspected.createdAt()).isNotNull().isBefore(inspected.record().expiresAt());
+	}
+
+	@Test
+	void anAbsentOrExpiredRecordIsNeitherInspectedNorRemoved() throws InterruptedException {
+		RecordId absent = newId();
+		assertThat(this.store.inspect(absent)).isEmpty();
+		assertThat(this.store.remove(absent)).isFalse();
+		RecordId expired = newId();
+		this.store.reserve(request(expired, "fp-a", token(), SHORT_LEASE, SHORT_LEASE));
+		elapse(SHORT_LEASE);
+		assertThat(this.store.inspect(expired)).isEmpty();
+		assertThat(this.store.remove(expired)).isFalse();
+		// Replaced by a live one, so that no expired record is left for the purge test.
+		this.store.reserve(request(expired, "fp-a", token(), LONG_LEASE));
+	}
+
+	@Test
+	void removingAnInFlightRecordFreesItsKeyAndFencesItsOwner() {
+		RecordId id = newId();
+		String owner = token();
+		this.store.reserve(request(id, "fp-a", owner, LONG_LEASE));
+		assertThat(this.store.remove(id)).isTrue();
+		assertThat(this.store.find(id)).isEmpty();
+		assertThat(this.store.remove(id)).as("removed once").isFalse();
+		String retry = token();
+		assertThat(this.store.reserve(request(id, "fp-a", retry, LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(this.store.complete(id, owner, response(200, "{}"))).as("the removed owner stores nothing")
+			.isFalse();
+		assertThat(this.store.complete(id, retry, response(200, "{}"))).isTrue();
+	}
+
+	@Test
+	void removingACompletedRecordLetsTheKeyRunAgain() {
+		RecordId id = newId();
+		String owner = token();
+		this.store.reserve(request(id, "fp-a", owner, LONG_LEASE));
+		this.store.complete(id, owner, response(201, "{}"));
+		assertThat(this.store.remove(id)).isTrue();
+		assertThat(this.store.find(id)).isEmpty();
+		assertThat(this.store.reserve(request(id, "fp-b", token(), LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+	}
+
+	@Test
 	void theStoreHasAName() {
 		assertThat(this.store.name()).isNotBlank();
 	}

@@ -102,9 +102,18 @@ final class H2Statements {
 			WHERE scope = :scope AND idem_key = :key AND expires_at <= CURRENT_TIMESTAMP(6)
 			""";
 
+	static final String INSPECT = """
+			SELECT fingerprint, operation, state, lease_expires_at, expires_at, response, created_at, owner_token
+			FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > CURRENT_TIMESTAMP(6)
+			""";
+
+	static final String REMOVE = """
+			DELETE FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > CURRENT_TIMESTAMP(6)
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(
 			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
-			RECORD_OVER_EXPIRED);
+			RECORD_OVER_EXPIRED, INSPECT, REMOVE);
 
 	private H2Statements() {
 	}

@@ -37,9 +37,13 @@ import java.util.List;
  * @param findCurrent reads a live record as last committed, for a recording that found
  * one
  * @param recordOverExpired replaces an expired record with the completed one
+ * @param inspect reads a live record as {@code find} does, with its {@code created_at}
+ * and {@code owner_token} (for an operator)
+ * @param remove deletes a live record whatever its state and owner (for an operator)
  */
 record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat, String find,
-		String purge, String recordCompleted, String findCurrent, String recordOverExpired) {
+		String purge, String recordCompleted, String findCurrent, String recordOverExpired, String inspect,
+		String remove) {
 
 	/** The placeholder of the table name in the statements. */
 	static final String TABLE = "%TABLE%";
@@ -53,7 +57,8 @@ record JdbcIdempotencyStatements(List<String> reserve, String complete, String r
 				this.complete.replace(TABLE, table), this.release.replace(TABLE, table),
 				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table), this.purge.replace(TABLE, table),
 				this.recordCompleted.replace(TABLE, table), this.findCurrent.replace(TABLE, table),
-				this.recordOverExpired.replace(TABLE, table));
+				this.recordOverExpired.replace(TABLE, table), this.inspect.replace(TABLE, table),
+				this.remove.replace(TABLE, table));
 	}
 
 }

@@ -15,6 +15,7 @@ import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -126,6 +127,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final String recordOverExpiredSql;
 
+	private final String inspectSql;
+
+	private final String removeSql;
+
 	/**
 	 * Whether the pool's connections are in auto-commit; {@code null} until first
 	 * checked.
@@ -223,6 +228,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.recordCompletedSql = statements.recordCompleted();
 		this.findCurrentSql = statements.findCurrent();
 		this.recordOverExpiredSql = statements.recordOverExpired();
+		this.inspectSql = statements.inspect();
+		this.removeSql = statements.remove();
 	}
 
 	/**
@@ -502,6 +509,23 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			.param("key", id.key())
 			.query((rs, rowNum) -> record(id, rs))
 			.optional();
+	}
+
+	@Override
+	public Optional<InspectedRecord> inspect(RecordId id) {
+		return oneStatement("inspect",
+				() -> this.jdbc.sql(this.inspectSql)
+					.param("scope", id.scope())
+					.param("key", id.key())
+					.query((rs, rowNum) -> new InspectedRecord(record(id, rs),
+							this.dialect.readInstant(rs, "created_at"), rs.getString("owner_token")))
+					.optional());
+	}
+
+	@Override
+	public boolean remove(RecordId id) {
+		return oneStatement("remove",
+				() -> this.jdbc.sql(this.removeSql).param("scope", id.scope()).param("key", id.key()).update() == 1);
 	}
 
 	@Override

@@ -135,8 +135,17 @@ final class PostgresqlStatements {
 			WHERE scope = :scope AND idem_key = :key AND expires_at <= now()
 			""";
 
+	static final String INSPECT = """
+			SELECT fingerprint, operation, state, lease_expires_at, expires_at, response, created_at, owner_token
+			FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > now()
+			""";
+
+	static final String REMOVE = """
+			DELETE FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > now()
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(List.of(RESERVE), COMPLETE,
-			RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND, RECORD_OVER_EXPIRED);
+			RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND, RECORD_OVER_EXPIRED, INSPECT, REMOVE);
 
 	/**
 	 * The same statements, but a reserve that writes commits asynchronously. A recorded
@@ -144,7 +153,7 @@ final class PostgresqlStatements {
 	 */
 	static final JdbcIdempotencyStatements ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS = new JdbcIdempotencyStatements(
 			List.of(RESERVE_ASYNCHRONOUS_COMMIT), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
-			RECORD_OVER_EXPIRED);
+			RECORD_OVER_EXPIRED, INSPECT, REMOVE);
 
 	private PostgresqlStatements() {
 	}

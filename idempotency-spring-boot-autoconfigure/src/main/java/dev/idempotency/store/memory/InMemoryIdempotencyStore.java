@@ -20,6 +20,7 @@ import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.IdempotencyStoreFullException;
+import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -231,7 +232,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		byte[] encoded = StoredResponseCodec.encode(response);
 		try {
 			return withRoomMade(id.scope(), () -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint,
-					current.operation, null, null, current.expiry, encoded)));
+					current.operation, null, null, current.expiry, current.createdAt, encoded)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
@@ -261,7 +262,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
-						newExpiry(now, request.retention()), encoded);
+						newExpiry(now, request.retention()), now, encoded);
 				account(id, current, next);
 				return next;
 			}
@@ -414,7 +415,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
 		Instant leaseExpiresAt = this.clock.instant().plus(lease);
 		return transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation, ownerToken,
-				leaseExpiresAt, current.expiry, null));
+				leaseExpiresAt, current.expiry, current.createdAt, null));
 	}
 
 	@Override
@@ -424,6 +425,31 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			return Optional.empty();
 		}
 		return Optional.of(entry.toRecord(id));
+	}
+
+	@Override
+	public Optional<InspectedRecord> inspect(RecordId id) {
+		Entry entry = this.entries.get(id);
+		if (entry == null || entry.isExpired(this.clock.instant())) {
+			return Optional.empty();
+		}
+		return Optional.of(new InspectedRecord(entry.toRecord(id), entry.createdAt, entry.ownerToken));
+	}
+
+	@Override
+	public boolean remove(RecordId id) {
+		Instant now = this.clock.instant();
+		boolean[] removed = new boolean[1];
+		this.entries.computeIfPresent(id, (key, current) -> {
+			// An expired entry is left to the purge, which also moves its counts.
+			if (current.isExpired(now)) {
+				return current;
+			}
+			account(key, current, null);
+			removed[0] = true;
+			return null;
+		});
+		return removed[0];
 	}
 
 	/**
@@ -577,7 +603,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
-						now.plus(request.lease()), newExpiry(now, request.retention()), null);
+						now.plus(request.lease()), newExpiry(now, request.retention()), now, null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
@@ -585,7 +611,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
 					&& current.fingerprint.equals(request.fingerprint())) {
 				Entry next = new Entry(current.fingerprint, current.operation, request.ownerToken(),
-						now.plus(request.lease()), current.expiry, null);
+						now.plus(request.lease()), current.expiry, current.createdAt, null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(true);
 				return next;
@@ -835,7 +861,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	private record Entry(String fingerprint, String operation, @Nullable String ownerToken,
-			@Nullable Instant leaseExpiresAt, Expiry expiry, byte @Nullable [] encodedResponse) {
+			@Nullable Instant leaseExpiresAt, Expiry expiry, Instant createdAt, byte @Nullable [] encodedResponse) {
 
 		boolean isExpired(Instant now) {
 			return !now.isBefore(this.expiry.at());

@@ -21,6 +21,7 @@ import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
@@ -203,6 +204,31 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return fields.isEmpty() ? Optional.empty() : Optional.of(toRecord(id, fields));
 	}
 
+	/**
+	 * The record with its {@code created_ms} and {@code owner} fields, from {@code find}.
+	 */
+	@Override
+	public Optional<InspectedRecord> inspect(RecordId id) {
+		List<?> flat = run("inspect", this.scripts.find, id, noWait());
+		if (flat.isEmpty()) {
+			return Optional.empty();
+		}
+		Map<String, byte[]> fields = fields(flat);
+		byte[] created = fields.get("created_ms");
+		byte[] owner = fields.get("owner");
+		return Optional.of(new InspectedRecord(toRecord(id, fields),
+				(created != null) ? instant(string(created)) : null, (owner != null) ? string(owner) : null));
+	}
+
+	/**
+	 * Not waited for by replicas: a removal lost in a failover leaves the record as it
+	 * was, for the operator to remove again.
+	 */
+	@Override
+	public boolean remove(RecordId id) {
+		return run("remove", this.scripts.remove, id, noWait()) == 1L;
+	}
+
 	/** Redis removes expired keys itself: there is nothing to purge. */
 	@Override
 	public int purgeExpired(int maxRecords) {
@@ -337,10 +363,18 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	private static IdempotencyRecord toRecord(RecordId id, List<?> flat) {
+		return toRecord(id, fields(flat));
+	}
+
+	private static Map<String, byte[]> fields(List<?> flat) {
 		Map<String, byte[]> fields = new HashMap<>();
 		for (int i = 0; i + 1 < flat.size(); i += 2) {
 			fields.put(string((byte[]) flat.get(i)), (byte[]) flat.get(i + 1));
 		}
+		return fields;
+	}
+
+	private static IdempotencyRecord toRecord(RecordId id, Map<String, byte[]> fields) {
 		RecordState state = RecordState.valueOf(requiredString(fields, "state"));
 		boolean inProgress = state == RecordState.IN_PROGRESS;
 		return new IdempotencyRecord(id, requiredString(fields, "fingerprint"), requiredString(fields, "operation"),

@@ -46,6 +46,8 @@ final class RedisScripts {
 	@SuppressWarnings("rawtypes")
 	final RedisScript<List> find;
 
+	final RedisScript<Long> remove;
+
 	RedisScripts() {
 		Map<String, String> scripts = split(read());
 		this.reserve = script(scripts, "reserve", List.class);
@@ -54,6 +56,7 @@ final class RedisScripts {
 		this.release = script(scripts, "release", Long.class);
 		this.heartbeat = script(scripts, "heartbeat", Long.class);
 		this.find = script(scripts, "find", List.class);
+		this.remove = script(scripts, "remove", Long.class);
 		if (!scripts.isEmpty()) {
 			throw new IllegalStateException("unexpected scripts in " + LOCATION + ": " + scripts.keySet());
 		}
@@ -61,7 +64,8 @@ final class RedisScripts {
 
 	/** All scripts, for checks that every one of them is cached on the server. */
 	List<RedisScript<?>> all() {
-		return List.of(this.reserve, this.complete, this.recordCompleted, this.release, this.heartbeat, this.find);
+		return List.of(this.reserve, this.complete, this.recordCompleted, this.release, this.heartbeat, this.find,
+				this.remove);
 	}
 
 	private static <T> RedisScript<T> script(Map<String, String> scripts, String name, Class<T> resultType) {

@@ -11,6 +11,7 @@
 --   owner               owner token (IN_PROGRESS only)
 --   lease_until_ms      end of the owner's lease, Unix ms by Redis's clock (IN_PROGRESS only)
 --   expires_at_ms       end of the record, Unix ms by Redis's clock; the key carries the same PEXPIREAT
+--   created_ms          when the record was created, Unix ms by Redis's clock (kept by a take-over); for operators
 --   response            the StoredResponseCodec bytes (COMPLETED only)
 --
 -- Time comes from redis.call('TIME') so that every node judges leases by one clock. Calling TIME before a
@@ -61,7 +62,7 @@ if not is_live(record.expires_at_ms, now) then
 	local expires_at = now + tonumber(ARGV[5])
 	redis.call('HSET', KEYS[1], 'scope', ARGV[6], 'key', ARGV[7], 'fingerprint', ARGV[1], 'operation', ARGV[2],
 		'state', 'IN_PROGRESS', 'owner', ARGV[3], 'lease_until_ms', digits(now + tonumber(ARGV[4])),
-		'expires_at_ms', digits(expires_at))
+		'expires_at_ms', digits(expires_at), 'created_ms', digits(now))
 	-- a key's expiry is set only where its record is created (here and in record_completed): later writes
 	-- are HSET/HDEL, which keep it
 	redis.call('PEXPIREAT', KEYS[1], digits(expires_at))
@@ -101,7 +102,7 @@ end
 local expires_at = now + tonumber(ARGV[4])
 -- the fields a completed reservation ends with, so that find and reserve read it alike
 redis.call('HSET', KEYS[1], 'scope', ARGV[5], 'key', ARGV[6], 'fingerprint', ARGV[1], 'operation', ARGV[2],
-	'state', 'COMPLETED', 'response', ARGV[3], 'expires_at_ms', digits(expires_at))
+	'state', 'COMPLETED', 'response', ARGV[3], 'expires_at_ms', digits(expires_at), 'created_ms', digits(now))
 redis.call('PEXPIREAT', KEYS[1], digits(expires_at))
 return {'recorded'}
 
@@ -131,3 +132,13 @@ if not is_live(to_map(flat).expires_at_ms, now) then
 	return {}
 end
 return flat
+
+-- @script remove
+-- An operator's removal (the idempotency Actuator endpoint): deletes a live record whatever its state and owner.
+-- No ARGV. Returns 1 when deleted, 0 when no live record was there.
+local now = now_ms()
+if not is_live(redis.call('HGET', KEYS[1], 'expires_at_ms'), now) then
+	return 0
+end
+redis.call('DEL', KEYS[1])
+return 1

@@ -96,6 +96,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			this.store.find(id);
 			this.store.complete(id, owner, response(200, "{}"));
 			this.store.release(id, owner);
+			this.store.remove(id);
 			this.store.recordCompleted(completed(newId(), "fp", response(200, "{}"), RETENTION));
 		}
 		List<String> shas = redisStore().scripts().all().stream().map(RedisScript::getSha1).toList();

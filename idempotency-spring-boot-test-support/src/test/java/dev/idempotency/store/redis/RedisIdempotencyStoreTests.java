@@ -264,7 +264,7 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			fields.keySet().forEach((name) -> names.add(string(name)));
 			assertThat(names).as("the fields complete() leaves")
 				.containsExactlyInAnyOrder("scope", "key", "fingerprint", "operation", "state", "expires_at_ms",
-						"response");
+						"created_ms", "response");
 			elapse(retention);
 			assertThat(this.store.find(id)).isEmpty();
 			assertThat(connection.keyCommands().exists(key)).isFalse();
