@@ -3,6 +3,8 @@ package dev.idempotency.engine;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.key.IdempotencyKey;
@@ -436,6 +438,30 @@ public class IdempotencyEngine implements AutoCloseable {
 	private Decision invalidKey(IdempotentCall call, String reason) {
 		return reject(IdempotencyOutcome.INVALID_KEY, call.operation(),
 				IdempotencyError.of(IdempotencyErrorType.INVALID_KEY, reason));
+	}
+
+	/**
+	 * The records a key may be kept under in a scope, given as the client sent it, for an
+	 * operator looking one up: the canonical form of a UUID (quoted or not, any case),
+	 * which operations with a UUID key format keep, then the key as sent, which opaque
+	 * ones keep; scope and key hashed as {@link #begin} does when they are too long.
+	 * @return the candidates, most likely first, empty for a key no format accepts
+	 */
+	public static List<RecordId> recordIds(String scope, String key) {
+		Set<String> canonical = new LinkedHashSet<>();
+		try {
+			canonical.add(IdempotencyKey.parseUuid(key).value());
+		}
+		catch (InvalidIdempotencyKeyException notAUuid) {
+			// an opaque key, if any
+		}
+		try {
+			canonical.add(IdempotencyKey.opaque(key).value());
+		}
+		catch (InvalidIdempotencyKeyException notOpaque) {
+			// no operation accepts it
+		}
+		return canonical.stream().map((value) -> new RecordId(storableScope(scope), storableKey(value))).toList();
 	}
 
 	static String storableScope(String scope) {

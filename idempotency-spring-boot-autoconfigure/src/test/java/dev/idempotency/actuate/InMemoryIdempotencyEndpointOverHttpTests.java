@@ -1,0 +1,6 @@
+package dev.idempotency.actuate;
+
+/** {@link IdempotencyEndpointOverHttpTests} on the in-memory store. */
+class InMemoryIdempotencyEndpointOverHttpTests extends IdempotencyEndpointOverHttpTests {
+
+}
