@@ -40,7 +40,8 @@ class MariaDbJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests
 	 * client polling it as fast on the shared server freezes it the same way.
 	 * <p>
 	 * 50 runs in a row, under load (CPU busy loops, or another module's tests running);
-	 * all 50 green on 2026-12-04, 25 of them at load averages 10 to 19 on 2 cores: <pre>
+	 * on 2026-12-04 two loops, 50 of 50 green each, the second with 6 busy loops beside
+	 * it (load averages 6 to 19 on 2 cores, mostly 8 and more): <pre>
 	 * for i in $(seq 50); do ./mvnw -o -q -pl idempotency-spring-boot-test-support -am \
 	 *   -Dtest='MariaDbJdbcIdempotencyStoreTests#aRecordingInACallersTransactionWaitsForAnEarlierOne' \
 	 *   -Dsurefire.failIfNoSpecifiedTests=false test || break; done
