@@ -297,10 +297,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				throw ex;
 			}
 		}
-		List<Optional<ReserveResult>> rows = reserveStatement(byInsert.get(1), request)
-			.query((rs, rowNum) -> Optional.ofNullable(reserveResult(rs, request)))
-			.list();
-		return rows.isEmpty() ? null : rows.get(0).orElse(null);
+		return readReservation(byInsert.get(1), request);
 	}
 
 	/** MariaDB's and MySQL's duplicate entry (ER_DUP_ENTRY, 1062). */
@@ -325,7 +322,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		for (int i = 0; i < this.reserveSql.size() - 1; i++) {
 			reserveStatement(this.reserveSql.get(i), request).update();
 		}
-		List<Optional<ReserveResult>> rows = reserveStatement(this.reserveSql.get(this.reserveSql.size() - 1), request)
+		return readReservation(this.reserveSql.get(this.reserveSql.size() - 1), request);
+	}
+
+	/**
+	 * What the row read by {@code sql} means for {@code request}; {@code null} when none
+	 * came back or it was free to take but outdated.
+	 */
+	private @Nullable ReserveResult readReservation(String sql, ReserveRequest request) {
+		List<Optional<ReserveResult>> rows = reserveStatement(sql, request)
 			.query((rs, rowNum) -> Optional.ofNullable(reserveResult(rs, request)))
 			.list();
 		return rows.isEmpty() ? null : rows.get(0).orElse(null);

@@ -21,12 +21,22 @@ import java.util.List;
  */
 final class MariaDbStatements {
 
-	static final String RESERVE_WRITE = """
+	/**
+	 * A fresh key's reservation in one statement, without a transaction of its own: a
+	 * plain insert, refused by the primary key when a row is there (then
+	 * {@link #RESERVE_READ} tells whose it is, and only a row free to take runs the
+	 * two-statement transaction). Not {@code INSERT IGNORE}: that would turn a value too
+	 * long for its column into a truncation warning.
+	 */
+	static final String RESERVE_INSERT = """
 			INSERT INTO %TABLE% (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
 				expires_at, created_at, response)
 			VALUES (:scope, :key, :fingerprint, :operation, 'IN_PROGRESS', :owner,
 				(UTC_TIMESTAMP(6) + INTERVAL :leaseMicros MICROSECOND), (UTC_TIMESTAMP(6) + INTERVAL :retentionMicros MICROSECOND),
 				UTC_TIMESTAMP(6), NULL)
+			""";
+
+	static final String RESERVE_WRITE = RESERVE_INSERT + """
 			ON DUPLICATE KEY UPDATE
 				owner_token = IF((expires_at <= UTC_TIMESTAMP(6) OR (state = 'IN_PROGRESS'
 					AND lease_expires_at <= UTC_TIMESTAMP(6) AND fingerprint = VALUES(fingerprint))),
@@ -42,21 +52,6 @@ final class MariaDbStatements {
 				lease_expires_at = IF(owner_token <=> VALUES(owner_token), VALUES(lease_expires_at), lease_expires_at),
 				expires_at = IF(owner_token <=> VALUES(owner_token) AND expires_at <= UTC_TIMESTAMP(6),
 					VALUES(expires_at), expires_at)
-			""";
-
-	/**
-	 * A fresh key's reservation in one statement, without a transaction of its own: a
-	 * plain insert, refused by the primary key when a row is there (then
-	 * {@link #RESERVE_READ} tells whose it is, and only a row free to take runs the
-	 * two-statement transaction). Not {@code INSERT IGNORE}: that would turn a value too
-	 * long for its column into a truncation warning.
-	 */
-	static final String RESERVE_INSERT = """
-			INSERT INTO %TABLE% (scope, idem_key, fingerprint, operation, state, owner_token, lease_expires_at,
-				expires_at, created_at, response)
-			VALUES (:scope, :key, :fingerprint, :operation, 'IN_PROGRESS', :owner,
-				(UTC_TIMESTAMP(6) + INTERVAL :leaseMicros MICROSECOND), (UTC_TIMESTAMP(6) + INTERVAL :retentionMicros MICROSECOND),
-				UTC_TIMESTAMP(6), NULL)
 			""";
 
 	static final String RESERVE_READ = """
