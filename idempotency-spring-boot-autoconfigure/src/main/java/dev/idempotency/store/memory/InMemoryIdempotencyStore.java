@@ -232,7 +232,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		byte[] encoded = StoredResponseCodec.encode(response);
 		try {
 			return withRoomMade(id.scope(), () -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint,
-					current.operation, null, null, current.expiry, current.createdAt, encoded)));
+					current.operation, null, null, current.expiry, encoded)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
@@ -262,7 +262,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
-						newExpiry(now, request.retention()), now, encoded);
+						newExpiry(now, request.retention()), encoded);
 				account(id, current, next);
 				return next;
 			}
@@ -415,7 +415,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
 		Instant leaseExpiresAt = this.clock.instant().plus(lease);
 		return transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation, ownerToken,
-				leaseExpiresAt, current.expiry, current.createdAt, null));
+				leaseExpiresAt, current.expiry, null));
 	}
 
 	@Override
@@ -433,7 +433,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		if (entry == null || entry.isExpired(this.clock.instant())) {
 			return Optional.empty();
 		}
-		return Optional.of(new InspectedRecord(entry.toRecord(id), entry.createdAt, entry.ownerToken));
+		return Optional.of(new InspectedRecord(entry.toRecord(id), entry.expiry.created(), entry.ownerToken));
 	}
 
 	@Override
@@ -603,7 +603,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
-						now.plus(request.lease()), newExpiry(now, request.retention()), now, null);
+						now.plus(request.lease()), newExpiry(now, request.retention()), null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
@@ -611,7 +611,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
 					&& current.fingerprint.equals(request.fingerprint())) {
 				Entry next = new Entry(current.fingerprint, current.operation, request.ownerToken(),
-						now.plus(request.lease()), current.expiry, current.createdAt, null);
+						now.plus(request.lease()), current.expiry, null);
 				account(id, current, next);
 				result[0] = new ReserveResult.Acquired(true);
 				return next;
@@ -829,7 +829,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	/**
 	 * When a record expires; the ticket makes it unique and ties break by age. Carries
-	 * when the record was made, for {@link #oldestRecordAge()}.
+	 * when the record was made (a take-over keeps it), for {@link #oldestRecordAge()} and
+	 * {@link #inspect}.
 	 */
 	private record Expiry(Instant at, long ticket, Instant created) implements Comparable<Expiry> {
 
@@ -861,7 +862,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	private record Entry(String fingerprint, String operation, @Nullable String ownerToken,
-			@Nullable Instant leaseExpiresAt, Expiry expiry, Instant createdAt, byte @Nullable [] encodedResponse) {
+			@Nullable Instant leaseExpiresAt, Expiry expiry, byte @Nullable [] encodedResponse) {
 
 		boolean isExpired(Instant now) {
 			return !now.isBefore(this.expiry.at());
