@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""What the starter adds on a light endpoint, measured from outside.
+
+Starts OrdersBenchApp (the README's quick start: POST /orders answers from memory,
+POST /orders/db inserts one row into PostgreSQL first) in a JVM of its own per variant,
+drives it with wrk (16 connections), a fresh UUIDv7 key per request against no key on the
+same endpoint, in phases that alternate AB BA, and reads the CPU of the application's
+JVM (all of it: GC and JIT included) and of the store servers' processes (postgres,
+redis-server) from /proc before and after each phase.
+
+Usage, from sample-catalog-app, after building the test classpath:
+  ../mvnw -o -q -pl sample-catalog-app -am -DskipTests -P'!nullaway' test-compile \
+      dependency:build-classpath -Dmdep.outputFile=target/cp.txt -Dmdep.includeScope=test
+  python3 bench/light-wrk.py [--variants V,V] [--seconds 5] [--pairs 3] [--warmup 10] \
+      [--connections 16] [--out FILE] [--jfr DIR]
+
+A variant is endpoint:store/mode[/atomic|/dedicated], e.g. orders:memory/lease,
+orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic.
+postgresql/.../atomic keeps the records on the application's DataSource (atomic
+completion, the default there); /dedicated gives the store a pool of its own on the same
+server. Needs wrk (Debian: apt-get install wrk).
+"""
+
+import argparse
+import os
+import re
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+PG = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-q", "-v", "ON_ERROR_STOP=1"]
+PG_URL = "jdbc:postgresql://127.0.0.1:5432/test"
+SERVERS = ("postgres", "redis-server")
+TICK = os.sysconf("SC_CLK_TCK")
+BODY = '{"item":"book","quantity":1}'
+
+DEFAULT_VARIANTS = ",".join([
+    "orders:memory/lease",
+    "orders:redis/lease",
+    "orders:redis/record-after-success",
+    "orders:postgresql/lease/atomic",
+    "orders:postgresql/lease/dedicated",
+    "orders:postgresql/record-after-success/atomic",
+    "orders:postgresql/record-after-success/dedicated",
+    "orders-db:postgresql/lease/atomic",
+    "orders-db:postgresql/record-after-success/atomic",
+    "orders-db:postgresql/record-after-success/dedicated",
+])
+
+LUA = r"""
+local counter = 0
+local keyed = %(keyed)s
+local threads = {}
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + tid)
+  counter = math.random(0, 16777215) * 256
+end
+local function hex(n, width)
+  local s = ""
+  for i = 1, width do
+    local d = n %% 16
+    s = string.sub("0123456789abcdef", d + 1, d + 1) .. s
+    n = (n - d) / 16
+  end
+  return s
+end
+local function uuidv7()
+  counter = counter + 1
+  local ms = os.time() * 1000
+  local t = hex(ms, 12)
+  return string.sub(t, 1, 8) .. "-" .. string.sub(t, 9, 12) .. "-7" .. hex(math.random(0, 4095), 3)
+      .. "-" .. hex(8 + (tid %% 4), 1) .. hex(math.random(0, 4095), 3) .. "-" .. hex(tid, 4) .. hex(counter, 8)
+end
+function request()
+  local headers = { ["Content-Type"] = "application/json" }
+  if keyed then headers["Idempotency-Key"] = uuidv7() end
+  return wrk.format("POST", "%(path)s", headers, '%(body)s')
+end
+"""
+
+
+def proc_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def server_ticks():
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+            if comm in SERVERS or comm.startswith("postgres"):
+                total += proc_ticks(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # ended during the scan
+    return total
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wrk(port, path, keyed, seconds, connections, scripts):
+    script = scripts[(path, keyed)]
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", script,
+                          f"http://127.0.0.1:{port}"], check=True, capture_output=True, text=True).stdout
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    failed = (int(bad.group(1)) if bad else 0) + (sum(int(g) for g in errors.groups()) if errors else 0)
+    return requests, failed
+
+
+def phase(app_pid, port, path, keyed, args, scripts):
+    app0, srv0, t0 = proc_ticks(app_pid), server_ticks(), time.monotonic()
+    requests, failed = wrk(port, path, keyed, args.seconds, args.connections, scripts)
+    app1, srv1, t1 = proc_ticks(app_pid), server_ticks(), time.monotonic()
+    return {"requests": requests, "failed": failed, "seconds": t1 - t0,
+            "app_us": (app1 - app0) / TICK * 1e6, "srv_us": (srv1 - srv0) / TICK * 1e6}
+
+
+def total(phases):
+    out = {k: sum(p[k] for p in phases) for k in ("requests", "failed", "seconds", "app_us", "srv_us")}
+    return out
+
+
+def per_request(p, key):
+    return p[key] / max(p["requests"], 1)
+
+
+def properties(variant, name):
+    endpoint, spec = variant.split(":")
+    parts = spec.split("/")
+    store, mode = parts[0], parts[1]
+    flavour = parts[2] if len(parts) > 2 else ""
+    props = {
+        "server.address": "127.0.0.1",
+        "spring.main.banner-mode": "off",
+        "logging.level.root": "WARN",
+        "spring.liquibase.enabled": "false",
+        "spring.datasource.url": f"{PG_URL}?currentSchema={name}",
+        "spring.datasource.username": "postgres",
+        "idempotency.mode": mode,
+    }
+    if store == "memory":
+        props["idempotency.store.type"] = "memory"
+    elif store == "redis":
+        props["idempotency.store.type"] = "redis"
+        props["spring.data.redis.host"] = "127.0.0.1"
+        props["idempotency.store.redis.key-prefix"] = name + ":"
+    elif store == "postgresql":
+        props["idempotency.store.type"] = "jdbc"
+        if flavour == "dedicated":
+            props["idempotency.store.jdbc.url"] = f"{PG_URL}?currentSchema={name}_records"
+            props["idempotency.store.jdbc.username"] = "postgres"
+        elif flavour != "atomic":
+            raise SystemExit(f"{variant}: postgresql needs /atomic or /dedicated")
+    else:
+        raise SystemExit(f"unknown store in {variant}")
+    path = {"orders": "/orders", "orders-db": "/orders/db"}[endpoint]
+    return path, props
+
+
+def wait_until_up(port, proc, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the application exited at start-up; see its log")
+        try:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/orders", data=BODY.encode(),
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=2) as response:
+                if response.status == 201:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit("the application did not answer in time")
+
+
+def run_variant(variant, args, classpath, report, workdir):
+    name = "wrk_bench_" + secrets.token_hex(6)
+    path, props = properties(variant, name)
+    psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
+         f"CREATE TABLE {name}.light_order (id bigserial PRIMARY KEY, item text NOT NULL,"
+         f" quantity int NOT NULL, created_at timestamptz NOT NULL DEFAULT now());")
+    port = free_port()
+    props["server.port"] = str(port)
+    scripts = {}
+    for keyed in (False, True):
+        script = os.path.join(workdir, f"{path.strip('/').replace('/', '-')}-{keyed}.lua")
+        with open(script, "w") as f:
+            f.write(LUA % {"keyed": "true" if keyed else "false", "path": path, "body": BODY})
+        scripts[(path, keyed)] = script
+    jvm = ["java", "-Xms1g", "-Xmx1g"]
+    if args.jfr:
+        jfr = os.path.join(args.jfr, variant.replace(":", "_").replace("/", "_") + ".jfr")
+        jvm.append(f"-XX:StartFlightRecording=filename={jfr},settings=profile")
+    command = jvm + ["-cp", classpath, "dev.idempotency.sample.catalog.bench.OrdersBenchApp"] + \
+        [f"--{k}={v}" for k, v in props.items()]
+    log = open(os.path.join(workdir, name + ".log"), "w")
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        try:
+            wait_until_up(port, proc)
+        except SystemExit:
+            log.flush()
+            with open(log.name) as f:
+                print(f.read()[-4000:], file=sys.stderr)
+            raise
+        for keyed in (False, True):
+            wrk(port, path, keyed, args.warmup, args.connections, scripts)
+        plain, keyed = [], []
+        for pair in range(args.pairs):
+            order = (True, False) if pair % 2 else (False, True)
+            for k in order:
+                (keyed if k else plain).append(phase(proc.pid, port, path, k, args, scripts))
+        p, k = total(plain), total(keyed)
+        app_added = [per_request(kk, "app_us") - per_request(pp, "app_us") for pp, kk in zip(plain, keyed)]
+        srv_added = [per_request(kk, "srv_us") - per_request(pp, "srv_us") for pp, kk in zip(plain, keyed)]
+        both = (per_request(k, "app_us") - per_request(p, "app_us")) + \
+            (per_request(k, "srv_us") - per_request(p, "srv_us"))
+        line = (f"| {variant} | {p['requests'] / p['seconds']:.0f} | {k['requests'] / k['seconds']:.0f} "
+                f"| **{(k['requests'] / k['seconds']) / (p['requests'] / p['seconds']):.2f}** "
+                f"| {per_request(p, 'app_us'):.0f} → {per_request(k, 'app_us'):.0f} "
+                f"(**{per_request(k, 'app_us') - per_request(p, 'app_us'):+.0f}**; {statistics.median(app_added):+.0f}) "
+                f"| {per_request(p, 'srv_us'):.0f} → {per_request(k, 'srv_us'):.0f} "
+                f"(**{per_request(k, 'srv_us') - per_request(p, 'srv_us'):+.0f}**; {statistics.median(srv_added):+.0f}) "
+                f"| **{both:+.0f}** | {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
+        emit(report, line)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        psql(f"DROP SCHEMA {name} CASCADE; DROP SCHEMA {name}_records CASCADE;")
+        if props.get("idempotency.store.type") == "redis":
+            subprocess.run(f"redis-cli -h 127.0.0.1 --scan --pattern '{name}:*' | xargs -r -n 1000 redis-cli "
+                           f"-h 127.0.0.1 del > /dev/null", shell=True, check=True)
+
+
+def psql(sql):
+    subprocess.run(PG + ["-c", sql], check=True, capture_output=True)
+
+
+def emit(report, text):
+    print(text, flush=True)
+    report.append(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--variants", default=DEFAULT_VARIANTS)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--out")
+    parser.add_argument("--jfr", help="directory for one JFR profile per variant")
+    args = parser.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    module = os.path.dirname(here)
+    with open(os.path.join(module, "target", "cp.txt")) as f:
+        classpath = ":".join([os.path.join(module, "target", "test-classes"),
+                              os.path.join(module, "target", "classes"), f.read().strip()])
+    report = []
+    emit(report, f"# Light endpoint from outside (wrk), {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+    emit(report, "")
+    emit(report, f"cores={os.cpu_count()} connections={args.connections} seconds/phase={args.seconds} "
+                 f"pairs={args.pairs} warmup={args.warmup}s per side; load before={os.getloadavg()[0]:.1f}; "
+                 f"git {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, cwd=here).stdout.strip()}")
+    emit(report, "")
+    emit(report, "| variant | unkeyed req/s | keyed req/s | keyed/unkeyed | app CPU µs/req unkeyed → keyed "
+                 "(**added**; pairs' median) | store server CPU µs/req (**added**; pairs' median) "
+                 "| app + server added | failed | load |")
+    emit(report, "|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="light-wrk-") as workdir:
+        for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
+            run_variant(variant, args, classpath, report, workdir)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(report) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
