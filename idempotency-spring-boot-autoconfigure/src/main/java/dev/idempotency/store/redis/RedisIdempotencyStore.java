@@ -12,9 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import dev.idempotency.store.CompletedRecordRequest;
@@ -28,10 +25,6 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
-import io.lettuce.core.api.async.BaseRedisAsyncCommands;
-import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -46,6 +39,12 @@ import org.springframework.util.ClassUtils;
 
 /**
  * An {@link IdempotencyStore} in Redis, through Spring Data Redis.
+ * <p>
+ * With a {@code LettuceConnectionFactory} that shares its native connection (Lettuce's
+ * and Spring Boot's default) the scripts go through Lettuce's own commands on that one
+ * connection, taken from the factory once; with any other factory (Jedis, a Lettuce
+ * factory with {@code shareNativeConnection=false}) through a {@code RedisTemplate}, one
+ * connection of the factory per call.
  * <p>
  * One record is one hash under {@code <prefix>{<sha256 hex of scope and key>}}. Every
  * transition is one Lua script, so one atomic round trip, and reads Redis's own clock
@@ -66,6 +65,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			RedisIdempotencyStore.class.getClassLoader());
 
 	private final RedisTemplate<byte[], byte[]> redis;
+
+	/** Lettuce's own commands on the factory's shared connection, when it has one. */
+	private final @Nullable LettuceCommands lettuce;
 
 	private final String keyPrefix;
 
@@ -129,6 +131,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		template.setHashValueSerializer(RedisSerializer.byteArray());
 		template.afterPropertiesSet();
 		this.redis = template;
+		this.lettuce = LETTUCE_PRESENT ? LettuceCommands.of(connectionFactory) : null;
 	}
 
 	@Override
@@ -276,21 +279,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	private <T> T run(String transition, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
 		byte[] key = bytes(key(id));
-		byte[][] keysAndArgs = new byte[args.length + 1][];
-		keysAndArgs[0] = key;
-		System.arraycopy(args, 0, keysAndArgs, 1, args.length);
 		@Nullable T result;
 		try {
-			// The connection itself, not a close-suppressing proxy made per call: the
-			// callback never closes it (a proxy per store call was an eighth of the
-			// store's CPU on a light endpoint, JFR).
-			result = this.redis.execute((RedisCallback<@Nullable T>) (connection) -> {
-				T value = eval(connection, script, keysAndArgs);
-				if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
-					awaitReplicas(connection, key, transition);
-				}
-				return value;
-			}, true);
+			LettuceCommands lettuce = this.lettuce;
+			result = (lettuce != null) ? runNative(lettuce, transition, script, key, wrote, args)
+					: runThroughTemplate(transition, script, key, wrote, args);
 		}
 		catch (DataAccessException ex) {
 			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, ex);
@@ -299,6 +292,33 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			throw new IdempotencyStoreException("Redis returned no result for " + transition);
 		}
 		return result;
+	}
+
+	private <T> @Nullable T runNative(LettuceCommands lettuce, String transition, RedisScript<T> script, byte[] key,
+			Predicate<T> wrote, byte[][] args) {
+		T value = lettuce.eval(transition, script, key, args);
+		if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
+			checkReplicas(lettuce.awaitReplicas(key, this.replicasToAck, this.replicasAckTimeout.toMillis()),
+					transition);
+		}
+		return value;
+	}
+
+	private <T> @Nullable T runThroughTemplate(String transition, RedisScript<T> script, byte[] key, Predicate<T> wrote,
+			byte[][] args) {
+		byte[][] keysAndArgs = new byte[args.length + 1][];
+		keysAndArgs[0] = key;
+		System.arraycopy(args, 0, keysAndArgs, 1, args.length);
+		// The connection itself, not a close-suppressing proxy made per call: the
+		// callback never closes it (a proxy per store call was an eighth of the store's
+		// CPU on a light endpoint, JFR).
+		return this.redis.execute((RedisCallback<@Nullable T>) (connection) -> {
+			T value = eval(connection, script, keysAndArgs);
+			if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
+				awaitReplicas(connection, key, transition);
+			}
+			return value;
+		}, true);
 	}
 
 	@SuppressWarnings("unchecked")
@@ -330,8 +350,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	private void awaitReplicas(RedisConnection connection, byte[] key, String transition) {
 		long timeoutMillis = this.replicasAckTimeout.toMillis();
 		long acknowledged;
-		if (LETTUCE_PRESENT && LettuceReplicaWait.supports(connection)) {
-			acknowledged = LettuceReplicaWait.await(connection, key, this.replicasToAck, timeoutMillis);
+		if (LETTUCE_PRESENT && LettuceCommands.supports(connection)) {
+			acknowledged = LettuceCommands.await(connection.getNativeConnection(), key, this.replicasToAck,
+					timeoutMillis);
 		}
 		else {
 			// other clients: the connection the script ran on
@@ -347,6 +368,10 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				throw new IllegalStateException("Redis answered WAIT with " + reply);
 			}
 		}
+		checkReplicas(acknowledged, transition);
+	}
+
+	private void checkReplicas(long acknowledged, String transition) {
 		if (acknowledged < this.replicasToAck) {
 			throw new NotReplicatedException("Redis idempotency store: " + transition + " reached " + acknowledged
 					+ " of " + this.replicasToAck + " replicas within " + this.replicasAckTimeout);
@@ -431,54 +456,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 		NotReplicatedException(String message) {
 			super(message);
-		}
-
-	}
-
-	/**
-	 * {@code WAIT} through Lettuce's native connection, where Spring Data Redis has no
-	 * command for it. Standalone and Sentinel: the connection the script ran on. Cluster:
-	 * the connection to the primary that serves the key's slot, which is the one Lettuce
-	 * routed the script through (both are Lettuce's write connection to that host and
-	 * port). Only loaded when Lettuce is present.
-	 */
-	private static final class LettuceReplicaWait {
-
-		static boolean supports(RedisConnection connection) {
-			return connection.getNativeConnection() instanceof BaseRedisAsyncCommands<?, ?>;
-		}
-
-		@SuppressWarnings("unchecked")
-		static long await(RedisConnection connection, byte[] key, int replicas, long timeoutMillis) {
-			Object nativeConnection = connection.getNativeConnection();
-			BaseRedisAsyncCommands<byte[], byte[]> target;
-			if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-				RedisAdvancedClusterAsyncCommands<byte[], byte[]> commands = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster;
-				RedisClusterNode primary = commands.getStatefulConnection()
-					.getPartitions()
-					.getMasterBySlot(SlotHash.getSlot(key));
-				if (primary == null) {
-					throw new IdempotencyStoreException("no Redis Cluster primary known for the slot of a record");
-				}
-				target = commands.getConnection(primary.getUri().getHost(), primary.getUri().getPort());
-			}
-			else {
-				target = (BaseRedisAsyncCommands<byte[], byte[]>) nativeConnection;
-			}
-			try {
-				// WAIT blocks for at most timeoutMillis on the server; the margin covers
-				// the round trip
-				Long acknowledged = target.waitForReplication(replicas, timeoutMillis)
-					.get(timeoutMillis + 5000, TimeUnit.MILLISECONDS);
-				return (acknowledged != null) ? acknowledged : 0;
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IdempotencyStoreException("interrupted while waiting for Redis replicas", ex);
-			}
-			catch (ExecutionException | TimeoutException ex) {
-				throw new IdempotencyStoreException("Redis WAIT for replicas failed", ex);
-			}
 		}
 
 	}

@@ -285,6 +285,61 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			.withMessageContaining("'{'");
 	}
 
+	/**
+	 * A stopped and started factory closes the connection the store's native path had
+	 * taken from it and opens another: the store's next call goes over the new one, not
+	 * to a closed connection until the application restarts.
+	 */
+	@Test
+	void afterItsFactoryIsStoppedAndStartedTheStoreTalksOverTheNewConnection() {
+		LettuceConnectionFactory restarted = connectionFactory(null);
+		try {
+			RedisIdempotencyStore store = newStore(restarted);
+			RecordId id = newId();
+			String owner = token();
+			assertThat(store.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
+			restarted.stop();
+			restarted.start();
+			assertThat(store.complete(id, owner, response(201, "{\"id\":1}"))).isTrue();
+			assertThat(store.find(id)).get()
+				.satisfies((record) -> assertThat(record.state()).isEqualTo(RecordState.COMPLETED));
+		}
+		finally {
+			restarted.destroy();
+		}
+	}
+
+	/**
+	 * A Lettuce factory that does not share its native connection lends one per call: the
+	 * store goes through Spring Data Redis then, with the same transitions.
+	 */
+	@Test
+	void overAFactoryThatDoesNotShareItsConnectionTheTransitionsHold() {
+		LettuceConnectionFactory dedicated = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", 6379),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
+		dedicated.setShareNativeConnection(false);
+		dedicated.afterPropertiesSet();
+		dedicated.start();
+		try {
+			RedisIdempotencyStore store = newStore(dedicated);
+			RecordId id = newId();
+			String owner = token();
+			assertThat(store.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);
+			assertThat(store.reserve(request(id, "fp", token(), LONG_LEASE)))
+				.isInstanceOf(ReserveResult.Existing.class);
+			assertThat(store.complete(id, owner, response(201, "{\"id\":1}"))).isTrue();
+			assertThat(store.find(id)).get().satisfies((record) -> {
+				assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+				assertThat(new String(record.response().body(), StandardCharsets.UTF_8)).isEqualTo("{\"id\":1}");
+			});
+			assertThat(store.remove(id)).isTrue();
+		}
+		finally {
+			dedicated.destroy();
+		}
+	}
+
 	@Test
 	void everyTransitionIsSentByShaOfAScriptCachedOnTheServer() {
 		// a connection of its own, named, so that CLIENT LIST shows the last command it
