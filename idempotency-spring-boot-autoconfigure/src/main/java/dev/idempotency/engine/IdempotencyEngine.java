@@ -123,6 +123,14 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store.joinsCurrentTransaction();
 	}
 
+	/**
+	 * Whether the transaction that a completion now would join has sent nothing to the
+	 * database yet ({@link IdempotencyStore#joinedTransactionIsEmpty()}).
+	 */
+	public boolean joinedTransactionIsEmpty() {
+		return this.store.joinedTransactionIsEmpty();
+	}
+
 	/** Whether a response with this status is final, so it is stored and replayed. */
 	public static boolean isFinal(int status) {
 		return status >= 200 && status < 500 && !RELEASED_STATUSES.contains(status);

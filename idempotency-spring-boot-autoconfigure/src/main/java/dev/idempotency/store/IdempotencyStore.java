@@ -77,6 +77,20 @@ public interface IdempotencyStore {
 		return false;
 	}
 
+	/**
+	 * Whether the transaction that {@link #complete} and {@link #recordCompleted} would
+	 * join now ({@link #joinsCurrentTransaction()}) has sent nothing to the database yet:
+	 * the caller wrote nothing in it. A front door that began that transaction itself and
+	 * would end it right after the completion may then end it first, with nothing to
+	 * send, and complete alone: there is no write for the record to be atomic with, and
+	 * the transaction's commit is not a round trip of its own. {@code false} when the
+	 * store cannot tell, which is always safe.
+	 * @since 0.1.0
+	 */
+	default boolean joinedTransactionIsEmpty() {
+		return false;
+	}
+
 	/** Reads a record that has not expired. */
 	Optional<IdempotencyRecord> find(RecordId id);
 

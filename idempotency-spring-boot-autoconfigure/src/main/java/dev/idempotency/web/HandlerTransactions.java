@@ -115,6 +115,14 @@ public class HandlerTransactions {
 		}
 	}
 
+	/**
+	 * Whether the exchange's transaction was begun by this door (not joined from an outer
+	 * one), so that nothing runs in it after the door's completion.
+	 */
+	boolean began(IdempotentExchange exchange) {
+		return (exchange.transaction() instanceof TransactionStatus status) && status.isNewTransaction();
+	}
+
 	boolean isRollbackOnly(IdempotentExchange exchange) {
 		return (exchange.transaction() instanceof TransactionStatus status) && status.isRollbackOnly();
 	}

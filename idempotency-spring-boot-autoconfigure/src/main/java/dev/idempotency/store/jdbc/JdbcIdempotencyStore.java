@@ -36,6 +36,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
  * An {@link IdempotencyStore} in a relational database, one row per record. Every
@@ -82,6 +83,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	private static final Duration QUERY_TIMEOUT_AFTER_NETWORK_TIMEOUT = Duration.ofSeconds(1);
 
+	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.core.BaseConnection",
+			JdbcIdempotencyStore.class.getClassLoader());
+
 	private final DataSource dataSource;
 
 	/**
@@ -100,6 +104,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private final TransactionTemplate ownTransaction;
 
 	private final boolean transactionalCompletion;
+
+	/**
+	 * Whether this store can tell that a joined transaction has sent nothing yet
+	 * ({@link #joinedTransactionIsEmpty()}): PostgreSQL, with its driver.
+	 */
+	private final boolean emptyTransactionsTold;
 
 	private final boolean reserveAsynchronousCommit;
 
@@ -211,6 +221,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(connections));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
+		this.emptyTransactionsTold = transactionalCompletion && PGJDBC_PRESENT
+				&& dialect == JdbcIdempotencyDialect.POSTGRESQL;
 		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
 		JdbcIdempotencyStatements statements = reserveAsynchronousCommit
 				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table)
@@ -395,6 +407,27 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public boolean transactionalCompletion() {
 		return this.transactionalCompletion;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Told on PostgreSQL, whose driver knows whether it has begun its transaction yet (it
+	 * sends {@code BEGIN} with the first statement), and only while nothing but JDBC
+	 * connections is bound to the thread ({@link EmptyTransactions}).
+	 */
+	@Override
+	public boolean joinedTransactionIsEmpty() {
+		if (!this.emptyTransactionsTold || !joinsCurrentTransaction()) {
+			return false;
+		}
+		try {
+			return EmptyTransactions.isEmpty(this.dataSource);
+		}
+		catch (SQLException ex) {
+			// cannot tell: the transaction is treated as not empty
+			return false;
+		}
 	}
 
 	/** Whether a Spring transaction is active on this store's data source right now. */

@@ -125,6 +125,13 @@ class AtomicTestApplication {
 			return ResponseEntity.created(URI.create("/things/" + run)).body(Map.of("run", run, "body", body));
 		}
 
+		/** Writes nothing: answers with what it was sent. */
+		@PostMapping("/things/echo")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> echo(@RequestBody String body) {
+			return ResponseEntity.status(201).body(Map.of("body", body));
+		}
+
 		/** Answered asynchronously: runs without the door's transaction. */
 		@PostMapping("/things/async")
 		@Idempotent

@@ -16,6 +16,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 import javax.sql.DataSource;
@@ -52,8 +56,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (the reservation's insert, refused by the key, and a read of the row: MariaDB has no
  * insert that answers with the row it conflicts with).
  * </ul>
- * Each count is per request, the mean of {@link #REQUESTS} sequential requests after a
- * warm-up.
+ * On PostgreSQL the round trips are counted too, as the driver sends them (its
+ * {@code Sync} messages): the handler's transaction adds none of its own, since the
+ * driver sends {@code BEGIN} with the transaction's first statement; a handler that
+ * writes nothing leaves that transaction empty, and the completion then runs alone in
+ * auto-commit (2 round trips in all), where inside the transaction it would have cost the
+ * commit's round trip as well. Each count is per request, the mean of {@link #REQUESTS}
+ * sequential requests after a warm-up.
  */
 class StatementsPerRequestTests {
 
@@ -73,6 +82,54 @@ class StatementsPerRequestTests {
 	@ParameterizedTest(name = "{0} {1}")
 	@MethodSource("cases")
 	void aProtectedRequestCostsTheProtocolsMinimum(String server, String mode) throws Exception {
+		Map<String, Map<String, Double>> counted = count(server, mode, "/things");
+		Map<String, Double> fresh = counted.get("fresh");
+		Map<String, Double> replayed = counted.get("replay");
+		assertThat(fresh.get("statements")).as("statements of a fresh key").isEqualTo(3.0);
+		assertThat(fresh.get("commit")).as("commits of a fresh key").isEqualTo(1.0);
+		assertThat(fresh.getOrDefault("rollback", 0.0)).isZero();
+		assertThat(fresh.get("connections"))
+			.as("connections of a fresh key: the look-up or reservation, the" + " handler's transaction")
+			.isEqualTo(2.0);
+		assertThat(fresh.get("setAutoCommit(false)")).as("transactions of a fresh key").isEqualTo(1.0);
+		assertThat(replayed.getOrDefault("setAutoCommit(false)", 0.0)).as("transactions of a replay").isZero();
+		assertThat(replayed.get("statements")).as("statements of a replay")
+			.isEqualTo(("mariadb".equals(server) && "lease".equals(mode)) ? 2.0 : 1.0);
+		assertThat(replayed.getOrDefault("commit", 0.0)).as("commits of a replay").isZero();
+		assertThat(replayed.getOrDefault("rollback", 0.0)).as("rollbacks of a replay").isZero();
+		if ("postgresql".equals(server)) {
+			assertThat(fresh.get("round trips"))
+				.as("round trips of a fresh key: the look-up or reservation, the business insert with BEGIN,"
+						+ " the completion, the commit")
+				.isEqualTo(4.0);
+			assertThat(replayed.get("round trips")).as("round trips of a replay").isEqualTo(1.0);
+		}
+	}
+
+	static Stream<Arguments> modes() {
+		return Stream.of(Arguments.of("lease"), Arguments.of("record-after-success"));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("modes")
+	void aHandlerThatWritesNothingCostsTwoRoundTripsOnPostgresql(String mode) throws Exception {
+		Map<String, Map<String, Double>> counted = count("postgresql", mode, "/things/echo");
+		Map<String, Double> fresh = counted.get("fresh");
+		Map<String, Double> replayed = counted.get("replay");
+		assertThat(fresh.get("statements")).as("statements of a fresh key: reservation or look-up, completion")
+			.isEqualTo(2.0);
+		assertThat(fresh.get("round trips")).as("round trips of a fresh key: no BEGIN and no COMMIT of its own")
+			.isEqualTo(2.0);
+		assertThat(fresh.getOrDefault("rollback", 0.0)).isZero();
+		assertThat(replayed.get("round trips")).as("round trips of a replay").isEqualTo(1.0);
+	}
+
+	/**
+	 * Counts per request over {@link #REQUESTS} fresh keys, then over their replays, each
+	 * of which must be a replay: a completion that did not commit would run the handler
+	 * again instead.
+	 */
+	private Map<String, Map<String, Double>> count(String server, String mode, String path) throws Exception {
 		JdbcTestDatabase database = ("postgresql".equals(server) ? JdbcTestDatabase.postgres()
 				: JdbcTestDatabase.mariadb())
 			.create();
@@ -83,18 +140,19 @@ class StatementsPerRequestTests {
 						+ " body VARCHAR(200) NOT NULL, node VARCHAR(40) NOT NULL)")
 				.update();
 			Counts counts = new Counts();
-			try (ConfigurableApplicationContext node = start(database, mode, counts)) {
+			try (ConfigurableApplicationContext node = start(database, mode, counts);
+					RoundTrips roundTrips = RoundTrips.countInto(counts)) {
 				URI uri = URI.create("http://127.0.0.1:" + node.getEnvironment().getProperty("local.server.port"));
 				List<String> keys = new ArrayList<>();
 				for (int i = 0; i < 20; i++) {
 					String key = TestKeys.newKey();
-					assertThat(post(uri, key).statusCode()).isEqualTo(201);
-					assertThat(post(uri, key).statusCode()).isEqualTo(201);
+					assertThat(post(uri, path, key).statusCode()).isEqualTo(201);
+					assertThat(post(uri, path, key).statusCode()).isEqualTo(201);
 				}
 				counts.reset();
 				for (int i = 0; i < REQUESTS; i++) {
 					String key = TestKeys.newKey();
-					HttpResponse<String> first = post(uri, key);
+					HttpResponse<String> first = post(uri, path, key);
 					assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
 					assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 					keys.add(key);
@@ -102,24 +160,13 @@ class StatementsPerRequestTests {
 				Map<String, Double> fresh = counts.perRequest(REQUESTS);
 				counts.reset();
 				for (String key : keys) {
-					HttpResponse<String> replay = post(uri, key);
+					HttpResponse<String> replay = post(uri, path, key);
 					assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 				}
 				Map<String, Double> replayed = counts.perRequest(REQUESTS);
-				System.out.printf(Locale.ROOT, "[statements] %s %s: fresh key %s; replay %s%n", server, mode, fresh,
-						replayed);
-				assertThat(fresh.get("statements")).as("statements of a fresh key").isEqualTo(3.0);
-				assertThat(fresh.get("commit")).as("commits of a fresh key").isEqualTo(1.0);
-				assertThat(fresh.getOrDefault("rollback", 0.0)).isZero();
-				assertThat(fresh.get("connections"))
-					.as("connections of a fresh key: the look-up or reservation, the" + " handler's transaction")
-					.isEqualTo(2.0);
-				assertThat(fresh.get("setAutoCommit(false)")).as("transactions of a fresh key").isEqualTo(1.0);
-				assertThat(replayed.getOrDefault("setAutoCommit(false)", 0.0)).as("transactions of a replay").isZero();
-				assertThat(replayed.get("statements")).as("statements of a replay")
-					.isEqualTo(("mariadb".equals(server) && "lease".equals(mode)) ? 2.0 : 1.0);
-				assertThat(replayed.getOrDefault("commit", 0.0)).as("commits of a replay").isZero();
-				assertThat(replayed.getOrDefault("rollback", 0.0)).as("rollbacks of a replay").isZero();
+				System.out.printf(Locale.ROOT, "[statements] %s %s %s: fresh key %s; replay %s%n", server, mode, path,
+						fresh, replayed);
+				return Map.of("fresh", fresh, "replay", replayed);
 			}
 		}
 		finally {
@@ -127,8 +174,8 @@ class StatementsPerRequestTests {
 		}
 	}
 
-	private HttpResponse<String> post(URI node, String key) throws Exception {
-		return this.http.send(HttpRequest.newBuilder(node.resolve("/things"))
+	private HttpResponse<String> post(URI node, String path, String key) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(node.resolve(path))
 			.header("Idempotency-Key", key)
 			.header("Content-Type", "text/plain")
 			.timeout(Duration.ofSeconds(30))
@@ -150,10 +197,58 @@ class StatementsPerRequestTests {
 			}))
 			.run("--spring.datasource.url=" + database.url(), "--spring.datasource.username=" + database.user(),
 					"--spring.datasource.password=", "--spring.datasource.hikari.pool-name=" + name,
-					"--spring.datasource.hikari.maximum-pool-size=4", "--atomic.node-name=" + name,
+					"--spring.datasource.hikari.maximum-pool-size=1", "--atomic.node-name=" + name,
 					"--idempotency.mode=" + mode, "--idempotency.store.type=jdbc",
 					"--idempotency.store.jdbc.initialize-schema=never", "--idempotency.store.jdbc.purge.enabled=false",
 					"--server.port=0", "--spring.main.banner-mode=off", "--spring.jmx.enabled=false");
+	}
+
+	/**
+	 * Round trips to PostgreSQL as its driver sends them: one {@code Sync} message ends
+	 * each (read from the driver's own FINEST log, on for the time of the count). The
+	 * pool has one connection, used by every request, so it is never idle long enough for
+	 * the pool to validate it (a round trip of its own) before lending it.
+	 */
+	static final class RoundTrips extends Handler implements AutoCloseable {
+
+		private static final Logger DRIVER = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
+
+		private final Counts counts;
+
+		private final Level previous;
+
+		private RoundTrips(Counts counts) {
+			this.counts = counts;
+			this.previous = DRIVER.getLevel();
+		}
+
+		static RoundTrips countInto(Counts counts) {
+			RoundTrips roundTrips = new RoundTrips(counts);
+			DRIVER.addHandler(roundTrips);
+			DRIVER.setLevel(Level.FINEST);
+			return roundTrips;
+		}
+
+		@Override
+		public void publish(LogRecord record) {
+			String message = record.getMessage();
+			// the requests' threads only: not a pool's keep-alive on its own thread
+			if (message != null && message.contains("FE=> Sync")
+					&& Thread.currentThread().getName().contains("-exec-")) {
+				this.counts.count("round trips");
+			}
+		}
+
+		@Override
+		public void flush() {
+		}
+
+		@Override
+		public void close() {
+			DRIVER.setLevel(this.previous);
+			DRIVER.removeHandler(this);
+		}
+
 	}
 
 	/** Calls counted by name over all connections. */
