@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -336,8 +335,11 @@ class ScanPlanningTests extends CatalogServerTestSupport {
 		return RESTUtil.idempotencyHeaders().get(RESTUtil.IDEMPOTENCY_KEY_HEADER);
 	}
 
-	protected URI proxied() {
-		return this.proxy.uri();
+	/** Cancels the plan at {@code path} after the test, so that it frees its place. */
+	protected void cancelAfterwards(String path) {
+		synchronized (this.plansToCancel) {
+			this.plansToCancel.add(path);
+		}
 	}
 
 }
