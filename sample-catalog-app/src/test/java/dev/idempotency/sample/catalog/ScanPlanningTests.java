@@ -48,13 +48,16 @@ import org.springframework.test.context.TestPropertySource;
  * sends no {@code Idempotency-Key} with its planning calls): replay of a plan with its
  * key, cancel twice, a key reused for another filter, and the bounds on a plan's size and
  * on live plans. Small bounds, so that a handful of data files exercises them: two file
- * scan tasks per plan task, at most six per plan, at most four live plans.
+ * scan tasks per plan task, at most six per plan, at most four live plans (and eight
+ * scans planned at once per node, so that the eight concurrent clients meet the limit on
+ * live plans).
  * <p>
  * This class runs on the embedded default (H2); {@link ScanPlanningOnPostgresTests} runs
  * the same on PostgreSQL, and adds a second node on the same database.
  */
-@TestPropertySource(properties = { "catalog.scan-planning.tasks-per-plan-task=2",
-		"catalog.scan-planning.max-file-scan-tasks=6", "catalog.scan-planning.max-live-plans=4" })
+@TestPropertySource(
+		properties = { "catalog.scan-planning.tasks-per-plan-task=2", "catalog.scan-planning.max-file-scan-tasks=6",
+				"catalog.scan-planning.max-live-plans=4", "catalog.scan-planning.max-concurrent-plans=8" })
 class ScanPlanningTests extends CatalogServerTestSupport {
 
 	static final int MAX_LIVE_PLANS = 4;

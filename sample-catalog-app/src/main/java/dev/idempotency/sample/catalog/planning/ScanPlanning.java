@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Semaphore;
 
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionSpec;
@@ -44,7 +45,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>
  * Bounds: a plan may have at most {@code max-file-scan-tasks} file scan tasks (more is
  * 406, {@link UnsupportedOperationException}); at most {@code max-live-plans} plans may
- * be planning or completed at once, over all nodes (one more is 503,
+ * be planning or completed at once, over all nodes, and one node plans at most
+ * {@code max-concurrent-plans} scans at once (one more is 503,
  * {@link ServiceUnavailableException}); a plan expires after {@code plan-lifetime}, and
  * expired plans are removed when the next plan is reserved. Cancelling a plan drops its
  * tasks and keeps its row (so a second cancel is answered like the first) until it
@@ -82,6 +84,9 @@ public class ScanPlanning {
 	/** A transaction of its own, even inside the request's. */
 	private final TransactionTemplate separate;
 
+	/** Scans this node may plan at the same time. */
+	private final Semaphore planners;
+
 	ScanPlanning(Catalog catalog, JdbcOperations jdbc, PlatformTransactionManager transactionManager, ScanPlanSql sql,
 			ScanPlanningProperties properties) {
 		this.catalog = catalog;
@@ -91,16 +96,33 @@ public class ScanPlanning {
 		this.joined = new TransactionTemplate(transactionManager);
 		this.separate = new TransactionTemplate(transactionManager);
 		this.separate.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.planners = new Semaphore(properties.getMaxConcurrentPlans());
 	}
 
 	/**
 	 * Plans a scan of the table and stores the plan.
 	 * @throws NoSuchTableException if the table does not exist
-	 * @throws ServiceUnavailableException if {@code max-live-plans} plans are live
+	 * @throws ServiceUnavailableException if {@code max-live-plans} plans are live, or
+	 * this node plans {@code max-concurrent-plans} scans already
 	 * @throws UnsupportedOperationException if the scan has more than
 	 * {@code max-file-scan-tasks} file scan tasks
 	 */
 	public PlanTableScanResponse plan(TableIdentifier identifier, PlanTableScanRequest request) {
+		if (!this.planners.tryAcquire()) {
+			throw new ServiceUnavailableException(
+					"This node plans %d scans already, the most it plans at once"
+							+ " (catalog.scan-planning.max-concurrent-plans): retry shortly",
+					this.properties.getMaxConcurrentPlans());
+		}
+		try {
+			return planWithPermit(identifier, request);
+		}
+		finally {
+			this.planners.release();
+		}
+	}
+
+	private PlanTableScanResponse planWithPermit(TableIdentifier identifier, PlanTableScanRequest request) {
 		Table table = this.catalog.loadTable(identifier);
 		Scan<?, FileScanTask, ?> scan = configure(table, request);
 		String planId = reserve(identifier);

@@ -28,6 +28,14 @@ public class ScanPlanningProperties {
 	 */
 	private int maxLivePlans = 100;
 
+	/**
+	 * Most scans one node plans at once; one more is refused with 503 and
+	 * {@code Retry-After}. A keyed plan request holds two database connections while it
+	 * reserves its plan (its own transaction's and the reservation's): keep this below
+	 * the connection pool's size, or concurrent plans wait on each other for connections.
+	 */
+	private int maxConcurrentPlans = 4;
+
 	/** How long a plan and its tasks are kept after planning, unless cancelled first. */
 	private Duration planLifetime = Duration.ofHours(1);
 
@@ -53,6 +61,14 @@ public class ScanPlanningProperties {
 
 	public void setMaxLivePlans(int maxLivePlans) {
 		this.maxLivePlans = maxLivePlans;
+	}
+
+	public int getMaxConcurrentPlans() {
+		return this.maxConcurrentPlans;
+	}
+
+	public void setMaxConcurrentPlans(int maxConcurrentPlans) {
+		this.maxConcurrentPlans = maxConcurrentPlans;
 	}
 
 	public Duration getPlanLifetime() {
