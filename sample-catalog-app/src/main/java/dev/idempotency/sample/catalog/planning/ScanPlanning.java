@@ -135,8 +135,15 @@ public class ScanPlanning {
 		}
 		catch (RuntimeException | Error ex) {
 			// The tasks written so far roll back with the transaction they were written
-			// in; the reservation committed on its own and is released here.
-			this.separate.executeWithoutResult(status -> this.jdbc.update(ScanPlanSql.DELETE_PLAN, planId));
+			// in; the reservation committed on its own and is released here. Nothing of
+			// that transaction has locked the plan row (its completion is its last
+			// statement), so this does not wait on it.
+			try {
+				this.separate.executeWithoutResult(status -> this.jdbc.update(ScanPlanSql.DELETE_PLAN, planId));
+			}
+			catch (RuntimeException cleanup) {
+				ex.addSuppressed(cleanup);
+			}
 			throw ex;
 		}
 	}
@@ -253,16 +260,17 @@ public class ScanPlanning {
 				first = current;
 			}
 		}
+		PlanTableScanResponse.Builder builder = PlanTableScanResponse.builder(specs)
+			.withPlanStatus(PlanStatus.COMPLETED)
+			.withPlanId(planId);
+		PlanTableScanResponse response = (stored > 1) ? builder.withPlanTasks(planTaskIds(planId, stored)).build()
+				: builder.withFileScanTasks(first).build();
+		// Last: once the plan row is updated, nothing may fail before the transaction
+		// ends (see plan's clean-up).
 		if (this.jdbc.update(ScanPlanSql.COMPLETE, stored, planId) != 1) {
 			throw new IllegalStateException("Scan plan " + planId + " was cancelled while it was planned");
 		}
-		PlanTableScanResponse.Builder response = PlanTableScanResponse.builder(specs)
-			.withPlanStatus(PlanStatus.COMPLETED)
-			.withPlanId(planId);
-		if (stored > 1) {
-			return response.withPlanTasks(planTaskIds(planId, stored)).build();
-		}
-		return response.withFileScanTasks(first).build();
+		return response;
 	}
 
 	private void store(String planId, int index, List<FileScanTask> tasks, Map<Integer, PartitionSpec> specs) {
