@@ -173,6 +173,10 @@ class ScanPlanningTests extends CatalogServerTestSupport {
 		assertThat(state.status()).isEqualTo(200);
 		assertThat(state.json().path("status").asText()).isEqualTo("completed");
 		assertThat(state.json().path("plan-tasks")).isEqualTo(first.json().path("plan-tasks"));
+
+		// The client's five keyed writes of the table, then one stored answer for the
+		// plan and one for its tasks, in the configured mode's way.
+		assertRanInTheConfiguredMode(5 + 2);
 	}
 
 	@Test
