@@ -48,10 +48,13 @@ class CatalogHttpApiTests extends CatalogServerTestSupport {
 					"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 					"DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
 					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
-					"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister")
-			.hasSize(26)
-			.noneMatch(endpoint -> endpoint.contains("/plan") || endpoint.contains("/tasks")
-					|| endpoint.contains("/sign"));
+					"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+					"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+					"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+					"DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+					"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks")
+			.hasSize(30)
+			.noneMatch(endpoint -> endpoint.contains("/sign"));
 	}
 
 	@Test

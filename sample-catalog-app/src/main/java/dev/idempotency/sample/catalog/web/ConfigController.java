@@ -28,8 +28,8 @@ public class ConfigController {
 			"/v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister");
 
 	/**
-	 * Every route of the spec this server serves. Scan planning and remote signing are
-	 * left out; the credentials route answers an empty list.
+	 * Every route of the spec this server serves. Remote signing is left out; the
+	 * credentials route answers an empty list.
 	 */
 	static final List<Endpoint> ENDPOINTS = List.of(Endpoint.V1_LIST_NAMESPACES, Endpoint.V1_LOAD_NAMESPACE,
 			Endpoint.V1_NAMESPACE_EXISTS, Endpoint.V1_CREATE_NAMESPACE, Endpoint.V1_UPDATE_NAMESPACE,
@@ -38,7 +38,9 @@ public class ConfigController {
 			Endpoint.V1_DELETE_TABLE, Endpoint.V1_RENAME_TABLE, Endpoint.V1_REGISTER_TABLE, V1_UNREGISTER_TABLE,
 			Endpoint.V1_REPORT_METRICS, Endpoint.V1_TABLE_CREDENTIALS, Endpoint.V1_LIST_VIEWS, Endpoint.V1_LOAD_VIEW,
 			Endpoint.V1_VIEW_EXISTS, Endpoint.V1_CREATE_VIEW, Endpoint.V1_UPDATE_VIEW, Endpoint.V1_DELETE_VIEW,
-			Endpoint.V1_RENAME_VIEW, Endpoint.V1_REGISTER_VIEW);
+			Endpoint.V1_RENAME_VIEW, Endpoint.V1_REGISTER_VIEW, Endpoint.V1_SUBMIT_TABLE_SCAN_PLAN,
+			Endpoint.V1_FETCH_TABLE_SCAN_PLAN, Endpoint.V1_CANCEL_TABLE_SCAN_PLAN,
+			Endpoint.V1_FETCH_TABLE_SCAN_PLAN_TASKS);
 
 	private final IdempotencyProperties idempotency;
 

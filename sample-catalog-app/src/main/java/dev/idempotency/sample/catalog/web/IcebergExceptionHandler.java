@@ -9,10 +9,13 @@ import org.apache.iceberg.exceptions.ForbiddenException;
 import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
 import org.apache.iceberg.exceptions.NoSuchIcebergTableException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
+import org.apache.iceberg.exceptions.NoSuchPlanIdException;
+import org.apache.iceberg.exceptions.NoSuchPlanTaskException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NoSuchViewException;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.exceptions.ServiceUnavailableException;
 import org.apache.iceberg.exceptions.UnprocessableEntityException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.rest.responses.ErrorResponse;
@@ -21,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.TypeMismatchException;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
@@ -46,10 +50,14 @@ public class IcebergExceptionHandler {
 			Map.entry(NotAuthorizedException.class, 401), Map.entry(ForbiddenException.class, 403),
 			Map.entry(NoSuchNamespaceException.class, 404), Map.entry(NoSuchTableException.class, 404),
 			Map.entry(NoSuchViewException.class, 404), Map.entry(NotFoundException.class, 404),
-			Map.entry(NoSuchIcebergTableException.class, 404), Map.entry(UnsupportedOperationException.class, 406),
+			Map.entry(NoSuchIcebergTableException.class, 404), Map.entry(NoSuchPlanIdException.class, 404),
+			Map.entry(NoSuchPlanTaskException.class, 404), Map.entry(UnsupportedOperationException.class, 406),
 			Map.entry(AlreadyExistsException.class, 409), Map.entry(NamespaceNotEmptyException.class, 409),
 			Map.entry(CommitFailedException.class, 409), Map.entry(UnprocessableEntityException.class, 422),
-			Map.entry(CommitStateUnknownException.class, 500));
+			Map.entry(CommitStateUnknownException.class, 500), Map.entry(ServiceUnavailableException.class, 503));
+
+	/** Seconds a client should wait before it retries a 503 (a full plan table). */
+	private static final String RETRY_AFTER_SECONDS = "1";
 
 	@ExceptionHandler(HttpMessageNotReadableException.class)
 	ResponseEntity<ErrorResponse> unreadable(HttpMessageNotReadableException ex) {
@@ -73,7 +81,13 @@ public class IcebergExceptionHandler {
 		if (status == 500) {
 			logger.error("Request failed", ex);
 		}
-		return respond(status, ex.getClass().getSimpleName(), ex.getMessage());
+		ResponseEntity<ErrorResponse> response = respond(status, ex.getClass().getSimpleName(), ex.getMessage());
+		if (status == 503) {
+			return ResponseEntity.status(status)
+				.header(HttpHeaders.RETRY_AFTER, RETRY_AFTER_SECONDS)
+				.body(response.getBody());
+		}
+		return response;
 	}
 
 	private static ResponseEntity<ErrorResponse> respond(int status, String type, @Nullable String message) {

@@ -1,0 +1,344 @@
+package dev.idempotency.sample.catalog.planning;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Semaphore;
+
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Scan;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableScan;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchPlanIdException;
+import org.apache.iceberg.exceptions.NoSuchPlanTaskException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.ServiceUnavailableException;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.rest.PlanStatus;
+import org.apache.iceberg.rest.requests.FetchScanTasksRequest;
+import org.apache.iceberg.rest.requests.PlanTableScanRequest;
+import org.apache.iceberg.rest.responses.FetchPlanningResultResponse;
+import org.apache.iceberg.rest.responses.FetchScanTasksResponse;
+import org.apache.iceberg.rest.responses.FetchScanTasksResponseParser;
+import org.apache.iceberg.rest.responses.PlanTableScanResponse;
+
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Plans table scans on the server and keeps the plans in the catalog's database, so that
+ * any node answers for any plan id and a plan survives what the catalog survives.
+ * <p>
+ * A plan is made synchronously on {@code POST .../plan} and answered {@code completed}:
+ * with its file scan tasks inline when they fit in one plan task, otherwise with the ids
+ * of its plan tasks, which the client fetches with {@code POST .../tasks}. Every plan
+ * task's answer is stored when the plan is made, so memory holds at most two plan tasks'
+ * worth of file scan tasks, whatever the table.
+ * <p>
+ * Bounds: a plan may have at most {@code max-file-scan-tasks} file scan tasks (more is
+ * 406, {@link UnsupportedOperationException}); at most {@code max-live-plans} plans may
+ * be planning or completed at once, over all nodes, and one node plans at most
+ * {@code max-concurrent-plans} scans at once (one more is 503,
+ * {@link ServiceUnavailableException}); a plan expires after {@code plan-lifetime}, and
+ * expired plans are removed when the next plan is reserved. Cancelling a plan drops its
+ * tasks and keeps its row (so a second cancel is answered like the first) until it
+ * expires.
+ * <p>
+ * Transactions: the reservation (lock row, count, insert) commits in a transaction of its
+ * own, so the count is exact across nodes without holding the lock while planning; it
+ * takes a second connection while a keyed request's own transaction holds one. The tasks
+ * and the completion join the request's transaction (the starter's, when the request is
+ * keyed and the store is the catalog's database), so they commit with the stored answer.
+ * A plan whose planning fails is removed again.
+ */
+public class ScanPlanning {
+
+	private static final String PLANNING = "planning";
+
+	private static final String COMPLETED = "completed";
+
+	private static final String CANCELLED = "cancelled";
+
+	/** Separates the plan id from the plan task's index in a plan task id. */
+	private static final char TASK_SEPARATOR = ':';
+
+	private final Catalog catalog;
+
+	private final JdbcOperations jdbc;
+
+	private final ScanPlanSql sql;
+
+	private final ScanPlanningProperties properties;
+
+	/** Joins the request's transaction, if there is one. */
+	private final TransactionTemplate joined;
+
+	/** A transaction of its own, even inside the request's. */
+	private final TransactionTemplate separate;
+
+	/** Scans this node may plan at the same time. */
+	private final Semaphore planners;
+
+	ScanPlanning(Catalog catalog, JdbcOperations jdbc, PlatformTransactionManager transactionManager, ScanPlanSql sql,
+			ScanPlanningProperties properties) {
+		this.catalog = catalog;
+		this.jdbc = jdbc;
+		this.sql = sql;
+		this.properties = properties;
+		this.joined = new TransactionTemplate(transactionManager);
+		this.separate = new TransactionTemplate(transactionManager);
+		this.separate.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.planners = new Semaphore(properties.getMaxConcurrentPlans());
+	}
+
+	/**
+	 * Plans a scan of the table and stores the plan.
+	 * @throws NoSuchTableException if the table does not exist
+	 * @throws ServiceUnavailableException if {@code max-live-plans} plans are live, or
+	 * this node plans {@code max-concurrent-plans} scans already
+	 * @throws UnsupportedOperationException if the scan has more than
+	 * {@code max-file-scan-tasks} file scan tasks
+	 */
+	public PlanTableScanResponse plan(TableIdentifier identifier, PlanTableScanRequest request) {
+		if (!this.planners.tryAcquire()) {
+			throw new ServiceUnavailableException(
+					"This node plans %d scans already, the most it plans at once"
+							+ " (catalog.scan-planning.max-concurrent-plans): retry shortly",
+					this.properties.getMaxConcurrentPlans());
+		}
+		try {
+			return planWithPermit(identifier, request);
+		}
+		finally {
+			this.planners.release();
+		}
+	}
+
+	private PlanTableScanResponse planWithPermit(TableIdentifier identifier, PlanTableScanRequest request) {
+		Table table = this.catalog.loadTable(identifier);
+		Scan<?, FileScanTask, ?> scan = configure(table, request);
+		String planId = reserve(identifier);
+		try {
+			PlanTableScanResponse response = this.joined.execute(status -> planInto(planId, table, scan));
+			if (response == null) {
+				throw new IllegalStateException("Planning " + planId + " answered nothing");
+			}
+			return response;
+		}
+		catch (RuntimeException | Error ex) {
+			// The tasks written so far roll back with the transaction they were written
+			// in; the reservation committed on its own and is released here. Nothing of
+			// that transaction has locked the plan row (its completion is its last
+			// statement), so this does not wait on it.
+			try {
+				this.separate.executeWithoutResult(status -> this.jdbc.update(ScanPlanSql.DELETE_PLAN, planId));
+			}
+			catch (RuntimeException cleanup) {
+				ex.addSuppressed(cleanup);
+			}
+			throw ex;
+		}
+	}
+
+	/** The state of a plan; a completed one names its plan tasks. */
+	public FetchPlanningResultResponse fetch(TableIdentifier identifier, String planId) {
+		StoredPlan plan = find(identifier, planId);
+		FetchPlanningResultResponse.Builder response = FetchPlanningResultResponse.builder();
+		return switch (plan.status()) {
+			case PLANNING -> response.withPlanStatus(PlanStatus.SUBMITTED).build();
+			case CANCELLED -> response.withPlanStatus(PlanStatus.CANCELLED).build();
+			default -> response.withPlanStatus(PlanStatus.COMPLETED)
+				.withPlanTasks(planTaskIds(planId, plan.taskCount()))
+				.withFileScanTasks(List.of())
+				.build();
+		};
+	}
+
+	/**
+	 * The stored answer for one plan task: a {@code FetchScanTasksResponse}'s JSON.
+	 * @throws NoSuchPlanTaskException if the plan task is unknown, expired, cancelled or
+	 * of another table
+	 */
+	public String fetchTasks(TableIdentifier identifier, FetchScanTasksRequest request) {
+		requireTable(identifier);
+		String planTask = request.planTask();
+		int separator = planTask.lastIndexOf(TASK_SEPARATOR);
+		int index;
+		try {
+			index = (separator > 0) ? Integer.parseInt(planTask.substring(separator + 1)) : -1;
+		}
+		catch (NumberFormatException ex) {
+			index = -1;
+		}
+		if (index < 0) {
+			throw new NoSuchPlanTaskException("No such plan task: %s", planTask);
+		}
+		List<String> tasks = this.jdbc.query(this.sql.findTasks(), (row, number) -> row.getString(1),
+				planTask.substring(0, separator), index, identifier.toString());
+		if (tasks.isEmpty()) {
+			throw new NoSuchPlanTaskException("No such plan task: %s", planTask);
+		}
+		return tasks.get(0);
+	}
+
+	/**
+	 * Cancels a plan and drops its tasks. Cancelling a cancelled plan changes nothing.
+	 * @throws NoSuchPlanIdException if the plan is unknown, expired or of another table
+	 */
+	public void cancel(TableIdentifier identifier, String planId) {
+		find(identifier, planId);
+		this.joined.executeWithoutResult(status -> {
+			this.jdbc.update(ScanPlanSql.CANCEL, planId);
+			this.jdbc.update(ScanPlanSql.DELETE_TASKS, planId);
+		});
+	}
+
+	/**
+	 * Removes expired plans and inserts one in {@code planning} status, if fewer than
+	 * {@code max-live-plans} are live; under the lock row, so that two nodes cannot both
+	 * take the last place.
+	 */
+	private String reserve(TableIdentifier identifier) {
+		String planId = UUID.randomUUID().toString();
+		this.separate.executeWithoutResult(status -> {
+			this.jdbc.queryForList(ScanPlanSql.LOCK);
+			this.jdbc.update(this.sql.purgeExpiredTasks());
+			this.jdbc.update(this.sql.purgeExpiredPlans());
+			Long live = this.jdbc.queryForObject(ScanPlanSql.COUNT_LIVE, Long.class);
+			if (live != null && live >= this.properties.getMaxLivePlans()) {
+				throw new ServiceUnavailableException(
+						"%d scan plans are live, the most this catalog keeps (catalog.scan-planning.max-live-plans):"
+								+ " retry after one completes its scan, or plan the scan on the client",
+						live);
+			}
+			this.jdbc.update(this.sql.insertPlan(), planId, identifier.toString(),
+					this.properties.getPlanLifetime().toSeconds());
+		});
+		return planId;
+	}
+
+	private PlanTableScanResponse planInto(String planId, Table table, Scan<?, FileScanTask, ?> scan) {
+		int perPlanTask = Math.max(1, this.properties.getTasksPerPlanTask());
+		int limit = this.properties.getMaxFileScanTasks();
+		Map<Integer, PartitionSpec> specs = table.specs();
+		List<FileScanTask> first = List.of();
+		List<FileScanTask> current = new ArrayList<>();
+		int stored = 0;
+		int total = 0;
+		try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
+			for (FileScanTask task : tasks) {
+				if (++total > limit) {
+					throw new UnsupportedOperationException(
+							String.format("The scan of %s has more than %d file scan tasks, the most this catalog plans"
+									+ " (catalog.scan-planning.max-file-scan-tasks): narrow the filter or plan the"
+									+ " scan on the client", table.name(), limit));
+				}
+				current.add(task);
+				if (current.size() == perPlanTask) {
+					store(planId, stored++, current, specs);
+					if (stored == 1) {
+						first = current;
+					}
+					current = new ArrayList<>();
+				}
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		if (!current.isEmpty()) {
+			store(planId, stored++, current, specs);
+			if (stored == 1) {
+				first = current;
+			}
+		}
+		PlanTableScanResponse.Builder builder = PlanTableScanResponse.builder(specs)
+			.withPlanStatus(PlanStatus.COMPLETED)
+			.withPlanId(planId);
+		PlanTableScanResponse response = (stored > 1) ? builder.withPlanTasks(planTaskIds(planId, stored)).build()
+				: builder.withFileScanTasks(first).build();
+		// Last: once the plan row is updated, nothing may fail before the transaction
+		// ends (see plan's clean-up).
+		if (this.jdbc.update(ScanPlanSql.COMPLETE, stored, planId) != 1) {
+			throw new IllegalStateException("Scan plan " + planId + " was cancelled while it was planned");
+		}
+		return response;
+	}
+
+	private void store(String planId, int index, List<FileScanTask> tasks, Map<Integer, PartitionSpec> specs) {
+		String json = FetchScanTasksResponseParser
+			.toJson(FetchScanTasksResponse.builder(specs).withFileScanTasks(tasks).build());
+		this.jdbc.update(ScanPlanSql.INSERT_TASKS, planId, index, json);
+	}
+
+	private StoredPlan find(TableIdentifier identifier, String planId) {
+		requireTable(identifier);
+		List<StoredPlan> plans = this.jdbc.query(this.sql.findPlan(),
+				(row, number) -> new StoredPlan(row.getString(1), row.getString(2), row.getInt(3)), planId);
+		if (plans.isEmpty() || !plans.get(0).table().equals(identifier.toString())) {
+			throw new NoSuchPlanIdException("No such scan plan: %s", planId);
+		}
+		return plans.get(0);
+	}
+
+	private void requireTable(TableIdentifier identifier) {
+		if (!this.catalog.tableExists(identifier)) {
+			throw new NoSuchTableException("Table does not exist: %s", identifier);
+		}
+	}
+
+	private static List<String> planTaskIds(String planId, int count) {
+		List<String> ids = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			ids.add(planId + TASK_SEPARATOR + i);
+		}
+		return ids;
+	}
+
+	/**
+	 * The scan the request asks for: an incremental append scan between two snapshots, or
+	 * a table scan (of one snapshot, or the current one), with the request's projection,
+	 * filter, case sensitivity and column statistics.
+	 */
+	private static Scan<?, FileScanTask, ?> configure(Table table, PlanTableScanRequest request) {
+		Long start = request.startSnapshotId();
+		Long end = request.endSnapshotId();
+		if (start != null && end != null) {
+			return refine(table.newIncrementalAppendScan().fromSnapshotInclusive(start).toSnapshot(end), request);
+		}
+		TableScan scan = table.newScan();
+		Long snapshotId = request.snapshotId();
+		if (snapshotId != null) {
+			scan = scan.useSnapshot(snapshotId);
+		}
+		return refine(scan, request);
+	}
+
+	private static <T extends Scan<T, FileScanTask, ?>> T refine(T scan, PlanTableScanRequest request) {
+		T refined = scan.caseSensitive(request.caseSensitive());
+		List<String> select = request.select();
+		if (select != null) {
+			refined = refined.select(select);
+		}
+		if (request.filter() != null) {
+			refined = refined.filter(request.filter());
+		}
+		List<String> statsFields = request.statsFields();
+		if (statsFields != null) {
+			refined = refined.includeColumnStats(statsFields);
+		}
+		return refined;
+	}
+
+	private record StoredPlan(String table, String status, int taskCount) {
+	}
+
+}
