@@ -117,26 +117,39 @@ def free_port():
 
 def wrk(port, path, keyed, seconds, connections, scripts):
     script = scripts[(path, keyed)]
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", script,
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script,
                           f"http://127.0.0.1:{port}"], check=True, capture_output=True, text=True).stdout
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     failed = (int(bad.group(1)) if bad else 0) + (sum(int(g) for g in errors.groups()) if errors else 0)
-    return requests, failed
+    return requests, failed, {q: latency_us(out, q) for q in ("50", "99")}
+
+
+def latency_us(out, quantile):
+    """A quantile of wrk's latency distribution (--latency), in µs."""
+    match = re.search(r"^\s+%s%%\s+([\d.]+)(us|ms|s)\s*$" % quantile, out, re.MULTILINE)
+    if not match:
+        return float("nan")
+    return float(match.group(1)) * {"us": 1, "ms": 1e3, "s": 1e6}[match.group(2)]
 
 
 def phase(app_pid, port, path, keyed, args, scripts):
     app0, srv0, t0 = proc_ticks(app_pid), server_ticks(), time.monotonic()
-    requests, failed = wrk(port, path, keyed, args.seconds, args.connections, scripts)
+    requests, failed, latency = wrk(port, path, keyed, args.seconds, args.connections, scripts)
     app1, srv1, t1 = proc_ticks(app_pid), server_ticks(), time.monotonic()
-    return {"requests": requests, "failed": failed, "seconds": t1 - t0,
+    return {"requests": requests, "failed": failed, "seconds": t1 - t0, "p50": latency["50"], "p99": latency["99"],
             "app_us": (app1 - app0) / TICK * 1e6, "srv_us": (srv1 - srv0) / TICK * 1e6}
 
 
 def total(phases):
     out = {k: sum(p[k] for p in phases) for k in ("requests", "failed", "seconds", "app_us", "srv_us")}
     return out
+
+
+def lat(phases, key):
+    """The phases' median of a latency quantile, in ms."""
+    return f"{statistics.median(p[key] for p in phases) / 1000:.2f}"
 
 
 def per_request(p, key):
@@ -240,7 +253,9 @@ def run_variant(variant, args, classpath, report, workdir):
                 f"(**{per_request(k, 'app_us') - per_request(p, 'app_us'):+.0f}**; {statistics.median(app_added):+.0f}) "
                 f"| {per_request(p, 'srv_us'):.0f} → {per_request(k, 'srv_us'):.0f} "
                 f"(**{per_request(k, 'srv_us') - per_request(p, 'srv_us'):+.0f}**; {statistics.median(srv_added):+.0f}) "
-                f"| **{both:+.0f}** | {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
+                f"| **{both:+.0f}** "
+                f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
+                f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
         emit(report, line)
     finally:
         proc.terminate()
@@ -288,8 +303,8 @@ def main():
     emit(report, "")
     emit(report, "| variant | unkeyed req/s | keyed req/s | keyed/unkeyed | app CPU µs/req unkeyed → keyed "
                  "(**added**; pairs' median) | store server CPU µs/req (**added**; pairs' median) "
-                 "| app + server added | failed | load |")
-    emit(report, "|---|---|---|---|---|---|---|---|---|")
+                 "| app + server added | latency p50 / p99 ms, unkeyed → keyed (phases' median) | failed | load |")
+    emit(report, "|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="light-wrk-") as workdir:
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
             run_variant(variant, args, classpath, report, workdir)

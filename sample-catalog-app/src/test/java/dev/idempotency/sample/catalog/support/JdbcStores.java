@@ -30,12 +30,19 @@ public final class JdbcStores {
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:3306. */
 	public static Store mariadb(DynamicPropertyRegistry registry) throws SQLException {
-		return use(new Store(JdbcTestDatabase.mariadb(), "root"), registry);
+		// nullDatabaseMeansCurrent: Iceberg's JdbcCatalog looks its tables up with a null
+		// catalog, which the driver otherwise takes as every database on the server, so
+		// another test's catalog tables would be taken for this one's
+		return use(new Store(JdbcTestDatabase.mariadb(), "root"), registry, "?nullDatabaseMeansCurrent=true");
 	}
 
 	private static Store use(Store store, DynamicPropertyRegistry registry) throws SQLException {
+		return use(store, registry, "");
+	}
+
+	private static Store use(Store store, DynamicPropertyRegistry registry, String urlParameters) throws SQLException {
 		store.database.create();
-		registry.add("spring.datasource.url", store.database::url);
+		registry.add("spring.datasource.url", () -> store.database.url() + urlParameters);
 		registry.add("spring.datasource.username", () -> store.user);
 		registry.add("spring.datasource.password", () -> "");
 		registry.add("idempotency.store.type", () -> "jdbc");
