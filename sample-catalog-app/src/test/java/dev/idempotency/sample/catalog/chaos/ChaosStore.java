@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
+import dev.idempotency.sample.catalog.support.JdbcStores;
 import dev.idempotency.store.redis.RedisCluster;
 
 /**
@@ -118,9 +119,14 @@ enum ChaosStore {
 			return this.user;
 		}
 
-		/** The URL of {@code database} through a link listening on {@code port}. */
+		/**
+		 * The URL of {@code database} through a link listening on {@code port}. On
+		 * MariaDB the catalog's look-up of its own tables is kept to that database (see
+		 * {@link JdbcStores#MARIADB_CURRENT_DATABASE_ONLY}).
+		 */
 		String url(int port, String database) {
-			return this.scheme + "://127.0.0.1:" + port + "/" + database;
+			return this.scheme + "://127.0.0.1:" + port + "/" + database
+					+ ((this == MARIADB) ? "?" + JdbcStores.MARIADB_CURRENT_DATABASE_ONLY : "");
 		}
 
 		void createDatabase(String name) throws SQLException {
