@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +50,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The catalog and the JDBC idempotency store on the application's one database, as the
  * sample is configured, here the embedded default's H2
- * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL, a database of its own), with
+ * ({@link CatalogTransactionOnPostgresTests}: PostgreSQL,
+ * {@link CatalogTransactionOnMariaDbTests}: MariaDB, each a database of its own), with
  * Iceberg's own 1.12.0 client:
  * <ul>
  * <li>{@code POST /v1/{prefix}/transactions/commit} is atomic: when a concurrent writer
@@ -276,14 +278,12 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 	}
 
 	private void awaitASessionBlockedBy(Connection lock, CompletableFuture<Void> commit) throws Exception {
-		String sql = blockedSessionsQuery(lock.getMetaData().getDatabaseProductName());
+		String product = lock.getMetaData().getDatabaseProductName();
 		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
 		while (true) {
-			try (Statement statement = lock.createStatement(); ResultSet count = statement.executeQuery(sql)) {
-				count.next();
-				if (count.getLong(1) > 0) {
-					return;
-				}
+			if ("MariaDB".equals(product) ? anotherSessionOfTheDatabaseWaitsForALock(lock)
+					: aSessionIsBlockedBy(lock, product)) {
+				return;
 			}
 			if (commit.isDone()) {
 				commit.join();
@@ -296,17 +296,55 @@ class CatalogTransactionTests extends CatalogServerTestSupport {
 		}
 	}
 
-	/** Sessions waiting on a lock that the querying session holds. */
-	private static String blockedSessionsQuery(String product) throws SQLException {
-		return switch (product) {
+	/** Whether a session waits on a lock that {@code lock}'s session holds. */
+	private static boolean aSessionIsBlockedBy(Connection lock, String product) throws SQLException {
+		String sql = switch (product) {
 			case "H2" -> "SELECT count(*) FROM information_schema.sessions WHERE blocker_id = SESSION_ID()";
 			case "PostgreSQL" ->
 				"SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))";
-			case "MariaDB" -> "SELECT count(*) FROM information_schema.innodb_lock_waits w"
-					+ " JOIN information_schema.innodb_trx t ON w.blocking_trx_id = t.trx_id"
-					+ " WHERE t.trx_mysql_thread_id = CONNECTION_ID()";
 			default -> throw new SQLException("no blocked-session query for " + product);
 		};
+		try (Statement statement = lock.createStatement(); ResultSet count = statement.executeQuery(sql)) {
+			count.next();
+			return count.getLong(1) > 0;
+		}
+	}
+
+	/**
+	 * MariaDB: whether another session on this test's database (the application's, read
+	 * live from {@code PROCESSLIST}) waits for a lock, as
+	 * {@code SHOW ENGINE INNODB STATUS} shows it: each transaction there is a block that
+	 * starts with {@code ---TRANSACTION}, has a {@code LOCK WAIT} line while it waits and
+	 * names its session ({@code MariaDB thread id 24, ...}). While the test holds the
+	 * first table's row, the only lock another session of this database can wait for is
+	 * that one: the commit's.
+	 * <p>
+	 * Not {@code information_schema.INNODB_TRX} or {@code INNODB_LOCK_WAITS}: InnoDB
+	 * reads those from one snapshot for the whole server that it refreshes only when
+	 * nobody has read it for 100 ms, so polled every 10 ms it stayed at the snapshot of
+	 * the first read, taken before the commit began to wait, and the test failed with
+	 * "the commit never waited on the first table's row lock" (as in
+	 * {@code MariaDbJdbcIdempotencyStoreTests}, where the witness is explained).
+	 */
+	private static boolean anotherSessionOfTheDatabaseWaitsForALock(Connection lock) throws SQLException {
+		List<Long> sessions = new ArrayList<>();
+		try (Statement statement = lock.createStatement();
+				ResultSet ids = statement.executeQuery("SELECT id FROM information_schema.processlist"
+						+ " WHERE db = DATABASE() AND id <> CONNECTION_ID()")) {
+			while (ids.next()) {
+				sessions.add(ids.getLong(1));
+			}
+		}
+		String status;
+		try (Statement statement = lock.createStatement();
+				ResultSet row = statement.executeQuery("SHOW ENGINE INNODB STATUS")) {
+			row.next();
+			status = row.getString("Status");
+		}
+		return Arrays.stream(status.split("\n---TRANSACTION "))
+			.filter(transaction -> transaction.contains("\nLOCK WAIT "))
+			.anyMatch(transaction -> sessions.stream()
+				.anyMatch(session -> transaction.contains(" thread id " + session + ",")));
 	}
 
 	private List<TableIdentifier> threeTablesWithOneSnapshotEach(String name) {

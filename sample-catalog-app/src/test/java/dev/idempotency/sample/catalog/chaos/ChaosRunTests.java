@@ -6,15 +6,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -22,6 +20,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -29,46 +28,79 @@ import java.util.stream.Stream;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Everything going wrong at once, then a check that every effect happened exactly once.
  * <p>
- * Two catalog nodes (JVMs of their own) share one PostgreSQL database (created for the
- * run, dropped after it) for the catalog, through a proxy that cuts the database off now
- * and then. The idempotency records are in that database too, or in a Redis Cluster of
- * the run's own whose primaries are killed and paused ({@link ChaosStore}). Each node
- * sits behind a proxy that loses random responses and cuts others off mid-way. A monkey
- * SIGKILLs a random node (and starts it again). Clients issue keyed operations on their
- * own namespaces (create table, append a snapshot with Iceberg's optimistic requirement,
- * rename, drop), each retried with its key on I/O errors and 5xx on either node until it
- * is answered. Afterwards the catalog must hold exactly what the clients were told.
+ * Two catalog nodes (JVMs of their own) share one PostgreSQL or MariaDB database (created
+ * for the run, dropped after it) for the catalog, through a proxy that cuts the database
+ * off now and then. The idempotency records are in that database too, or in a Redis
+ * Cluster of the run's own whose primaries are killed and paused ({@link ChaosStore}).
+ * Each node sits behind a proxy that loses random responses and cuts others off mid-way.
+ * A monkey SIGKILLs a random node (and starts it again). Clients issue keyed operations
+ * on their own namespaces (create table, append a snapshot with Iceberg's optimistic
+ * requirement, rename, drop), each retried with its key on I/O errors and 5xx on either
+ * node until it is answered. Afterwards the catalog must hold exactly what the clients
+ * were told.
  * <p>
- * Short by default (part of the test suite, once per store and PostgreSQL mode; with the
- * records on the catalog's PostgreSQL database it asserts 0 re-executions); a long run of
- * one store:
- * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=postgresql -Dchaos.operations=10000}.
- * Settings: {@code chaos.store} ({@code postgresql},
- * {@code postgresql-record-after-success}, {@code redis-cluster}),
+ * Short by default (part of the test suite: PostgreSQL in lease and in
+ * record-after-success mode, Redis Cluster in lease mode; with the records on the
+ * catalog's database it asserts 0 re-executions); a long run of one store and mode:
+ * {@code ./mvnw -B -o -pl sample-catalog-app -am test -Dtest=ChaosRunTests -Dsurefire.failIfNoSpecifiedTests=false -Dchaos.store=mariadb -Dchaos.mode=lease -Dchaos.operations=10000}.
+ * Settings: {@code chaos.store} ({@code postgresql}, {@code mariadb},
+ * {@code redis-cluster}; a comma-separated list), {@code chaos.mode} ({@code lease},
+ * {@code record-after-success}; a list, {@code lease} when only the store is given),
  * {@code chaos.operations}, {@code chaos.clients}, {@code chaos.seed},
  * {@code chaos.lose-rate}, {@code chaos.cut-rate}, {@code chaos.replicas-to-ack}; the
- * figures go to standard output and to {@code target/chaos/report-<store>-<seed>.txt};
- * each client's calls and their answers to
- * {@code target/chaos/<run>/history-<client>.txt}.
+ * figures go to standard output and to
+ * {@code target/chaos/report-<store>-<mode>-<seed>.txt}; each client's calls and their
+ * answers to {@code target/chaos/<run>/history-<client>.txt}.
  */
 class ChaosRunTests {
 
-	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
-
 	private static final ObjectMapper JSON = new ObjectMapper();
 
-	static List<ChaosStore> stores() {
-		return ChaosStore.selected();
+	/**
+	 * The stores and modes {@code chaos.store} and {@code chaos.mode} name (every store
+	 * named in every mode named; {@code postgresql} and {@code lease} when one of them is
+	 * not given), or, with neither, the test suite's short run: PostgreSQL in both modes,
+	 * Redis Cluster in lease mode.
+	 */
+	static List<Arguments> runs() {
+		String stores = System.getProperty("chaos.store", "");
+		String modes = System.getProperty("chaos.mode", "");
+		if (stores.isBlank() && modes.isBlank()) {
+			return List.of(Arguments.of(ChaosStore.POSTGRESQL, ChaosMode.LEASE),
+					Arguments.of(ChaosStore.POSTGRESQL, ChaosMode.RECORD_AFTER_SUCCESS),
+					Arguments.of(ChaosStore.REDIS_CLUSTER, ChaosMode.LEASE));
+		}
+		List<Arguments> runs = new ArrayList<>();
+		for (ChaosStore store : named("chaos.store", stores.isBlank() ? "postgresql" : stores, ChaosStore.values(),
+				ChaosStore::id)) {
+			for (ChaosMode mode : named("chaos.mode", modes.isBlank() ? "lease" : modes, ChaosMode.values(),
+					ChaosMode::id)) {
+				runs.add(Arguments.of(store, mode));
+			}
+		}
+		return runs;
 	}
 
-	@ParameterizedTest(name = "{0}")
-	@MethodSource("stores")
-	void everyAcknowledgedOperationTakesEffectExactlyOnce(ChaosStore store) throws Exception {
+	private static <T> List<T> named(String property, String names, T[] values, Function<T, String> id) {
+		return Arrays.stream(names.split(","))
+			.map(name -> name.strip().toLowerCase(Locale.ROOT))
+			.map(name -> Arrays.stream(values)
+				.filter(value -> id.apply(value).equals(name))
+				.findFirst()
+				.orElseThrow(() -> new IllegalArgumentException(
+						property + "=" + name + ": expected one of " + Arrays.toString(values))))
+			.toList();
+	}
+
+	@ParameterizedTest(name = "{0}, {1}")
+	@MethodSource("runs")
+	void everyAcknowledgedOperationTakesEffectExactlyOnce(ChaosStore store, ChaosMode mode) throws Exception {
 		int operations = Integer.getInteger("chaos.operations", store.shortRunOperations());
 		int clientCount = Integer.getInteger("chaos.clients", 4);
 		long seed = Long.getLong("chaos.seed", System.nanoTime());
@@ -77,13 +109,17 @@ class ChaosRunTests {
 		Random random = new Random(seed);
 		String runName = "chaos_" + switch (store) {
 			case POSTGRESQL -> "pg";
-			case POSTGRESQL_RECORD_AFTER_SUCCESS -> "pr";
+			case MARIADB -> "my";
 			case REDIS_CLUSTER -> "rc";
+		} + switch (mode) {
+			case LEASE -> "l";
+			case RECORD_AFTER_SUCCESS -> "r";
 		} + "_" + Long.toHexString(seed & 0xFFFFFFFFFFL);
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
+		ChaosStore.CatalogServer server = store.catalogServer();
 		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in
 		// every schema.
-		execute("CREATE DATABASE " + runName);
+		server.createDatabase(runName);
 		List<CatalogNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
 		AtomicInteger kills = new AtomicInteger();
@@ -91,21 +127,23 @@ class ChaosRunTests {
 		long started = System.nanoTime();
 		long startedMillis = System.currentTimeMillis();
 		List<String> timeline = new CopyOnWriteArrayList<>();
-		try (ChaosStore.Records records = store.open(runName + ":", new Random(random.nextLong()));
-				FaultyTcpProxy databaseLink = new FaultyTcpProxy(5432, 0, 0, random.nextLong())) {
-			List<String> arguments = new ArrayList<>(List.of(
-					"--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + runName,
-					"--spring.datasource.username=postgres", "--spring.datasource.password=",
-					"--spring.datasource.hikari.maximum-pool-size=6",
-					"--spring.datasource.hikari.connection-timeout=3000",
-					// A node started during a database cut waits for the database instead
-					// of exiting.
-					"--spring.datasource.hikari.initialization-fail-timeout=20000",
-					"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
-					"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
-					// INFO for the starter: a takeover after a lease ran out is logged at
-					// INFO.
-					"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
+		try (ChaosStore.Records records = store.open(mode, runName + ":", new Random(random.nextLong()));
+				FaultyTcpProxy databaseLink = new FaultyTcpProxy(server.port(), 0, 0, random.nextLong())) {
+			List<String> arguments = new ArrayList<>(
+					List.of("--spring.datasource.url=" + server.url(databaseLink.port(), runName),
+							"--spring.datasource.username=" + server.user(), "--spring.datasource.password=",
+							"--spring.datasource.hikari.maximum-pool-size=6",
+							"--spring.datasource.hikari.connection-timeout=3000",
+							// A node started during a database cut waits for the database
+							// instead
+							// of exiting.
+							"--spring.datasource.hikari.initialization-fail-timeout=20000",
+							"--catalog.warehouse=" + runDirectory.resolve("warehouse").toAbsolutePath(),
+							"--idempotency.lease=PT4S", "--idempotency.heartbeat-interval=PT1S",
+							// INFO for the starter: a takeover after a lease ran out is
+							// logged at
+							// INFO.
+							"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
 			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
 				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
@@ -193,8 +231,8 @@ class ChaosRunTests {
 				causes.merge(ReExecutionCause.of(line, logLines), 1, Integer::sum);
 			}
 			String report = String.join("\n",
-					"chaos run (%s): seed %d, %d clients, %d operations in %d s (2 nodes; %s)".formatted(store, seed,
-							clientCount, done, seconds, records.description()),
+					"chaos run (%s, %s): seed %d, %d clients, %d operations in %d s (2 nodes; %s)".formatted(store,
+							mode, seed, clientCount, done, seconds, records.description()),
 					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d database cuts (%s; %d connections refused)%s"
 						.formatted(lost, cut, kills.get(), databaseCuts.get(),
 								records.hasOwnFaults() ? "the catalog" : "the catalog and the records",
@@ -225,7 +263,8 @@ class ChaosRunTests {
 				.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
 			details.append("timeline of the faults other than lost and cut responses:\n");
 			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
-			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + seed + ".txt"), details);
+			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + mode + "-" + seed + ".txt"),
+					details);
 			for (ChaosClient client : clients) {
 				Files.write(runDirectory.resolve("history-" + client.namespace() + ".txt"), client.history);
 			}
@@ -254,6 +293,9 @@ class ChaosRunTests {
 					.as("the store not joining the door's transactions")
 					.isEmpty();
 				assertThat(wrong).as("re-executions with atomic completion").isEmpty();
+				assertThat(verdict.appliedButToldFailed)
+					.as("appends applied although their client was told they failed")
+					.isZero();
 			}
 		}
 		finally {
@@ -263,7 +305,7 @@ class ChaosRunTests {
 			for (FaultyTcpProxy entry : entries) {
 				entry.close();
 			}
-			execute("DROP DATABASE IF EXISTS " + runName + " WITH (FORCE)");
+			server.dropDatabase(runName);
 		}
 	}
 
@@ -481,13 +523,6 @@ class ChaosRunTests {
 			Thread.sleep(250);
 		}
 		throw new IllegalStateException("GET " + path + " answered " + answer.status() + ": " + answer.body());
-	}
-
-	private static void execute(String sql) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(ADMIN_URL, "postgres", "");
-				Statement statement = connection.createStatement()) {
-			statement.execute(sql);
-		}
 	}
 
 	private static final class Verdict {

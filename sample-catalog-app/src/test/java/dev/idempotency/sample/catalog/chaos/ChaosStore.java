@@ -1,54 +1,62 @@
 package dev.idempotency.sample.catalog.chaos;
 
-import java.util.Arrays;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
+import dev.idempotency.sample.catalog.support.JdbcStores;
 import dev.idempotency.store.redis.RedisCluster;
 
 /**
  * Where a chaos run keeps its idempotency records, and the faults it puts on them besides
- * the database cuts every run has. The catalog is always on the run's own PostgreSQL
- * database. {@code -Dchaos.store=postgresql}, {@code postgresql-record-after-success} or
- * {@code redis-cluster} picks one (a comma-separated list picks several); all run by
- * default.
+ * the database cuts every run has. The catalog is on a database of the run's own, on the
+ * records' server for the JDBC stores, on PostgreSQL for Redis Cluster.
+ * {@code -Dchaos.store=postgresql}, {@code mariadb} or {@code redis-cluster} picks one (a
+ * comma-separated list picks several).
  */
 enum ChaosStore {
 
 	/**
-	 * The records beside the catalog, in the same database and on the same
-	 * {@code DataSource}, lease mode: atomic completion (the default there), the
-	 * reservation commits on its own, the completion rides the catalog's commit. The
-	 * database cuts are the store's faults.
+	 * The records beside the catalog, in the same PostgreSQL database and on the same
+	 * {@code DataSource}: atomic completion (the default there). The database cuts are
+	 * the store's faults.
 	 */
-	POSTGRESQL("postgresql"),
+	POSTGRESQL("postgresql", CatalogServer.POSTGRESQL),
 
-	/**
-	 * As {@link #POSTGRESQL}, in record-after-success mode: the record is inserted in the
-	 * catalog's transaction, just before its commit.
-	 */
-	POSTGRESQL_RECORD_AFTER_SUCCESS("postgresql-record-after-success"),
+	/** As {@link #POSTGRESQL}, the catalog and the records on MariaDB. */
+	MARIADB("mariadb", CatalogServer.MARIADB),
 
 	/**
 	 * The records in a Redis Cluster of the run's own (three primaries, three replicas):
 	 * primaries are killed (a replica takes over; the killed one is started again and
 	 * rejoins as a replica) and paused (SIGSTOP for about a second, less than the
-	 * cluster's node timeout).
+	 * cluster's node timeout). The catalog on PostgreSQL.
 	 */
-	REDIS_CLUSTER("redis-cluster");
+	REDIS_CLUSTER("redis-cluster", CatalogServer.POSTGRESQL);
 
 	private final String id;
 
-	ChaosStore(String id) {
+	private final CatalogServer catalogServer;
+
+	ChaosStore(String id, CatalogServer catalogServer) {
 		this.id = id;
+		this.catalogServer = catalogServer;
 	}
 
+	/** The value of {@code -Dchaos.store}. */
 	String id() {
 		return this.id;
+	}
+
+	/** The server of the catalog's database. */
+	CatalogServer catalogServer() {
+		return this.catalogServer;
 	}
 
 	@Override
@@ -58,36 +66,93 @@ enum ChaosStore {
 
 	/**
 	 * Operations of a short run (the test suite's) unless {@code chaos.operations} says
-	 * otherwise: 200 for each PostgreSQL mode, 400 for Redis Cluster, so that the two
+	 * otherwise: 200 for each JDBC store and mode, 400 for Redis Cluster, so that the two
 	 * PostgreSQL runs together take about as long as the one of lease mode did before.
 	 */
 	int shortRunOperations() {
 		return (this == REDIS_CLUSTER) ? 400 : 200;
 	}
 
-	/** The stores {@code chaos.store} names (a comma-separated list), or all of them. */
-	static List<ChaosStore> selected() {
-		String names = System.getProperty("chaos.store", "");
-		if (names.isBlank()) {
-			return List.of(values());
-		}
-		return Arrays.stream(names.split(","))
-			.map((name) -> name.strip().toLowerCase(Locale.ROOT))
-			.map((name) -> Arrays.stream(values())
-				.filter((store) -> store.id.equals(name))
-				.findFirst()
-				.orElseThrow(() -> new IllegalArgumentException(
-						"chaos.store=" + name + ": expected one of " + Arrays.toString(values()))))
-			.toList();
+	/**
+	 * Starts what the store needs for one run in {@code mode}; {@code keyPrefix} is the
+	 * run's own.
+	 */
+	Records open(ChaosMode mode, String keyPrefix, Random random) {
+		return switch (this) {
+			case POSTGRESQL, MARIADB -> new DatabaseRecords(this.catalogServer, mode);
+			case REDIS_CLUSTER -> new RedisClusterRecords(mode, keyPrefix, random);
+		};
 	}
 
-	/** Starts what the store needs for one run; {@code keyPrefix} is the run's own. */
-	Records open(String keyPrefix, Random random) {
-		return switch (this) {
-			case POSTGRESQL -> new DatabaseRecords("lease");
-			case POSTGRESQL_RECORD_AFTER_SUCCESS -> new DatabaseRecords("record-after-success");
-			case REDIS_CLUSTER -> new RedisClusterRecords(keyPrefix, random);
-		};
+	/**
+	 * The database server of the catalog, on 127.0.0.1: the run makes a database of its
+	 * own there and drops it afterwards.
+	 */
+	enum CatalogServer {
+
+		POSTGRESQL("PostgreSQL", "jdbc:postgresql", 5432, "postgres"),
+
+		MARIADB("MariaDB", "jdbc:mariadb", 3306, "root");
+
+		private final String product;
+
+		private final String scheme;
+
+		private final int port;
+
+		private final String user;
+
+		CatalogServer(String product, String scheme, int port, String user) {
+			this.product = product;
+			this.scheme = scheme;
+			this.port = port;
+			this.user = user;
+		}
+
+		/** The server's port, which the run's database link forwards to. */
+		int port() {
+			return this.port;
+		}
+
+		/** The user the nodes connect as (no password). */
+		String user() {
+			return this.user;
+		}
+
+		/**
+		 * The URL of {@code database} through a link listening on {@code port}. On
+		 * MariaDB the catalog's look-up of its own tables is kept to that database (see
+		 * {@link JdbcStores#MARIADB_CURRENT_DATABASE_ONLY}).
+		 */
+		String url(int port, String database) {
+			return this.scheme + "://127.0.0.1:" + port + "/" + database
+					+ ((this == MARIADB) ? "?" + JdbcStores.MARIADB_CURRENT_DATABASE_ONLY : "");
+		}
+
+		void createDatabase(String name) throws SQLException {
+			execute("CREATE DATABASE " + name);
+		}
+
+		/**
+		 * Drops the run's database; PostgreSQL's {@code FORCE} ends sessions a killed
+		 * node left behind.
+		 */
+		void dropDatabase(String name) throws SQLException {
+			execute("DROP DATABASE IF EXISTS " + name + ((this == POSTGRESQL) ? " WITH (FORCE)" : ""));
+		}
+
+		private void execute(String sql) throws SQLException {
+			try (Connection connection = DriverManager.getConnection(url(this.port, "test"), this.user, "");
+					Statement statement = connection.createStatement()) {
+				statement.execute(sql);
+			}
+		}
+
+		@Override
+		public String toString() {
+			return this.product;
+		}
+
 	}
 
 	/** What a fault-injecting thread needs of the run. */
@@ -139,15 +204,18 @@ enum ChaosStore {
 
 	private static final class DatabaseRecords implements Records {
 
-		private final String mode;
+		private final CatalogServer server;
 
-		DatabaseRecords(String mode) {
+		private final ChaosMode mode;
+
+		DatabaseRecords(CatalogServer server, ChaosMode mode) {
+			this.server = server;
 			this.mode = mode;
 		}
 
 		@Override
 		public String description() {
-			return "records in the catalog's PostgreSQL database, on its DataSource, " + this.mode
+			return "records in the catalog's " + this.server + " database, on its DataSource, " + this.mode
 					+ " mode, atomic completion";
 		}
 
@@ -159,7 +227,7 @@ enum ChaosStore {
 		@Override
 		public List<String> nodeArguments() {
 			return List.of("--idempotency.store.type=jdbc", "--idempotency.store.jdbc.initialize-schema=always",
-					"--idempotency.mode=" + this.mode,
+					"--idempotency.mode=" + this.mode.id(),
 					"--logging.level.org.springframework.jdbc.support.JdbcTransactionManager=DEBUG");
 		}
 
@@ -194,6 +262,8 @@ enum ChaosStore {
 
 		private final RedisCluster cluster = RedisCluster.start(MASTERS);
 
+		private final ChaosMode mode;
+
 		private final String keyPrefix;
 
 		private final Random random;
@@ -204,15 +274,16 @@ enum ChaosStore {
 
 		private final AtomicInteger masterPauses = new AtomicInteger();
 
-		RedisClusterRecords(String keyPrefix, Random random) {
+		RedisClusterRecords(ChaosMode mode, String keyPrefix, Random random) {
+			this.mode = mode;
 			this.keyPrefix = keyPrefix;
 			this.random = random;
 		}
 
 		@Override
 		public String description() {
-			return "records in a Redis Cluster (%d primaries, %d replicas, replicas-to-ack=%d), catalog in PostgreSQL"
-				.formatted(MASTERS, MASTERS, this.replicasToAck);
+			return "records in a Redis Cluster (%d primaries, %d replicas, replicas-to-ack=%d), %s mode, catalog in PostgreSQL"
+				.formatted(MASTERS, MASTERS, this.replicasToAck, this.mode);
 		}
 
 		@Override
@@ -221,7 +292,8 @@ enum ChaosStore {
 				.stream()
 				.map((port) -> "127.0.0.1:" + port)
 				.collect(Collectors.joining(","));
-			return List.of("--idempotency.store.type=redis", "--spring.data.redis.cluster.nodes=" + nodes,
+			return List.of("--idempotency.store.type=redis", "--idempotency.mode=" + this.mode.id(),
+					"--spring.data.redis.cluster.nodes=" + nodes,
 					// The client follows a failover (docs/redis-store.md).
 					"--spring.data.redis.lettuce.cluster.refresh.adaptive=true",
 					"--spring.data.redis.lettuce.cluster.refresh.period=1s",

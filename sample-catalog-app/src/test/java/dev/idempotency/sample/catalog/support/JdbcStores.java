@@ -16,9 +16,21 @@ import org.springframework.test.context.DynamicPropertyRegistry;
  * one test context's own (created here, dropped by the test class), so that a Spring
  * transaction on that {@code DataSource} holds catalog rows and idempotency records
  * alike. A database, not a PostgreSQL schema: Iceberg's {@code JdbcCatalog} looks for its
- * tables in every schema of the database when it starts.
+ * tables in every schema of the database when it starts
+ * ({@code DatabaseMetaData.getTables(null, null, "iceberg_tables", null)}). On MariaDB
+ * the same look-up covers every database of the server unless the URL says
+ * {@link #MARIADB_CURRENT_DATABASE_ONLY}: without it, a catalog started while another
+ * test's database held an {@code iceberg_tables} found that one, did not create its own,
+ * and failed on its first query ("Table 'idem_….iceberg_tables' doesn't exist").
  */
 public final class JdbcStores {
+
+	/**
+	 * MariaDB Connector/J's option that makes a {@code null} catalog in
+	 * {@code DatabaseMetaData} look-ups mean the connection's database, not every
+	 * database of the server.
+	 */
+	public static final String MARIADB_CURRENT_DATABASE_ONLY = "nullDatabaseMeansCurrent=true";
 
 	private JdbcStores() {
 	}
@@ -30,19 +42,16 @@ public final class JdbcStores {
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:3306. */
 	public static Store mariadb(DynamicPropertyRegistry registry) throws SQLException {
-		// nullDatabaseMeansCurrent: Iceberg's JdbcCatalog looks its tables up with a null
-		// catalog, which the driver otherwise takes as every database on the server, so
-		// another test's catalog tables would be taken for this one's
-		return use(new Store(JdbcTestDatabase.mariadb(), "root"), registry, "?nullDatabaseMeansCurrent=true");
+		return use(new Store(JdbcTestDatabase.mariadb(), "root"), "?" + MARIADB_CURRENT_DATABASE_ONLY, registry);
 	}
 
 	private static Store use(Store store, DynamicPropertyRegistry registry) throws SQLException {
-		return use(store, registry, "");
+		return use(store, "", registry);
 	}
 
-	private static Store use(Store store, DynamicPropertyRegistry registry, String urlParameters) throws SQLException {
+	private static Store use(Store store, String urlOptions, DynamicPropertyRegistry registry) throws SQLException {
 		store.database.create();
-		registry.add("spring.datasource.url", () -> store.database.url() + urlParameters);
+		registry.add("spring.datasource.url", () -> store.database.url() + urlOptions);
 		registry.add("spring.datasource.username", () -> store.user);
 		registry.add("spring.datasource.password", () -> "");
 		registry.add("idempotency.store.type", () -> "jdbc");
