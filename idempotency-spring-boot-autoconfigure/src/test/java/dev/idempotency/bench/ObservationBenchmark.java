@@ -37,7 +37,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@Fork(value = 1, jvmArgsAppend = { "-Xms2g", "-Xmx2g" })
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 public class ObservationBenchmark {
@@ -49,7 +49,10 @@ public class ObservationBenchmark {
 
 	private String replayKey;
 
-	@Setup(Level.Trial)
+	/**
+	 * A new store per iteration: the fresh keys of one iteration fit, none is evicted.
+	 */
+	@Setup(Level.Iteration)
 	public void setUp() {
 		ObservationRegistry observations = switch (this.registry) {
 			case "none" -> ObservationRegistry.NOOP;
@@ -61,14 +64,15 @@ public class ObservationBenchmark {
 				yield withMetrics;
 			}
 		};
-		this.engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE),
+		this.engine = new IdempotencyEngine(
+				new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE, 1L << 30),
 				IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, observations, false);
 		this.replayKey = TestKeys.newKey();
 		Decision first = this.engine.begin(EngineBenchmark.call(this.replayKey));
 		this.engine.succeeded(((Decision.Proceed) first).reservation(), EngineBenchmark.Payloads.RESPONSE);
 	}
 
-	@TearDown(Level.Trial)
+	@TearDown(Level.Iteration)
 	public void tearDown() {
 		this.engine.close();
 	}
