@@ -114,6 +114,12 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * Stops the heartbeat thread and waits up to 5 seconds for it to end. From now on
 	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()}
 	 * again: an owner without heartbeats would be taken over after one lease.
+	 * <p>
+	 * A run that still holds its lease (the application stops after its web server's
+	 * graceful shutdown gave up on it) is released, logged at WARN: a retry, on this node
+	 * or another, runs it again at once instead of after the lease, as after a crash.
+	 * What the cut run did before is not undone (under atomic completion its transaction
+	 * rolls back); should it still finish, it stores nothing.
 	 */
 	public void stop() {
 		this.heartbeat.stop();
@@ -326,6 +332,15 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (finish(reservation)) {
 			logger.info("Abandoned " + reservation + ": " + reason + "; " + this.model.afterAbandoning());
 			finished(ExecutionResult.ABANDONED, reservation);
+		}
+	}
+
+	/** A lease still held when the engine stops: released, see {@link #stop()}. */
+	void releaseAtStop(Reservation.Lease reservation) {
+		if (finish(reservation)) {
+			logger.warn(reservation + " released as the engine stops (the application is shutting down) before its"
+					+ " run finished; a retry runs it again at once instead of after the lease");
+			this.model.notRecorded(reservation, "the engine stopped", ExecutionResult.RELEASED);
 		}
 	}
 
