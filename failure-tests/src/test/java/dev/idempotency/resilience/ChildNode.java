@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@link ResilienceTestApplication} in a JVM of its own, so that it can be killed with
- * SIGKILL: no shutdown hook, no release, no last heartbeat. Its output goes to a log file
- * under {@code target/}.
+ * SIGKILL (no shutdown hook, no release, no last heartbeat) or stopped with SIGTERM. Its
+ * output goes to a log file under {@code target/}.
  */
 final class ChildNode implements AutoCloseable {
 
@@ -82,6 +82,19 @@ final class ChildNode implements AutoCloseable {
 		this.process.destroyForcibly();
 		if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
 			throw new IllegalStateException("the child node survived SIGKILL");
+		}
+		return this.process.exitValue();
+	}
+
+	/**
+	 * SIGTERM, as an orchestrator stops a node, then waits until the process is gone: its
+	 * shutdown hook closes the application (the web server's graceful shutdown first).
+	 */
+	int terminate(Duration timeout) throws InterruptedException {
+		this.process.destroy();
+		if (!this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+			throw new IllegalStateException(
+					"the child node did not exit within " + timeout + " of SIGTERM:\n" + logTail());
 		}
 		return this.process.exitValue();
 	}

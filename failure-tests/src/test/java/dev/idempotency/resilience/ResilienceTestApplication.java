@@ -56,6 +56,12 @@ public class ResilienceTestApplication {
 	 */
 	static final String DELAY_HEADER = "X-Test-Delay-Millis";
 
+	/**
+	 * Request header that makes {@code /slow} sleep through interrupts, as a handler
+	 * blocked where an interrupt does not reach (a socket read, a busy computation).
+	 */
+	static final String IGNORE_INTERRUPTS_HEADER = "X-Test-Ignore-Interrupts";
+
 	public static void main(String[] args) {
 		SpringApplication.run(ResilienceTestApplication.class, args);
 	}
@@ -149,9 +155,24 @@ public class ResilienceTestApplication {
 		@PostMapping("/slow")
 		@Idempotent
 		Map<String, Object> slow(@RequestHeader(name = "Idempotency-Key", required = false) String key,
-				@RequestHeader(name = DELAY_HEADER, defaultValue = "0") long delayMillis) throws InterruptedException {
+				@RequestHeader(name = DELAY_HEADER, defaultValue = "0") long delayMillis,
+				@RequestHeader(name = IGNORE_INTERRUPTS_HEADER, defaultValue = "false") boolean ignoreInterrupts)
+				throws InterruptedException {
 			int run = count("slow", key);
-			Thread.sleep(delayMillis);
+			if (!ignoreInterrupts) {
+				Thread.sleep(delayMillis);
+			}
+			else {
+				long end = System.nanoTime() + delayMillis * 1_000_000;
+				while (System.nanoTime() - end < 0) {
+					try {
+						Thread.sleep(Math.max(1, (end - System.nanoTime()) / 1_000_000));
+					}
+					catch (InterruptedException ex) {
+						// Sleeps on, as a handler that does not notice interrupts.
+					}
+				}
+			}
 			return Map.of("node", this.node, "run", run);
 		}
 

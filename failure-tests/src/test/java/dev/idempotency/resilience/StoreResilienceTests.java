@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -148,6 +149,40 @@ abstract class StoreResilienceTests {
 
 	// ---- crashed owner
 	// -------------------------------------------------------------------------
+
+	@Test
+	void anOwnerStoppedWithSigtermReleasesTheKeyOfARunItCannotFinishSoARetryElsewhereRunsAtOnce() throws Exception {
+		String key = TestKeys.newKey();
+		RecordId id = new RecordId(ANONYMOUS, key);
+		Map<String, String> properties = new LinkedHashMap<>(Settings.with(this.fixture.properties()));
+		// A lease that a retry would plainly wait out, and a graceful shutdown that gives
+		// up on the held request after 1 s.
+		properties.put("idempotency.lease", "60s");
+		properties.put("server.shutdown", "graceful");
+		properties.put("spring.lifecycle.timeout-per-shutdown-phase", "1s");
+		try (ChildNode child = ChildNode.start("sigterm-" + getClass().getSimpleName(), properties)) {
+			child.awaitReady(Duration.ofSeconds(60));
+			warmUp(child.uri("/orders"));
+			// A handler that an interrupt does not stop: the web server's shutdown cannot
+			// end it, so its run is still going when the node stops.
+			CompletableFuture<HttpResponse<byte[]>> held = Http.sendAsync(Http.post(child.uri("/slow"), key, "{}",
+					ResilienceTestApplication.DELAY_HEADER, Long.toString(Duration.ofMinutes(10).toMillis()),
+					ResilienceTestApplication.IGNORE_INTERRUPTS_HEADER, "true"));
+			awaitRecord(this.nodeA.store(), id, RecordState.IN_PROGRESS, Duration.ofSeconds(20));
+			assertInFlight(Http.send(slow(this.nodeA, key, Duration.ZERO)));
+
+			child.terminate(Duration.ofSeconds(60));
+			assertThat(held).as("the held request is cut").failsWithin(Duration.ofSeconds(5));
+
+			assertThat(this.nodeA.store().find(id)).as("released by the stopping node, not left to its lease")
+				.isEmpty();
+			HttpResponse<byte[]> retry = Http.send(slow(this.nodeA, key, Duration.ZERO));
+			assertThat(retry.statusCode()).as(Http.describe(retry)).isEqualTo(200);
+			assertThat(Http.replayed(retry)).isFalse();
+			assertThat(this.nodeA.runs("slow", key)).as("runs on the survivor").isEqualTo(1);
+			assertThat(child.logTail()).contains("released as the engine stops");
+		}
+	}
 
 	@Test
 	void aKilledOwnerBlocksItsKeyForAboutOneLeaseThenASurvivorRunsItOnce() throws Exception {

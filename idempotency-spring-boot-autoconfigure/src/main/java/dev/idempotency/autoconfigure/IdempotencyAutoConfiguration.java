@@ -10,6 +10,7 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -74,7 +75,7 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
 			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
-			ListableBeanFactory beanFactory) {
+			ObjectProvider<ObservationRegistry> observationRegistry, ListableBeanFactory beanFactory) {
 		IdempotencyStore available = store.getIfUnique();
 		if (available == null) {
 			throw new IdempotencyStoreNotFoundException(properties.getStore().getType(),
@@ -84,9 +85,12 @@ public final class IdempotencyAutoConfiguration {
 		// known.
 		LeaseMargin.check(settings, null, null);
 		// Every listener bean, in order: the application's own and the Micrometer
-		// binding.
+		// binding. Without an ObservationRegistry bean (Boot makes one with Actuator),
+		// nothing is observed and a call pays one check.
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
-				CompositeIdempotencyListener.of(listener.orderedStream().toList()));
+				CompositeIdempotencyListener.of(listener.orderedStream().toList()),
+				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP),
+				properties.getObservation().isKeyHash());
 	}
 
 	@Bean

@@ -102,6 +102,8 @@ public class IdempotencyProperties {
 
 	private final MethodDoor method = new MethodDoor();
 
+	private final Observation observation = new Observation();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -204,6 +206,10 @@ public class IdempotencyProperties {
 
 	public MethodDoor getMethod() {
 		return this.method;
+	}
+
+	public Observation getObservation() {
+		return this.observation;
 	}
 
 	/**
@@ -320,6 +326,27 @@ public class IdempotencyProperties {
 
 		public void setFormat(IdempotentCall.KeyFormat format) {
 			this.format = format;
+		}
+
+	}
+
+	/** The idempotency.request observation of each protected call. */
+	public static class Observation {
+
+		/**
+		 * Whether the observation carries the high-cardinality key idempotency.key.hash:
+		 * the first 16 hex digits of the SHA-256 of the key (as the engine keeps it: a
+		 * UUID in lower case), so that a trace can be found from a key. The key itself is
+		 * never a tag.
+		 */
+		private boolean keyHash;
+
+		public boolean isKeyHash() {
+			return this.keyHash;
+		}
+
+		public void setKeyHash(boolean keyHash) {
+			this.keyHash = keyHash;
 		}
 
 	}

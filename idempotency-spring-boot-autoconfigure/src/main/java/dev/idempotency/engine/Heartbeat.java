@@ -61,7 +61,10 @@ final class Heartbeat {
 		}
 	}
 
-	/** See {@link IdempotencyEngine#stop()}. */
+	/**
+	 * See {@link IdempotencyEngine#stop()}: ends the thread, then releases the leases of
+	 * runs still going, which no heartbeat would keep alive any more.
+	 */
 	void stop() {
 		ScheduledExecutorService executor;
 		synchronized (this.lifecycleMonitor) {
@@ -77,6 +80,9 @@ final class Heartbeat {
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 			}
+		}
+		for (Reservation.Lease reservation : this.running) {
+			this.engine.releaseAtStop(reservation);
 		}
 	}
 

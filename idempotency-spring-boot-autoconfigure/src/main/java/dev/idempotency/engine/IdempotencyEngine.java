@@ -15,6 +15,8 @@ import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -33,7 +35,9 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Reports to its {@link IdempotencyListener} exactly one {@link IdempotencyOutcome} per
  * call to {@link #begin}, and one {@link ExecutionResult} per run that held a
- * reservation.
+ * reservation. With an {@link ObservationRegistry}, each call with a key (or that needs
+ * one) is also one {@code idempotency.request} observation, from {@link #begin} to the
+ * decision, or for a call that runs, to the end of its run.
  *
  * @since 0.1.0
  */
@@ -62,6 +66,8 @@ public class IdempotencyEngine implements AutoCloseable {
 	/** What the mode does its own way, chosen once. */
 	private final ProtocolModel model;
 
+	private final RequestObservations observations;
+
 	/**
 	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first
 	 * call to {@link #begin} if nothing started it before; {@link #stop()} (or
@@ -69,6 +75,18 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
 			IdempotencyListener listener) {
+		this(store, settings, clock, listener, ObservationRegistry.NOOP, false);
+	}
+
+	/**
+	 * An engine that also makes each call an {@code idempotency.request} observation in
+	 * {@code observationRegistry}.
+	 * @param observeKeyHash whether the observation carries the high-cardinality key
+	 * {@code idempotency.key.hash} (the first 16 hex digits of the SHA-256 of the key);
+	 * the key itself never
+	 */
+	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
+			IdempotencyListener listener, ObservationRegistry observationRegistry, boolean observeKeyHash) {
 		this.store = store;
 		this.settings = settings;
 		this.clock = clock;
@@ -77,6 +95,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		this.keyWindow = new KeyWindow(settings, clock);
 		this.model = (settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
 				? new RecordAfterSuccessModel(this) : new LeaseModel(this, this.heartbeat);
+		this.observations = new RequestObservations(observationRegistry, observeKeyHash, settings.mode(), store.name());
 	}
 
 	/**
@@ -95,6 +114,12 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * Stops the heartbeat thread and waits up to 5 seconds for it to end. From now on
 	 * {@link #begin} refuses keyed calls (503 store-unavailable) until {@link #start()}
 	 * again: an owner without heartbeats would be taken over after one lease.
+	 * <p>
+	 * A run that still holds its lease (the application stops after its web server's
+	 * graceful shutdown gave up on it) is released, logged at WARN: a retry, on this node
+	 * or another, runs it again at once instead of after the lease, as after a crash.
+	 * What the cut run did before is not undone (under atomic completion its transaction
+	 * rolls back); should it still finish, it stores nothing.
 	 */
 	public void stop() {
 		this.heartbeat.stop();
@@ -141,6 +166,27 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * a stored response, or refuse it. One store round trip for a new key.
 	 */
 	public Decision begin(IdempotentCall call) {
+		Observation observation = this.observations.start(call);
+		if (observation == null) {
+			return decide(call, null);
+		}
+		Decision decision;
+		try {
+			decision = decide(call, observation);
+		}
+		catch (RuntimeException ex) {
+			// Such as a request body too large to fingerprint: nothing ran.
+			RequestObservations.stop(observation, ObservedOutcome.REFUSED, ex);
+			throw ex;
+		}
+		if (!(decision instanceof Decision.Proceed proceed) || proceed.reservation() == null) {
+			// A call that runs is observed until its run is finished.
+			RequestObservations.stop(observation, ObservedOutcome.of(decision));
+		}
+		return decision;
+	}
+
+	private Decision decide(IdempotentCall call, @Nullable Observation observation) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
 				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError
@@ -171,8 +217,11 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
+		if (observation != null && this.observations.keyHash()) {
+			RequestObservations.keyHash(observation, key.value());
+		}
 		RecordId id = new RecordId(storableScope(call.scope()), storableKey(key.value()));
-		return this.model.begin(id, call, this.keyWindow.retentionFor(key));
+		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation);
 	}
 
 	/**
@@ -291,6 +340,15 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (finish(reservation)) {
 			logger.info("Abandoned " + reservation + ": " + reason + "; " + this.model.afterAbandoning());
 			finished(ExecutionResult.ABANDONED, reservation);
+		}
+	}
+
+	/** A lease still held when the engine stops: released, see {@link #stop()}. */
+	void releaseAtStop(Reservation.Lease reservation) {
+		if (finish(reservation)) {
+			logger.warn(reservation + " released as the engine stops (the application is shutting down) before its"
+					+ " run finished; a retry runs it again at once instead of after the lease");
+			this.model.notRecorded(reservation, "the engine stopped", ExecutionResult.RELEASED);
 		}
 	}
 
@@ -415,6 +473,10 @@ public class IdempotencyEngine implements AutoCloseable {
 			logger.debug("result=" + result.name().toLowerCase(java.util.Locale.ROOT) + " operation="
 					+ reservation.operation() + " key=" + reservation.id().key() + " scope="
 					+ Fingerprints.sha256Hex(reservation.id().scope()).substring(0, 12));
+		}
+		Observation observation = reservation.observation();
+		if (observation != null) {
+			RequestObservations.stop(observation, ObservedOutcome.of(result));
 		}
 		this.listener.onExecutionFinished(result, reservation.operation());
 	}

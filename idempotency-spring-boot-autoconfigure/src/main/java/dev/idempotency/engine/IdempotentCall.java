@@ -19,10 +19,12 @@ import java.util.function.Supplier;
  * earlier fingerprint format (or another fingerprint setting): a record holding one of
  * them was made by the same request, so that records made before an upgrade still replay.
  * Called only when a record's fingerprint differs from {@code fingerprint}.
+ * @param door the front door that makes the call (the {@code idempotency.door} of its
+ * observation)
  * @since 0.1.0
  */
 public record IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
-		String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {
+		String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints, Door door) {
 
 	public IdempotentCall {
 		Objects.requireNonNull(scope, "scope");
@@ -31,12 +33,41 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		Objects.requireNonNull(operation, "operation");
 		Objects.requireNonNull(fingerprint, "fingerprint");
 		Objects.requireNonNull(earlierFingerprints, "earlierFingerprints");
+		Objects.requireNonNull(door, "door");
 	}
 
-	/** A call whose fingerprint has no earlier format. */
+	/** A call of the HTTP door. */
+	public IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
+			String operation, Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {
+		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, earlierFingerprints, Door.HTTP);
+	}
+
+	/** A call of the HTTP door whose fingerprint has no earlier format. */
 	public IdempotentCall(String scope, List<String> keyValues, KeyFormat keyFormat, boolean keyRequired,
 			String operation, Supplier<String> fingerprint) {
-		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, List::of);
+		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, List::of, Door.HTTP);
+	}
+
+	/** The front door that makes a call. */
+	public enum Door {
+
+		/** The {@code Idempotency-Key} header on an HTTP request. */
+		HTTP("http"),
+
+		/** An {@code @Idempotent} bean method with a key expression. */
+		METHOD("method");
+
+		private final String tag;
+
+		Door(String tag) {
+			this.tag = tag;
+		}
+
+		/** The value of the observation's {@code idempotency.door}. */
+		public String tag() {
+			return this.tag;
+		}
+
 	}
 
 	/** How a key is validated. */

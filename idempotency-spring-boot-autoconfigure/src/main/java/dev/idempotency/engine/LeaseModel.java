@@ -9,8 +9,10 @@ import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Lease mode: the call reserves its key before the operation runs and owns the record
@@ -32,7 +34,7 @@ final class LeaseModel implements ProtocolModel {
 	}
 
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention) {
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation) {
 		String operation = call.operation();
 		if (!this.heartbeat.ensureRunning()) {
 			return this.engine.reject(IdempotencyOutcome.STORE_ERROR, operation,
@@ -57,7 +59,7 @@ final class LeaseModel implements ProtocolModel {
 			}
 			if (result instanceof ReserveResult.Acquired acquired) {
 				Reservation.Lease reservation = new Reservation.Lease(id, ownerToken, operation, acquired.takenOver(),
-						reserveStart);
+						reserveStart, observation);
 				this.heartbeat.keepAlive(reservation);
 				this.engine.report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED,
 						operation, id);

@@ -4,6 +4,8 @@ import java.time.Duration;
 
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What each mode of the protocol ({@link IdempotencySettings.Mode}) does its own way: how
@@ -14,9 +16,10 @@ interface ProtocolModel {
 
 	/**
 	 * Decides a call with a valid key: run it, replay, or refuse (also when the store
-	 * fails).
+	 * fails). A reservation it makes carries {@code observation}, stopped when its run is
+	 * {@link IdempotencyEngine#finished finished}.
 	 */
-	Decision begin(RecordId id, IdempotentCall call, Duration retention);
+	Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation);
 
 	/** Whether an answer with this status is recorded in this mode. */
 	boolean records(int status);

@@ -9,6 +9,7 @@ import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -37,7 +38,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 * have left during a change of mode).
 	 */
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention) {
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation) {
 		String operation = call.operation();
 		String fingerprint = call.fingerprint().get();
 		Instant deadline = this.engine.inFlightDeadline();
@@ -51,7 +52,8 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			}
 			if (found.isEmpty()) {
 				this.engine.report(IdempotencyOutcome.EXECUTED, operation, id);
-				return new Decision.Proceed(new Reservation.RecordAfterSuccess(id, operation, fingerprint, retention));
+				return new Decision.Proceed(
+						new Reservation.RecordAfterSuccess(id, operation, fingerprint, retention, observation));
 			}
 			fingerprint = IdempotencyEngine.sameRequestFingerprint(found.get(), fingerprint, call);
 			Decision decision = this.engine.answerExisting(found.get(), fingerprint, operation, deadline);

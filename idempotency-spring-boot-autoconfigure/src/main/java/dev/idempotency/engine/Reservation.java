@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.store.RecordId;
+import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One run of an operation under its key, finished exactly once: a {@link Lease} in lease
@@ -19,9 +21,12 @@ public abstract sealed class Reservation permits Reservation.Lease, Reservation.
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
-	private Reservation(RecordId id, String operation) {
+	private final @Nullable Observation observation;
+
+	private Reservation(RecordId id, String operation, @Nullable Observation observation) {
 		this.id = id;
 		this.operation = operation;
+		this.observation = observation;
 	}
 
 	public RecordId id() {
@@ -38,6 +43,14 @@ public abstract sealed class Reservation permits Reservation.Lease, Reservation.
 	 */
 	public boolean takenOver() {
 		return false;
+	}
+
+	/**
+	 * The call's observation, stopped when the run is reported finished; none: not
+	 * observed.
+	 */
+	@Nullable Observation observation() {
+		return this.observation;
 	}
 
 	boolean finished() {
@@ -66,8 +79,9 @@ public abstract sealed class Reservation permits Reservation.Lease, Reservation.
 
 		private volatile long lastBeatNanos;
 
-		Lease(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos) {
-			super(id, operation);
+		Lease(RecordId id, String ownerToken, String operation, boolean takenOver, long reservedNanos,
+				@Nullable Observation observation) {
+			super(id, operation, observation);
 			this.ownerToken = ownerToken;
 			this.takenOver = takenOver;
 			this.lastBeatNanos = reservedNanos;
@@ -107,8 +121,9 @@ public abstract sealed class Reservation permits Reservation.Lease, Reservation.
 
 		private final Duration retention;
 
-		RecordAfterSuccess(RecordId id, String operation, String fingerprint, Duration retention) {
-			super(id, operation);
+		RecordAfterSuccess(RecordId id, String operation, String fingerprint, Duration retention,
+				@Nullable Observation observation) {
+			super(id, operation, observation);
 			this.fingerprint = fingerprint;
 			this.retention = retention;
 		}

@@ -54,7 +54,7 @@ record IdempotentOperation(Method method, Class<?> targetClass, boolean declared
 	IdempotentCall call(String scope, @Nullable Object keyValue, Supplier<String> fingerprint) {
 		KeyFormat keyFormat = KeyFormat.chosen(this.keyFormats.toArray(KeyFormat[]::new), KeyFormat.OPAQUE);
 		return new IdempotentCall(scope, (keyValue != null) ? List.of(keyValue.toString()) : List.of(), keyFormat,
-				this.keyRequired, this.name, fingerprint);
+				this.keyRequired, this.name, fingerprint, List::of, IdempotentCall.Door.METHOD);
 	}
 
 }

@@ -139,10 +139,19 @@ class IdempotencyEngineProtocolTests {
 		ScriptedStore store = new ScriptedStore();
 		c.script().accept(store);
 		IdempotencyEngine engine = engine(store, settings(c.mode(), c.failureMode(), store.waits));
-		assertThat(describe(engine.begin(call()))).isEqualTo(c.decision());
+		Decision decision = engine.begin(call());
+		assertThat(describe(decision)).isEqualTo(c.decision());
 		assertThat(this.outcomes).containsExactly(c.outcome());
 		assertThat(this.results).isEmpty();
 		assertThat(store.unused()).as("scripted answers never asked for").isZero();
+		if (decision instanceof Decision.Proceed proceed && proceed.reservation() instanceof Reservation.Lease) {
+			// The engine stops while the run goes on (the application shuts down): the
+			// lease is released, not left to run out.
+			store.release(() -> true);
+			engine.close();
+			assertThat(this.results).containsExactly(ExecutionResult.RELEASED);
+			assertThat(store.unused()).isZero();
+		}
 	}
 
 	static Stream<FinishCase> succeededCases() {

@@ -9,10 +9,14 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
+import dev.idempotency.engine.Fingerprints;
 import dev.idempotency.engine.IdempotencyErrorType;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -55,6 +59,37 @@ class IdempotentMethodInterceptorTests {
 				.allSatisfy((receipt) -> assertThat(receipt).isInstanceOf(Receipt.class));
 			assertThat(payments.runs()).isEqualTo(2);
 		});
+	}
+
+	@Test
+	void eachCallIsAnObservationOfTheMethodDoor() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.runner.withBean(ObservationRegistry.class, () -> observations).run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			payments.pay(new Charge("order-observed", 250));
+			payments.pay(new Charge("order-observed", 250));
+			TestObservationRegistryAssert.assertThat(observations)
+				.hasNumberOfObservationsWithNameEqualTo("idempotency.request", 2)
+				.forAllObservationsWithNameEqualTo("idempotency.request",
+						(observation) -> observation.hasLowCardinalityKeyValue("idempotency.door", "method")
+							.doesNotHaveHighCardinalityKeyValueWithKey("idempotency.key.hash"))
+				.hasAnObservationWithAKeyValue("idempotency.outcome", "executed")
+				.hasAnObservationWithAKeyValue("idempotency.outcome", "replayed");
+		});
+	}
+
+	@Test
+	void theKeysHashIsInTheObservationOnlyWhenAPropertyAsks() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.runner.withBean(ObservationRegistry.class, () -> observations)
+			.withPropertyValues("idempotency.observation.key-hash=true")
+			.run((context) -> {
+				context.getBean(Payments.class).pay(new Charge("order-hashed", 250));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasSingleObservationThat()
+					.hasHighCardinalityKeyValue("idempotency.key.hash",
+							Fingerprints.sha256Hex("order-hashed").substring(0, 16));
+			});
 	}
 
 	@Test

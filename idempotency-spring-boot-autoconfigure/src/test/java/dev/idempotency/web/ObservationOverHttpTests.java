@@ -1,0 +1,134 @@
+package dev.idempotency.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+
+import dev.idempotency.testing.TestKeys;
+import io.micrometer.tracing.test.simple.SimpleSpan;
+import io.micrometer.tracing.test.simple.SimpleTracer;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * With Actuator's metrics and a tracing bridge, as an application has them: each keyed
+ * request is one {@code idempotency.request} observation, which is a timer in
+ * {@code /actuator/metrics} tagged by outcome, door, model and store (never the key), and
+ * a span in the request's own trace, a replay included.
+ */
+@SpringBootTest(classes = { HttpDoorTestApplication.class, ObservationOverHttpTests.Tracing.class },
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = "management.endpoints.web.exposure.include=metrics")
+class ObservationOverHttpTests {
+
+	private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	private final ObjectMapper json = new ObjectMapper();
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private SimpleTracer tracer;
+
+	@Test
+	void theTimerIsInActuatorMetricsWithItsTagsAndWithoutTheKey() throws Exception {
+		String key = TestKeys.newKey();
+		assertThat(post("/echo", key).statusCode()).isEqualTo(200);
+		assertThat(post("/echo", key).headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		HttpResponse<String> metric = get("/actuator/metrics/idempotency.request");
+		assertThat(metric.statusCode()).as(metric.body()).isEqualTo(200);
+		Map<String, List<String>> tags = availableTags(this.json.readTree(metric.body()));
+		assertThat(tags.get("idempotency.outcome")).contains("executed", "replayed");
+		assertThat(tags.get("idempotency.door")).containsExactly("http");
+		assertThat(tags.get("idempotency.model")).containsExactly("lease");
+		assertThat(tags.get("idempotency.store")).containsExactly("memory");
+		assertThat(metric.body()).doesNotContain(key);
+		HttpResponse<String> replays = get(
+				"/actuator/metrics/idempotency.request?tag=idempotency.outcome:replayed&tag=idempotency.door:http");
+		assertThat(replays.statusCode()).as(replays.body()).isEqualTo(200);
+		assertThat(count(this.json.readTree(replays.body()))).isGreaterThanOrEqualTo(1.0);
+		assertThat(get("/actuator/metrics/idempotency.request.active").statusCode()).isEqualTo(200);
+		assertThat(get("/actuator/metrics/idempotency.requests").statusCode()).as("the engine's counter is still there")
+			.isEqualTo(200);
+	}
+
+	@Test
+	void aReplayIsASpanInTheRequestsTrace() throws Exception {
+		String key = TestKeys.newKey();
+		assertThat(post("/echo", key).statusCode()).isEqualTo(200);
+		this.tracer.getSpans().clear();
+		assertThat(post("/echo", key).headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		SimpleSpan replay = this.tracer.getSpans()
+			.stream()
+			.filter((span) -> "idempotency.request".equals(span.getName()))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no idempotency.request span in " + this.tracer.getSpans()));
+		assertThat(replay.getTags()).containsEntry("idempotency.outcome", "replayed")
+			.containsEntry("idempotency.door", "http");
+		assertThat(replay.getTags().values()).doesNotContain(key);
+		SimpleSpan server = this.tracer.getSpans()
+			.stream()
+			.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no server span in " + this.tracer.getSpans()));
+		assertThat(replay.getTraceId()).isEqualTo(server.getTraceId());
+		assertThat(replay.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
+	}
+
+	private static Map<String, List<String>> availableTags(JsonNode metric) {
+		Map<String, List<String>> tags = new java.util.TreeMap<>();
+		for (JsonNode tag : metric.get("availableTags")) {
+			List<String> values = new java.util.ArrayList<>();
+			tag.get("values").forEach((value) -> values.add(value.asString()));
+			tags.put(tag.get("tag").asString(), values);
+		}
+		return tags;
+	}
+
+	private static double count(JsonNode metric) {
+		for (JsonNode measurement : metric.get("measurements")) {
+			if ("COUNT".equals(measurement.get("statistic").asString())) {
+				return measurement.get("value").asDouble();
+			}
+		}
+		return 0;
+	}
+
+	private HttpResponse<String> get(String path) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpResponse<String> post(String path, String key) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.header("Idempotency-Key", key)
+			.header("Content-Type", "text/plain")
+			.POST(HttpRequest.BodyPublishers.ofString("hello"))
+			.build();
+		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Tracing {
+
+		@Bean
+		SimpleTracer simpleTracer() {
+			return new SimpleTracer();
+		}
+
+	}
+
+}
