@@ -64,7 +64,7 @@ def colour(name):
 
 def draw(node, x, level, scale, height, out):
     width = node["count"] * scale
-    if width < 0.3:
+    if width < 1:
         return
     y = height - (level + 1) * ROW
     label = node["name"].split("/")[-1]
