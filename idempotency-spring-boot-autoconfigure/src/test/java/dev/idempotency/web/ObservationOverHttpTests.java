@@ -4,12 +4,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.idempotency.testing.TestKeys;
 import io.micrometer.tracing.test.simple.SimpleSpan;
 import io.micrometer.tracing.test.simple.SimpleTracer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
@@ -79,11 +82,16 @@ class ObservationOverHttpTests {
 		assertThat(replay.getTags()).containsEntry("idempotency.outcome", "replayed")
 			.containsEntry("idempotency.door", "http");
 		assertThat(replay.getTags().values()).doesNotContain(key);
-		SimpleSpan server = this.tracer.getSpans()
-			.stream()
-			.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
-			.findFirst()
-			.orElseThrow(() -> new AssertionError("no server span in " + this.tracer.getSpans()));
+		// The server's observation stops, and names its span, after the response went
+		// out:
+		// the client can read the answer before that
+		SimpleSpan server = Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> this.tracer.getSpans()
+				.stream()
+				.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
+				.findFirst(), Optional::isPresent)
+			.orElseThrow();
 		assertThat(replay.getTraceId()).isEqualTo(server.getTraceId());
 		assertThat(replay.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
 	}

@@ -16,8 +16,6 @@ class ScanPlanExpiryOnMariaDbTests extends ScanPlanExpiryTests {
 	@DynamicPropertySource
 	static void store(DynamicPropertyRegistry registry) throws SQLException {
 		database = JdbcStores.mariadb(registry);
-		// As in ScanPlanningOnMariaDbTests: JdbcCatalog's tables of this database only.
-		registry.add("spring.datasource.url", () -> database.database().url() + "?nullDatabaseMeansCurrent=true");
 	}
 
 	@AfterAll

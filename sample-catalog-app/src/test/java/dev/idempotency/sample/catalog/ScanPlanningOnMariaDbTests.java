@@ -20,9 +20,6 @@ class ScanPlanningOnMariaDbTests extends ScanPlanningTests {
 	@DynamicPropertySource
 	static void store(DynamicPropertyRegistry registry) throws SQLException {
 		database = JdbcStores.mariadb(registry);
-		// Iceberg's JdbcCatalog asks the driver for its tables in any database; without
-		// this it finds those of another database on the shared server and creates none.
-		registry.add("spring.datasource.url", () -> database.database().url() + "?nullDatabaseMeansCurrent=true");
 	}
 
 	@AfterAll
