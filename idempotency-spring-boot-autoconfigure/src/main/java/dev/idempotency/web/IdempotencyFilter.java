@@ -167,10 +167,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				return;
 			}
 			if (transactions.began(exchange) && this.engine.joinedTransactionIsEmpty()) {
-				// The handler wrote nothing: no write for the record to be atomic with.
-				// The
-				// empty transaction ends with nothing sent, and the answer is recorded
-				// alone, a round trip less than in the transaction and its commit.
+				// The handler wrote nothing: no write for the record to be atomic
+				// with. The empty transaction ends with nothing sent, and the answer
+				// is recorded alone, a round trip less than in the transaction.
 				if (transactions.commit(exchange)) {
 					finish(reservation, exchange, true);
 				}

@@ -221,8 +221,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(connections));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
-		this.emptyTransactionsTold = transactionalCompletion && PGJDBC_PRESENT
-				&& dialect == JdbcIdempotencyDialect.POSTGRESQL;
+		this.emptyTransactionsTold = PGJDBC_PRESENT && dialect == JdbcIdempotencyDialect.POSTGRESQL;
 		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
 		JdbcIdempotencyStatements statements = reserveAsynchronousCommit
 				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table)
