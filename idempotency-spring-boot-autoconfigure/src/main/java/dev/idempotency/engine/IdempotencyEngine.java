@@ -14,6 +14,7 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.StoredResponse;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -166,13 +167,27 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * a stored response, or refuse it. One store round trip for a new key.
 	 */
 	public Decision begin(IdempotentCall call) {
+		return begin(call, false);
+	}
+
+	/**
+	 * Decides what to do with a call, as {@link #begin(IdempotentCall)}, and tells the
+	 * store whether the run that follows completes atomically: the door records its
+	 * answer with {@link #succeededInTransaction} in the transaction of the operation's
+	 * own writes, on the store's database, or else releases the key. A store may then
+	 * make the reservation less durable than the completion
+	 * ({@link ReserveRequest#atomicCompletion()}).
+	 * @param atomicCompletion whether the run completes atomically; {@code false} is
+	 * always safe
+	 */
+	public Decision begin(IdempotentCall call, boolean atomicCompletion) {
 		Observation observation = this.observations.start(call);
 		if (observation == null) {
-			return decide(call, null);
+			return decide(call, null, atomicCompletion);
 		}
 		Decision decision;
 		try {
-			decision = decide(call, observation);
+			decision = decide(call, observation, atomicCompletion);
 		}
 		catch (RuntimeException ex) {
 			// Such as a request body too large to fingerprint: nothing ran.
@@ -186,7 +201,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		return decision;
 	}
 
-	private Decision decide(IdempotentCall call, @Nullable Observation observation) {
+	private Decision decide(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
 				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError
@@ -221,7 +236,7 @@ public class IdempotencyEngine implements AutoCloseable {
 			RequestObservations.keyHash(observation, key.value());
 		}
 		RecordId id = new RecordId(storableScope(call.scope()), storableKey(key.value()));
-		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation);
+		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion);
 	}
 
 	/**

@@ -34,7 +34,8 @@ final class LeaseModel implements ProtocolModel {
 	}
 
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation) {
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+			boolean atomicCompletion) {
 		String operation = call.operation();
 		if (!this.heartbeat.ensureRunning()) {
 			return this.engine.reject(IdempotencyOutcome.STORE_ERROR, operation,
@@ -51,7 +52,7 @@ final class LeaseModel implements ProtocolModel {
 			ReserveResult result;
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.engine.settings().lease().duration(), retention);
+						this.engine.settings().lease().duration(), retention, atomicCompletion);
 				result = this.engine.timed("reserve", () -> this.engine.store().reserve(request));
 			}
 			catch (RuntimeException ex) {

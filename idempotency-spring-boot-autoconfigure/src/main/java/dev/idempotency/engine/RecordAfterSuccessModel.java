@@ -38,7 +38,8 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 * have left during a change of mode).
 	 */
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation) {
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+			boolean atomicCompletion) {
 		String operation = call.operation();
 		String fingerprint = call.fingerprint().get();
 		Instant deadline = this.engine.inFlightDeadline();

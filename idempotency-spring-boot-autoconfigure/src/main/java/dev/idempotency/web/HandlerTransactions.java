@@ -106,6 +106,14 @@ public class HandlerTransactions {
 		return true;
 	}
 
+	/**
+	 * Whether the store is known to join the door's transactions: checked on the first
+	 * protected request, so {@code false} until then.
+	 */
+	boolean storeJoins() {
+		return this.checked && this.storeJoins;
+	}
+
 	/** Logs, once per handler method, that an asynchronous handler runs without it. */
 	void asynchronous(Method handler) {
 		if (this.warnedAsynchronous.add(handler)) {

@@ -152,10 +152,11 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// The body is read only here, by the fingerprint, once the key is valid.
 			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
 					this.jsonFingerprint);
-			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
-					(annotation != null) ? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat)
-							: this.keyFormat,
-					keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints));
+			decision = this.engine.begin(
+					new IdempotentCall(this.scopeResolver.resolveScope(request), keys, (annotation != null)
+							? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat) : this.keyFormat,
+							keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
+					completesAtomically(handlerMethod));
 		}
 		catch (RequestTooLargeException ex) {
 			decision = new Decision.Reject(
@@ -179,6 +180,18 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return false;
 		}
 		throw new IdempotencyRejectedException(((Decision.Reject) decision).error(), this.problemTypeBase);
+	}
+
+	/**
+	 * Whether a run of this handler will complete atomically (its answer recorded in the
+	 * door's transaction, which the store joins), as far as the door knows before the key
+	 * is reserved: not before the first protected request checked that the store joins,
+	 * and never for a handler that answers later.
+	 */
+	private boolean completesAtomically(@Nullable HandlerMethod handlerMethod) {
+		HandlerTransactions transactions = this.transactions;
+		return transactions != null && transactions.storeJoins() && handlerMethod != null
+				&& !this.answeredLater.computeIfAbsent(handlerMethod.getMethod(), IdempotencyInterceptor::answersLater);
 	}
 
 	/**

@@ -102,9 +102,9 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 					(initializer != null) ? initializer.whyNotCreated()
 							: "liquibase-core is not on the classpath, so the starter cannot create it");
 		}
-		boolean reserveAsynchronousCommit = properties.getPostgresql().isReserveAsynchronousCommit();
-		if (reserveAsynchronousCommit && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
-			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true"
+		JdbcIdempotencyStore.ReserveCommit reserveCommit = properties.getPostgresql().getReserveAsynchronousCommit();
+		if (reserveCommit == JdbcIdempotencyStore.ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on"
 					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
 		}
 		// Atomic completion by default where it can be: the records beside the
@@ -113,7 +113,7 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		boolean joins = (transactionalCompletion != null) ? transactionalCompletion
 				: target == applicationDataSource.getIfUnique();
 		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(), joins, properties.getQueryTimeout(),
-				reserveAsynchronousCommit);
+				reserveCommit);
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.jdbc;
 import java.time.Duration;
 
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore.ReserveCommit;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -153,20 +154,27 @@ public class IdempotencyJdbcStoreProperties {
 	public static class Postgresql {
 
 		/**
-		 * Whether a reservation commits without waiting for its WAL flush
+		 * Which reservations commit without waiting for their WAL flush
 		 * (synchronous_commit set to 'off' for the reservation's own transaction only;
-		 * completion, release and heartbeat stay durable). A crash of the PostgreSQL
-		 * server (not of the application) within about 3 x wal_writer_delay (600 ms by
-		 * default) after a reservation can lose it, so a retry may run the operation a
-		 * second time. Start-up fails when it is set on another database.
+		 * completion, release and heartbeat stay durable). 'with-atomic-completion': only
+		 * a reservation whose answer the HTTP door then records in the handler's
+		 * transaction on this database; that durable commit comes after it in the same
+		 * WAL, so a crash of the server cannot lose the reservation and keep the
+		 * handler's writes there (it can only free the key of a run whose other effects,
+		 * outside this database, may still happen). 'on': every reservation; a crash of
+		 * the PostgreSQL server (not of the application) within about 3 x
+		 * wal_writer_delay (600 ms by default) after a reservation can lose it, so a
+		 * retry may run the operation a second time ('true' is read as 'on'; start-up
+		 * fails when it is set on another database). 'off' ('false'): every reservation
+		 * is durable.
 		 */
-		private boolean reserveAsynchronousCommit;
+		private ReserveCommit reserveAsynchronousCommit = ReserveCommit.WITH_ATOMIC_COMPLETION;
 
-		public boolean isReserveAsynchronousCommit() {
+		public ReserveCommit getReserveAsynchronousCommit() {
 			return this.reserveAsynchronousCommit;
 		}
 
-		public void setReserveAsynchronousCommit(boolean reserveAsynchronousCommit) {
+		public void setReserveAsynchronousCommit(ReserveCommit reserveAsynchronousCommit) {
 			this.reserveAsynchronousCommit = reserveAsynchronousCommit;
 		}
 

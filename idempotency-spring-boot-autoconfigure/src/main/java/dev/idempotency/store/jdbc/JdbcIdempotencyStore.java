@@ -62,8 +62,11 @@ import org.springframework.util.ClassUtils;
  * with the business write.
  * <p>
  * On PostgreSQL a reservation can be made to commit without waiting for its WAL flush
- * ({@code reserveAsynchronousCommit}): still one statement, which sets
- * {@code synchronous_commit = off} for its own transaction only.
+ * ({@link ReserveCommit}): still one statement, which sets
+ * {@code synchronous_commit = off} for its own transaction only; for every reservation
+ * ({@link ReserveCommit#ON}), or only for those whose run completes atomically
+ * ({@link ReserveCommit#WITH_ATOMIC_COMPLETION}), where the completion's durable commit
+ * follows it in the same WAL.
  *
  * @since 0.1.0
  */
@@ -111,9 +114,15 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	private final boolean emptyTransactionsTold;
 
-	private final boolean reserveAsynchronousCommit;
+	private final ReserveCommit reserveCommit;
 
 	private final List<String> reserveSql;
+
+	/**
+	 * The reservation that commits asynchronously, for the requests that
+	 * {@link #reserveCommit} allows it; {@code null} when none may.
+	 */
+	private final @Nullable List<String> asynchronousReserveSql;
 
 	/**
 	 * MariaDB: a fresh key's reservation as one plain insert, and the read of a row that
@@ -202,7 +211,29 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
 			boolean transactionalCompletion, Duration queryTimeout, boolean reserveAsynchronousCommit) {
-		if (reserveAsynchronousCommit && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+		this(dataSource, dialect, tableName, transactionalCompletion, queryTimeout,
+				reserveAsynchronousCommit ? ReserveCommit.ON : ReserveCommit.OFF);
+	}
+
+	/**
+	 * Creates a store, with reservations that commit without waiting for their WAL flush
+	 * as {@code reserveCommit} says (PostgreSQL only).
+	 * @param dataSource where the table lives
+	 * @param dialect the SQL dialect of that database
+	 * @param tableName the table, a plain SQL identifier
+	 * @param transactionalCompletion whether {@link #complete} and
+	 * {@link #recordCompleted} join the caller's transaction on the same data source
+	 * @param queryTimeout the longest the store waits for its database in one round trip;
+	 * zero for no limit (see above)
+	 * @param reserveCommit which reservations commit asynchronously
+	 * @throws IllegalArgumentException if {@link ReserveCommit#ON} is asked for on
+	 * another database than PostgreSQL ({@link ReserveCommit#WITH_ATOMIC_COMPLETION} is
+	 * durable there: they have no per-transaction equivalent)
+	 * @since 0.1.0
+	 */
+	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
+			boolean transactionalCompletion, Duration queryTimeout, ReserveCommit reserveCommit) {
+		if (reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
 			throw new IllegalArgumentException("An asynchronous commit of the reservation (synchronous_commit = off)"
 					+ " exists on PostgreSQL only, not on " + dialect);
 		}
@@ -222,11 +253,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.transactionalCompletion = transactionalCompletion;
 		this.emptyTransactionsTold = PGJDBC_PRESENT && dialect == JdbcIdempotencyDialect.POSTGRESQL;
-		this.reserveAsynchronousCommit = reserveAsynchronousCommit;
-		JdbcIdempotencyStatements statements = reserveAsynchronousCommit
-				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table)
-				: dialect.statements(table);
+		boolean asynchronous = (dialect == JdbcIdempotencyDialect.POSTGRESQL)
+				&& Objects.requireNonNull(reserveCommit, "reserveCommit") != ReserveCommit.OFF;
+		this.reserveCommit = asynchronous ? reserveCommit : ReserveCommit.OFF;
+		JdbcIdempotencyStatements statements = dialect.statements(table);
 		this.reserveSql = statements.reserve();
+		this.asynchronousReserveSql = asynchronous
+				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table).reserve() : null;
 		this.reserveByInsertSql = (dialect == JdbcIdempotencyDialect.MARIADB)
 				? List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, table),
 						MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, table))
@@ -270,8 +303,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		for (int attempt = 1;; attempt++) {
 			@Nullable ReserveResult result;
 			try {
-				result = (this.reserveSql.size() == 1) ? oneStatement("reserve", () -> reserveOnce(request))
-						: inOwnTransaction("reserve", () -> reserveOnce(request));
+				List<String> sql = reserveSql(request);
+				result = (sql.size() == 1) ? oneStatement("reserve", () -> reserveOnce(sql, request))
+						: inOwnTransaction("reserve", () -> reserveOnce(sql, request));
 			}
 			catch (IdempotencyStoreException ex) {
 				// A race lost on a new key (H2) or a deadlock victim: the transaction
@@ -329,11 +363,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/** One attempt; {@code null} when the row seen was missing or already outdated. */
-	private @Nullable ReserveResult reserveOnce(ReserveRequest request) {
-		for (int i = 0; i < this.reserveSql.size() - 1; i++) {
-			reserveStatement(this.reserveSql.get(i), request).update();
+	private @Nullable ReserveResult reserveOnce(List<String> sql, ReserveRequest request) {
+		for (int i = 0; i < sql.size() - 1; i++) {
+			reserveStatement(sql.get(i), request).update();
 		}
-		return readReservation(this.reserveSql.get(this.reserveSql.size() - 1), request);
+		return readReservation(sql.get(sql.size() - 1), request);
 	}
 
 	/**
@@ -584,10 +618,30 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Whether a reservation commits without waiting for its WAL flush (PostgreSQL only).
+	 * Whether every reservation commits without waiting for its WAL flush (PostgreSQL
+	 * only).
 	 */
 	public boolean reserveAsynchronousCommit() {
-		return this.reserveAsynchronousCommit;
+		return this.reserveCommit == ReserveCommit.ON;
+	}
+
+	/**
+	 * Which reservations commit without waiting for their WAL flush: always
+	 * {@link ReserveCommit#OFF} but on PostgreSQL.
+	 * @since 0.1.0
+	 */
+	public ReserveCommit reserveCommit() {
+		return this.reserveCommit;
+	}
+
+	/** The statements of a reservation for this request. */
+	private List<String> reserveSql(ReserveRequest request) {
+		List<String> asynchronous = this.asynchronousReserveSql;
+		if (asynchronous != null && (this.reserveCommit == ReserveCommit.ON
+				|| (request.atomicCompletion() && this.transactionalCompletion))) {
+			return asynchronous;
+		}
+		return this.reserveSql;
 	}
 
 	/**
@@ -676,6 +730,36 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	static long micros(Duration duration) {
 		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
 		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
+	}
+
+	/**
+	 * Which reservations commit without waiting for their WAL flush
+	 * ({@code synchronous_commit = off} for the reservation's own transaction only);
+	 * completion, release, heartbeat and recording stay durable. PostgreSQL only.
+	 *
+	 * @since 0.1.0
+	 */
+	public enum ReserveCommit {
+
+		/** Every reservation is durable. */
+		OFF,
+
+		/**
+		 * Every reservation commits asynchronously: a crash of the database server can
+		 * lose one made in the moments before it, whatever follows it.
+		 */
+		ON,
+
+		/**
+		 * Only a reservation whose run completes atomically
+		 * ({@link ReserveRequest#atomicCompletion()}) commits asynchronously: the
+		 * completion's durable commit, and any write of the operation in this database,
+		 * come after it in the same WAL, so a crash that loses the reservation loses them
+		 * too. Elsewhere (another database, another kind of run) reservations are
+		 * durable.
+		 */
+		WITH_ATOMIC_COMPLETION
+
 	}
 
 }

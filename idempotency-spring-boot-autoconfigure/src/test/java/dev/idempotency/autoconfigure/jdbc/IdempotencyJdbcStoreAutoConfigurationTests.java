@@ -245,8 +245,21 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			.run((context) -> {
 				JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
 				assertThat(store.reserveAsynchronousCommit()).isTrue();
+				assertThat(store.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.ON);
 				assertThat(store.reserve(request())).isInstanceOf(ReserveResult.Acquired.class);
 			}));
+	}
+
+	/** The default: asynchronous where an atomic completion follows, on PostgreSQL. */
+	@Test
+	void reserveAsynchronousCommitIsWithAtomicCompletionByDefaultOnPostgresql() throws Exception {
+		withPostgres((postgres) -> postgres
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).reserveCommit())
+				.isEqualTo(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)));
+		withPostgres((postgres) -> postgres
+			.withPropertyValues("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=false")
+			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).reserveCommit())
+				.isEqualTo(JdbcIdempotencyStore.ReserveCommit.OFF)));
 	}
 
 	/** An option that would silently do nothing elsewhere fails the start instead. */
@@ -254,20 +267,23 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 	void reserveAsynchronousCommitOnAnotherDatabaseFailsTheStartNamingTheProperty() {
 		this.runner
 			.withPropertyValues("idempotency.store.type=jdbc",
-					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true")
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(IllegalStateException.class)
 				.hasMessageContaining(
-						"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=true needs PostgreSQL")
+						"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on needs PostgreSQL")
 				.hasMessageContaining("H2"));
 	}
 
+	/** Elsewhere the default is durable: no per-transaction equivalent. */
 	@Test
-	void reserveAsynchronousCommitIsOffByDefault() {
-		this.runner.withPropertyValues("idempotency.store.type=jdbc")
-			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).reserveAsynchronousCommit())
-				.isFalse());
+	void reserveAsynchronousCommitIsOffByDefaultOnAnotherDatabase() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {
+			JdbcIdempotencyStore store = context.getBean(JdbcIdempotencyStore.class);
+			assertThat(store.reserveAsynchronousCommit()).isFalse();
+			assertThat(store.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.OFF);
+		});
 	}
 
 	/** Never a healthy-looking app that refuses every request: no table, no start. */

@@ -61,8 +61,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * driver sends {@code BEGIN} with the transaction's first statement; a handler that
  * writes nothing leaves that transaction empty, and the completion then runs alone in
  * auto-commit (2 round trips in all), where inside the transaction it would have cost the
- * commit's round trip as well. Each count is per request, the mean of {@link #REQUESTS}
- * sequential requests after a warm-up.
+ * commit's round trip as well. A lease's reservation, which an atomic completion follows,
+ * is the variant that commits without waiting for its WAL flush (the default
+ * {@code reserve-asynchronous-commit=with-atomic-completion}). Each count is per request,
+ * the mean of {@link #REQUESTS} sequential requests after a warm-up.
  */
 class StatementsPerRequestTests {
 
@@ -103,6 +105,10 @@ class StatementsPerRequestTests {
 						+ " the completion, the commit")
 				.isEqualTo(4.0);
 			assertThat(replayed.get("round trips")).as("round trips of a replay").isEqualTo(1.0);
+			assertThat(fresh.getOrDefault("asynchronous commit statements", 0.0))
+				.as("a lease's reservation commits asynchronously, since an atomic completion follows it; nothing"
+						+ " else does")
+				.isEqualTo("lease".equals(mode) ? 1.0 : 0.0);
 		}
 	}
 
@@ -122,6 +128,9 @@ class StatementsPerRequestTests {
 			.isEqualTo(2.0);
 		assertThat(fresh.getOrDefault("rollback", 0.0)).isZero();
 		assertThat(replayed.get("round trips")).as("round trips of a replay").isEqualTo(1.0);
+		assertThat(fresh.getOrDefault("asynchronous commit statements", 0.0))
+			.as("a lease's reservation commits asynchronously, since an atomic completion follows it")
+			.isEqualTo("lease".equals(mode) ? 1.0 : 0.0);
 	}
 
 	/**
@@ -291,6 +300,10 @@ class StatementsPerRequestTests {
 						String name = method.getName();
 						if (name.equals("commit") || name.equals("rollback") || name.startsWith("set")) {
 							this.counts.count(name.equals("setAutoCommit") ? name + "(" + args[0] + ")" : name);
+						}
+						if (name.startsWith("prepare") && args[0] instanceof String sql
+								&& sql.contains("'synchronous_commit', 'off'")) {
+							this.counts.count("asynchronous commit statements");
 						}
 						Object result = invoke(connection, method, args);
 						if (result instanceof Statement statement) {

@@ -3,18 +3,21 @@ package dev.idempotency.store.jdbc;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.store.RecordId;
+import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /** The JDBC store on the PostgreSQL server at 127.0.0.1:5432, in a schema of its own. */
 class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTests {
@@ -81,14 +84,7 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	void aReservationCommitsWithItsOwnSynchronousCommitAndTheConnectionKeepsTheDefault() throws Exception {
 		String table = "sync_probe";
 		createSchema(table);
-		try (Connection admin = this.dataSource.getConnection(); Statement ddl = admin.createStatement()) {
-			ddl.execute("CREATE TABLE sync_log (seq BIGSERIAL PRIMARY KEY, op TEXT, setting TEXT, pid INT)");
-			ddl.execute("CREATE FUNCTION sync_observe() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-					+ " INSERT INTO sync_log (op, setting, pid)"
-					+ " VALUES (TG_OP, current_setting('synchronous_commit'), pg_backend_pid()); RETURN NULL; END $$");
-			ddl.execute("CREATE TRIGGER sync_probe_observed AFTER INSERT OR UPDATE OR DELETE ON " + table
-					+ " FOR EACH ROW EXECUTE FUNCTION sync_observe()");
-		}
+		observeSynchronousCommit(table);
 		try (HikariDataSource single = this.database.dataSource(1)) {
 			JdbcIdempotencyStore probe = store(single, table, false);
 			String reserve = expectedReserveSynchronousCommit();
@@ -112,25 +108,97 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 				.as("a recorded response is final: durable")
 				.isEmpty();
 
-			assertThat(observed(single)).containsExactly("INSERT " + reserve, "UPDATE " + reserve, "UPDATE on",
+			assertThat(observed(single, table)).containsExactly("INSERT " + reserve, "UPDATE " + reserve, "UPDATE on",
 					"UPDATE on", "INSERT " + reserve, "DELETE on", "INSERT on");
-			try (Connection connection = single.getConnection(); Statement statement = connection.createStatement()) {
-				try (ResultSet show = statement.executeQuery("SHOW synchronous_commit")) {
-					show.next();
-					assertThat(show.getString(1)).as("the pooled connection keeps the default").isEqualTo("on");
-				}
-				try (ResultSet processes = statement
-					.executeQuery("SELECT COUNT(DISTINCT pid) = 1 AND MIN(pid) = pg_backend_pid() FROM sync_log")) {
-					processes.next();
-					assertThat(processes.getBoolean(1)).as("every write came through this same connection").isTrue();
-				}
+			assertKeepsTheDefaultOnOneConnection(single, table);
+		}
+	}
+
+	/**
+	 * The default of the auto-configuration: only a reservation whose run completes
+	 * atomically, in a transaction the store joins, commits asynchronously; one that is
+	 * not told so, or told so by a store that does not join, stays durable.
+	 */
+	@Test
+	void withAtomicCompletionOnlyTheReservationsOfAtomicRunsCommitAsynchronously() throws Exception {
+		String table = "sync_atomic_probe";
+		createSchema(table);
+		observeSynchronousCommit(table);
+		try (HikariDataSource single = this.database.dataSource(1)) {
+			JdbcIdempotencyStore joining = new JdbcIdempotencyStore(single, JdbcIdempotencyDialect.POSTGRESQL, table,
+					true, Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
+			JdbcIdempotencyStore dedicated = new JdbcIdempotencyStore(single, JdbcIdempotencyDialect.POSTGRESQL, table,
+					false, Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
+			assertThat(joining.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
+			assertThat(joining.reserveAsynchronousCommit()).isFalse();
+
+			RecordId atomic = newId();
+			String owner = token();
+			assertThat(joining.reserve(atomic(request(atomic, "fp", owner, LONG_LEASE))))
+				.isInstanceOf(ReserveResult.Acquired.class);
+			assertThat(joining.complete(atomic, owner, response(201, "{}"))).isTrue();
+			assertThat(joining.reserve(request(newId(), "fp", token(), LONG_LEASE)))
+				.isInstanceOf(ReserveResult.Acquired.class);
+			assertThat(dedicated.reserve(atomic(request(newId(), "fp", token(), LONG_LEASE))))
+				.isInstanceOf(ReserveResult.Acquired.class);
+
+			assertThat(observed(single, table)).containsExactly("INSERT off", "UPDATE on", "INSERT on", "INSERT on");
+			assertKeepsTheDefaultOnOneConnection(single, table);
+		}
+	}
+
+	/** On another database the default is durable, and only 'on' fails. */
+	@Test
+	void withAtomicCompletionIsDurableAndOnFailsOnAnotherDialect() {
+		assertThat(new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.MARIADB, "t", true, Duration.ZERO,
+				JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)
+			.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.OFF);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.MARIADB, "t", true,
+					Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.ON))
+			.withMessageContaining("PostgreSQL only");
+	}
+
+	private static ReserveRequest atomic(ReserveRequest request) {
+		return new ReserveRequest(request.id(), request.fingerprint(), request.operation(), request.ownerToken(),
+				request.lease(), request.retention(), true);
+	}
+
+	private void observeSynchronousCommit(String table) throws Exception {
+		try (Connection admin = this.dataSource.getConnection(); Statement ddl = admin.createStatement()) {
+			ddl.execute(
+					"CREATE TABLE IF NOT EXISTS sync_log (seq BIGSERIAL PRIMARY KEY, tab TEXT, op TEXT, setting TEXT, pid INT)");
+			ddl.execute("CREATE OR REPLACE FUNCTION sync_observe() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+					+ " INSERT INTO sync_log (tab, op, setting, pid) VALUES (TG_TABLE_NAME, TG_OP,"
+					+ " current_setting('synchronous_commit'), pg_backend_pid()); RETURN NULL; END $$");
+			ddl.execute("CREATE TRIGGER " + table + "_observed AFTER INSERT OR UPDATE OR DELETE ON " + table
+					+ " FOR EACH ROW EXECUTE FUNCTION sync_observe()");
+		}
+	}
+
+	/**
+	 * None of the setting stays on the pooled connection, and every write came through it
+	 * (the pool has one connection).
+	 */
+	private static void assertKeepsTheDefaultOnOneConnection(DataSource single, String table) throws Exception {
+		try (Connection connection = single.getConnection(); Statement statement = connection.createStatement()) {
+			try (ResultSet show = statement.executeQuery("SHOW synchronous_commit")) {
+				show.next();
+				assertThat(show.getString(1)).as("the pooled connection keeps the default").isEqualTo("on");
+			}
+			try (ResultSet processes = statement
+				.executeQuery("SELECT COUNT(DISTINCT pid) = 1 AND MIN(pid) = pg_backend_pid() FROM sync_log"
+						+ " WHERE tab = '" + table + "'")) {
+				processes.next();
+				assertThat(processes.getBoolean(1)).as("every write came through this same connection").isTrue();
 			}
 		}
 	}
 
-	private static List<String> observed(DataSource dataSource) {
+	private static List<String> observed(DataSource dataSource, String table) {
 		return JdbcClient.create(dataSource)
-			.sql("SELECT op || ' ' || setting FROM sync_log ORDER BY seq")
+			.sql("SELECT op || ' ' || setting FROM sync_log WHERE tab = :table ORDER BY seq")
+			.param("table", table)
 			.query(String.class)
 			.list();
 	}
