@@ -6,7 +6,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.internal.IdempotentCall.KeyFormat;
 
 /**
  * Makes an operation safe to retry with an idempotency key: the first request with a key

@@ -4,10 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.method.IdempotentMethodInterceptor;
 import dev.idempotency.method.IdempotentMethodPostProcessor;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.springframework.beans.factory.ListableBeanFactory;

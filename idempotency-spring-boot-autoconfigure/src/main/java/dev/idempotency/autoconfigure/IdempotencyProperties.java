@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;

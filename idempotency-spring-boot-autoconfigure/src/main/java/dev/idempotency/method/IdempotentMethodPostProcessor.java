@@ -8,7 +8,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.internal.IdempotentCall.KeyFormat;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;

@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.internal.IdempotentCall;
+import dev.idempotency.core.internal.IdempotentCall.KeyFormat;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;

@@ -9,10 +9,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
-import dev.idempotency.engine.Answer;
-import dev.idempotency.engine.AtomicOutcome;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.core.internal.Answer;
+import dev.idempotency.core.internal.AtomicOutcome;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;

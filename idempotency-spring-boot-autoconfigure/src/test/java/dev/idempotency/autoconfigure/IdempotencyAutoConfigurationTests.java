@@ -4,10 +4,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.method.IdempotentMethodInterceptor;
 import dev.idempotency.method.IdempotentMethodPostProcessor;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -110,13 +110,15 @@ class IdempotencyAutoConfigurationTests {
 					.bindTo(registry);
 				IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
 				for (int i = 0; i < 5; i++) {
-					dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall(
-							"anonymous", java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-							dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
-					assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+					dev.idempotency.core.internal.Decision decision = engine
+						.begin(new dev.idempotency.core.internal.IdempotentCall("anonymous",
+								java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+								dev.idempotency.core.internal.IdempotentCall.KeyFormat.UUID_V7, false, "op",
+								() -> "fp"));
+					assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 					engine.succeeded(
-							java.util.Objects
-								.requireNonNull(((dev.idempotency.engine.Decision.Proceed) decision).reservation()),
+							java.util.Objects.requireNonNull(
+									((dev.idempotency.core.internal.Decision.Proceed) decision).reservation()),
 							new dev.idempotency.store.StoredResponse(200, java.util.Map.of(), new byte[0]));
 				}
 				assertThat(registry.get("idempotency.store.memory.evictions").functionCounter().count()).isEqualTo(2.0);
@@ -223,7 +225,7 @@ class IdempotencyAutoConfigurationTests {
 		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			assertThat(context).hasSingleBean(MicrometerIdempotencyListener.class);
 			context.getBean(MicrometerIdempotencyListener.class)
-				.onOutcome(dev.idempotency.engine.IdempotencyOutcome.REPLAYED, "op");
+				.onOutcome(dev.idempotency.core.IdempotencyOutcome.REPLAYED, "op");
 			assertThat(context.getBean(MeterRegistry.class)
 				.get(MicrometerIdempotencyListener.METER_NAME)
 				.tag("outcome", "replayed")
@@ -237,10 +239,11 @@ class IdempotencyAutoConfigurationTests {
 	void storeCallsAreTimedAndTheStoreReportsItsHealth() {
 		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
-			dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall("s",
-					java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-					dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
-			assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+			dev.idempotency.core.internal.Decision decision = engine
+				.begin(new dev.idempotency.core.internal.IdempotentCall("s",
+						java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+						dev.idempotency.core.internal.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+			assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 			assertThat(context.getBean(MeterRegistry.class)
 				.get(MicrometerIdempotencyListener.TIMER_NAME)
 				.tag("call", "reserve")

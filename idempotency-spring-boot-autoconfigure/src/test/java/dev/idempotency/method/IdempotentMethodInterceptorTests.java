@@ -6,11 +6,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.internal.Fingerprints;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

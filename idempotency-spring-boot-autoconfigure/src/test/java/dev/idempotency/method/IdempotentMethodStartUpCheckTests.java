@@ -3,7 +3,7 @@ package dev.idempotency.method;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.internal.IdempotentCall.KeyFormat;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

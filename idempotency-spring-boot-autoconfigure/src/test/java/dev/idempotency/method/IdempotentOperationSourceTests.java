@@ -3,7 +3,7 @@ package dev.idempotency.method;
 import java.lang.reflect.Method;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.internal.IdempotentCall;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.expression.ParseException;
