@@ -7,9 +7,9 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
  * Reports an {@code @Idempotent} method that the method door cannot protect (a key
- * expression that does not parse, more than one key format, a result that cannot be
- * replayed) as "APPLICATION FAILED TO START", naming the bean, the method, the expression
- * and the reason. Registered in META-INF/spring.factories.
+ * expression that does not parse, a result that cannot be replayed) as "APPLICATION
+ * FAILED TO START", naming the bean, the method, the expression and the reason.
+ * Registered in META-INF/spring.factories.
  */
 class InvalidIdempotentMethodFailureAnalyzer extends AbstractFailureAnalyzer<InvalidIdempotentMethodException> {
 

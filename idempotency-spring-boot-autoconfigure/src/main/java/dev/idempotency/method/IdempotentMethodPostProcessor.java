@@ -8,7 +8,6 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.core.internal.IdempotentCall.KeyFormat;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;
@@ -31,9 +30,9 @@ import org.springframework.util.ReflectionUtils;
  * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
  * interface-based ones for beans with interfaces.
  * <p>
- * A method whose key expression does not parse, that names more than one key format, or
- * that returns a future, a publisher or a {@code ResponseEntity} is refused when its bean
- * is created, with an {@link InvalidIdempotentMethodException} naming the bean.
+ * A method whose key expression does not parse, or that returns a future, a publisher or
+ * a {@code ResponseEntity} is refused when its bean is created, with an
+ * {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
@@ -82,11 +81,11 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 
 	/**
 	 * Refuses what the method door cannot protect, naming the bean and the method, so
-	 * that the start-up fails instead of every call. A key expression must parse, and at
-	 * most one key format be named. A future or a publisher is not the operation's
-	 * result: storing it would store nothing useful and replaying it would answer a
-	 * result that never comes. An {@code HttpEntity} ({@code ResponseEntity}) cannot be
-	 * read back from JSON, so every call would run and then fail.
+	 * that the start-up fails instead of every call. A key expression must parse. A
+	 * future or a publisher is not the operation's result: storing it would store nothing
+	 * useful and replaying it would answer a result that never comes. An
+	 * {@code HttpEntity} ({@code ResponseEntity}) cannot be read back from JSON, so every
+	 * call would run and then fail.
 	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
 	private void checkMethods(String beanName, Class<?> targetClass) {
@@ -99,13 +98,6 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 					+ Stream.of(method.getParameterTypes())
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
-			try {
-				KeyFormat.chosen(annotation.keyFormat(), KeyFormat.OPAQUE);
-			}
-			catch (IllegalArgumentException ex) {
-				throw new InvalidIdempotentMethodException(beanName, where, null, String.valueOf(ex.getMessage()),
-						"Name one key format in keyFormat, or none for the default.", ex);
-			}
 			if (annotation.key().isEmpty()) {
 				return;
 			}

@@ -113,8 +113,7 @@ class IdempotencyAutoConfigurationTests {
 					dev.idempotency.core.internal.Decision decision = engine
 						.begin(new dev.idempotency.core.internal.IdempotentCall("anonymous",
 								java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-								dev.idempotency.core.internal.IdempotentCall.KeyFormat.UUID_V7, false, "op",
-								() -> "fp"));
+								dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
 					assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 					engine.succeeded(
 							java.util.Objects.requireNonNull(
@@ -242,7 +241,7 @@ class IdempotencyAutoConfigurationTests {
 			dev.idempotency.core.internal.Decision decision = engine
 				.begin(new dev.idempotency.core.internal.IdempotentCall("s",
 						java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-						dev.idempotency.core.internal.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+						dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
 			assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 			assertThat(context.getBean(MeterRegistry.class)
 				.get(MicrometerIdempotencyListener.TIMER_NAME)

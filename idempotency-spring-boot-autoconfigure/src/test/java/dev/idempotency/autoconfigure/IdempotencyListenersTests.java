@@ -5,6 +5,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
@@ -56,8 +57,7 @@ class IdempotencyListenersTests {
 	}
 
 	private static IdempotentCall call() {
-		return new IdempotentCall("scope", List.of(TestKeys.newKey()), IdempotentCall.KeyFormat.UUID_V7, false, "op",
-				() -> "fp");
+		return new IdempotentCall("scope", List.of(TestKeys.newKey()), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 	private static IdempotencyListener recording(List<String> heard, String name) {

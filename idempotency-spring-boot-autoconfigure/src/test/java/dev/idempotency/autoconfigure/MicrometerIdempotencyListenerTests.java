@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
@@ -86,7 +87,7 @@ class MicrometerIdempotencyListenerTests {
 	}
 
 	private static IdempotentCall call(String key) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 }

@@ -13,6 +13,7 @@ import java.util.UUID;
 
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -55,7 +56,7 @@ public final class ObservationCpuCost {
 	}
 
 	static IdempotentCall call(String key) {
-		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID, false, "createTable",
+		return new IdempotentCall("anonymous", List.of(key), KeyFormat.UUID, false, "createTable",
 				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, "application/json", REQUEST));
 	}
 

@@ -25,6 +25,7 @@ import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencySettings.FailureMode;
 import dev.idempotency.core.IdempotencySettings.Mode;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Answer;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -173,8 +174,8 @@ public abstract class IdempotencyStoreContractTests {
 		}
 
 		private Decision begin(IdempotencyEngine engine, RecordId id, String fingerprint) {
-			return engine.begin(new IdempotentCall(id.scope(), List.of(id.key()), IdempotentCall.KeyFormat.OPAQUE,
-					false, "contract-op", () -> fingerprint));
+			return engine.begin(new IdempotentCall(id.scope(), List.of(id.key()), KeyFormat.OPAQUE, false,
+					"contract-op", () -> fingerprint));
 		}
 
 		private Reservation proceeds(Decision decision) {

@@ -209,6 +209,7 @@ public class IdempotencyEngine implements AutoCloseable {
 				case UUID_V7 -> IdempotencyKey.parseUuidV7(raw);
 				case UUID -> IdempotencyKey.parseUuid(raw);
 				case OPAQUE -> IdempotencyKey.opaque(raw);
+				case DEFAULT -> throw new IllegalStateException("IdempotentCall refuses DEFAULT");
 			};
 		}
 		catch (InvalidIdempotencyKeyException ex) {

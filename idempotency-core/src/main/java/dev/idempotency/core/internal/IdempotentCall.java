@@ -4,13 +4,16 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import dev.idempotency.core.KeyFormat;
+
 /**
  * One protected call as a front door presents it to the engine.
  *
  * @param scope whom the key belongs to
  * @param keyValues the key as received: empty when absent; more than one value is an
  * error
- * @param keyFormat how the key is validated
+ * @param keyFormat how the key is validated (not {@link KeyFormat#DEFAULT}: the door
+ * resolves it)
  * @param keyRequired whether a missing key is an error
  * @param operation the operation's name
  * @param fingerprint computes the request's fingerprint (only called when a key is
@@ -30,6 +33,9 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		Objects.requireNonNull(scope, "scope");
 		keyValues = List.copyOf(keyValues);
 		Objects.requireNonNull(keyFormat, "keyFormat");
+		if (keyFormat == KeyFormat.DEFAULT) {
+			throw new IllegalArgumentException("keyFormat: the door resolves DEFAULT to a format");
+		}
 		Objects.requireNonNull(operation, "operation");
 		Objects.requireNonNull(fingerprint, "fingerprint");
 		Objects.requireNonNull(earlierFingerprints, "earlierFingerprints");
@@ -66,41 +72,6 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		/** The value of the observation's {@code idempotency.door}. */
 		public String tag() {
 			return this.tag;
-		}
-
-	}
-
-	/** How a key is validated. */
-	public enum KeyFormat {
-
-		/**
-		 * An RFC 9562 UUIDv7, its time checked against the key-age window (the Iceberg
-		 * rule, the HTTP door's default).
-		 */
-		UUID_V7,
-
-		/**
-		 * Any RFC 9562 UUID (version 1 to 8); a UUIDv7 among them has its time checked
-		 * against the key-age window, the others carry no time.
-		 */
-		UUID,
-
-		/**
-		 * 1 to 255 visible ASCII characters, taken as sent; no key-age window (the method
-		 * door's default).
-		 */
-		OPAQUE;
-
-		/**
-		 * The one format an annotation names, else {@code otherwise}.
-		 * @throws IllegalArgumentException if it names more than one
-		 */
-		public static KeyFormat chosen(KeyFormat[] named, KeyFormat otherwise) {
-			if (named.length > 1) {
-				throw new IllegalArgumentException("@Idempotent(keyFormat = ...) takes one format, got "
-						+ List.of(named) + "; remove all but one");
-			}
-			return (named.length == 1) ? named[0] : otherwise;
 		}
 
 	}

@@ -10,6 +10,7 @@ import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testing.TestKeys;
@@ -62,7 +63,7 @@ class IdempotencyEngineFullStoreTests {
 	}
 
 	private static IdempotentCall call(String key) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 }

@@ -15,6 +15,7 @@ import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -66,7 +67,7 @@ class IdempotencyEngineHeartbeatTests {
 	}
 
 	private IdempotentCall call(String key) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 	@Test

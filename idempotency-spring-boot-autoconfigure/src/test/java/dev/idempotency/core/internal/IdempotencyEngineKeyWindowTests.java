@@ -11,6 +11,7 @@ import java.util.Map;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -88,7 +89,7 @@ class IdempotencyEngineKeyWindowTests {
 	}
 
 	private static IdempotentCall call(String key) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 	static final class SettableClock extends Clock {

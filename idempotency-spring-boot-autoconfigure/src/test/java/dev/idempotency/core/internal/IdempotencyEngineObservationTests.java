@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -84,8 +85,7 @@ class IdempotencyEngineObservationTests {
 			engine.begin(call(key, "other body"));
 			engine.begin(call(key, "fp"));
 			engine.begin(call("not-a-uuid", "fp"));
-			engine.begin(
-					new IdempotentCall("scope", List.of(), IdempotentCall.KeyFormat.UUID_V7, true, "op", () -> "fp"));
+			engine.begin(new IdempotentCall("scope", List.of(), KeyFormat.UUID_V7, true, "op", () -> "fp"));
 			assertThat(outcomes()).containsExactly("mismatch", "in-flight", "refused", "refused");
 		}
 	}
@@ -93,8 +93,7 @@ class IdempotencyEngineObservationTests {
 	@Test
 	void aCallWithoutAKeyThatNeedsNoneIsNotObserved() {
 		try (IdempotencyEngine engine = engine(IdempotencySettings.defaults(), false)) {
-			engine.begin(
-					new IdempotentCall("scope", List.of(), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+			engine.begin(new IdempotentCall("scope", List.of(), KeyFormat.UUID_V7, false, "op", () -> "fp"));
 			TestObservationRegistryAssert.assertThat(this.registry).doesNotHaveAnyObservation();
 		}
 	}
@@ -134,10 +133,10 @@ class IdempotencyEngineObservationTests {
 	void aBodyTooLargeToFingerprintIsRefusedWithItsError() {
 		try (IdempotencyEngine engine = engine(IdempotencySettings.defaults(), false)) {
 			IllegalStateException tooLarge = new IllegalStateException("too large");
-			assertThatRuntimeException().isThrownBy(() -> engine.begin(new IdempotentCall("scope",
-					List.of(TestKeys.newKey()), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> {
-						throw tooLarge;
-					})));
+			assertThatRuntimeException().isThrownBy(() -> engine
+				.begin(new IdempotentCall("scope", List.of(TestKeys.newKey()), KeyFormat.UUID_V7, false, "op", () -> {
+					throw tooLarge;
+				})));
 			TestObservationRegistryAssert.assertThat(this.registry)
 				.hasSingleObservationThat()
 				.hasLowCardinalityKeyValue("idempotency.outcome", "refused")
@@ -150,8 +149,8 @@ class IdempotencyEngineObservationTests {
 	void theMethodDoorIsItsOwnDoorAndTheKeyHashIsThereOnlyWhenAsked() {
 		try (IdempotencyEngine engine = engine(IdempotencySettings.defaults(), true)) {
 			String key = "order-42";
-			Decision decision = engine.begin(new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.OPAQUE,
-					false, "Orders.place", () -> "fp", List::of, IdempotentCall.Door.METHOD));
+			Decision decision = engine.begin(new IdempotentCall("scope", List.of(key), KeyFormat.OPAQUE, false,
+					"Orders.place", () -> "fp", List::of, IdempotentCall.Door.METHOD));
 			engine.succeeded(((Decision.Proceed) decision).reservation(), OK);
 			TestObservationRegistryAssert.assertThat(this.registry)
 				.hasSingleObservationThat()
@@ -183,8 +182,7 @@ class IdempotencyEngineObservationTests {
 	}
 
 	private static IdempotentCall call(String key, String fingerprint) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op",
-				() -> fingerprint);
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> fingerprint);
 	}
 
 	private static IdempotencyStore failingStore() {

@@ -21,6 +21,7 @@ import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencySettings.FailureMode;
 import dev.idempotency.core.IdempotencySettings.Mode;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
@@ -374,8 +375,8 @@ class IdempotencyEngineProtocolTests {
 		assertThat(describe(engine.begin(call(List.of(), false)))).isEqualTo("proceed unprotected");
 		assertThat(describe(engine.begin(call(List.of(), true)))).isEqualTo("reject 400 key-required");
 		assertThat(describe(engine.begin(call(List.of("a", "b"), false)))).isEqualTo("reject 400 invalid-key");
-		assertThat(describe(engine.begin(new IdempotentCall("scope", List.of("not-a-uuid"),
-				IdempotentCall.KeyFormat.UUID, false, "op", () -> FP))))
+		assertThat(describe(engine
+			.begin(new IdempotentCall("scope", List.of("not-a-uuid"), KeyFormat.UUID, false, "op", () -> FP))))
 			.isEqualTo("reject 400 invalid-key");
 		assertThat(this.outcomes).containsExactly(IdempotencyOutcome.UNPROTECTED, IdempotencyOutcome.INVALID_KEY,
 				IdempotencyOutcome.INVALID_KEY, IdempotencyOutcome.INVALID_KEY);
@@ -456,12 +457,12 @@ class IdempotencyEngineProtocolTests {
 	}
 
 	private static IdempotentCall call() {
-		return new IdempotentCall("scope", List.of(ID.key()), IdempotentCall.KeyFormat.OPAQUE, false, "op", () -> FP,
+		return new IdempotentCall("scope", List.of(ID.key()), KeyFormat.OPAQUE, false, "op", () -> FP,
 				() -> List.of(EARLIER_FP));
 	}
 
 	private static IdempotentCall call(List<String> keys, boolean required) {
-		return new IdempotentCall("scope", keys, IdempotentCall.KeyFormat.OPAQUE, required, "op", () -> FP);
+		return new IdempotentCall("scope", keys, KeyFormat.OPAQUE, required, "op", () -> FP);
 	}
 
 	private static StoredResponse response(int status, int bodyBytes) {
