@@ -5,6 +5,9 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
+import dev.idempotency.core.ResultCodec;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.method.IdempotentMethodInterceptor;
 import dev.idempotency.method.IdempotentMethodPostProcessor;
@@ -58,6 +61,18 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
 			assertThat(settings.inFlight().status().status()).isEqualTo(409);
 			assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.LEASE);
+		});
+	}
+
+	@Test
+	void theTemplateRunsOnTheAutoConfiguredEngineAndStore() {
+		this.web.run((context) -> {
+			IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+			IdempotentRequest request = IdempotentRequest.of("order-7", "placeOrder", new byte[] { 7 });
+			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed")).isEqualTo("placed");
+			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed again")).isEqualTo("placed");
+			assertThat(context.getBean(InMemoryIdempotencyStore.class)
+				.inspect(IdempotencyEngine.recordIds("", "order-7").get(0))).isPresent();
 		});
 	}
 
