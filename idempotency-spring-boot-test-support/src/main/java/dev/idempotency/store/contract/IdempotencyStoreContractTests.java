@@ -1,4 +1,4 @@
-package dev.idempotency.store;
+package dev.idempotency.store.contract;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -31,6 +31,16 @@ import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
+import dev.idempotency.store.CompletedRecordRequest;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.InspectedRecord;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
