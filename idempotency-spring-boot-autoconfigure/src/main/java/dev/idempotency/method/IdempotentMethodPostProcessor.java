@@ -1,5 +1,6 @@
 package dev.idempotency.method;
 
+import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
@@ -16,17 +17,20 @@ import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class, and
- * applies the {@link IdempotentMethodInterceptor} to those methods (to every method for
- * an annotated class). Like Spring's own {@code @Async} and {@code @Retryable} support it
- * needs no AspectJ and no auto-proxy creator, adds itself to a bean that is already a
- * proxy, and follows the application's proxy settings: class-based proxies when
+ * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class,
+ * except a controller whose annotations have no key expression (the HTTP door's alone),
+ * and applies the {@link IdempotentMethodInterceptor} to those methods (to every method
+ * for an annotated class). Like Spring's own {@code @Async} and {@code @Retryable}
+ * support it needs no AspectJ and no auto-proxy creator, adds itself to a bean that is
+ * already a proxy, and follows the application's proxy settings: class-based proxies when
  * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
  * interface-based ones for beans with interfaces.
  * <p>
@@ -60,8 +64,34 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 		Pointcut onClass = new AnnotationMatchingPointcut(Idempotent.class, true);
 		Pointcut onMethod = new AnnotationMatchingPointcut(null, Idempotent.class, true);
 		MethodInterceptor lazy = (invocation) -> interceptor.get().invoke(invocation);
-		this.advisor = new DefaultPointcutAdvisor(new ComposablePointcut(onClass).union(onMethod), lazy);
+		this.advisor = new DefaultPointcutAdvisor(new ComposablePointcut(onClass).union(onMethod)
+			.intersection(IdempotentMethodPostProcessor::hasKeyOrIsNoController), lazy);
 		setBeforeExistingAdvisors(true);
+	}
+
+	/**
+	 * Whether the method door proxies a class with {@code @Idempotent} on it or on a
+	 * method: unless it is a controller whose annotations have no key expression. Those
+	 * handlers are the HTTP door's alone (the header is their key), so the controller is
+	 * left as it is. Any other bean with a keyless annotation is proxied, so that calling
+	 * such a method outside a web request fails with the reason.
+	 */
+	static boolean hasKeyOrIsNoController(Class<?> targetClass) {
+		if (!AnnotatedElementUtils.hasAnnotation(targetClass, Controller.class)) {
+			return true;
+		}
+		Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
+		if (onClass != null && !onClass.key().isEmpty()) {
+			return true;
+		}
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(targetClass,
+				ReflectionUtils.USER_DECLARED_METHODS)) {
+			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+			if (onMethod != null && !onMethod.key().isEmpty()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
