@@ -38,10 +38,8 @@ import tools.jackson.databind.ObjectMapper;
  * engine; the {@link IdempotentOperationSource} reads the annotation, the
  * {@link MethodResultCodec} stores and reads results, {@link MethodTransactions} follows
  * the caller's transaction and {@link WebRequestContext} the HTTP door.
- *
- * @since 0.1.0
  */
-public class IdempotentMethodInterceptor implements MethodInterceptor {
+class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
 
@@ -88,7 +86,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	 * @param allowedResultTypes classes and packages (with their sub-packages) that a
 	 * stored result may name as its class, besides the packages of the bean and of its
 	 * declared return type, and JDK values
-	 * @since 0.1.0
 	 */
 	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,

@@ -41,11 +41,9 @@ import org.springframework.util.ReflectionUtils;
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
  * committed.
- *
- * @since 0.1.0
  */
 @SuppressWarnings("serial")
-public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
 	/** Reactive and callback types, matched by name as they are optional. */
 	private static final List<String> ASYNCHRONOUS_TYPE_NAMES = List.of("org.reactivestreams.Publisher",

@@ -10,10 +10,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Internal: a start-up failure that applications do not catch; public because the failure
  * analyzer is in the auto-configuration package (see docs/api.md).
- *
- * @since 0.1.0
  */
-public class InvalidIdempotentMethodException extends IllegalStateException {
+class InvalidIdempotentMethodException extends IllegalStateException {
 
 	private final String beanName;
 

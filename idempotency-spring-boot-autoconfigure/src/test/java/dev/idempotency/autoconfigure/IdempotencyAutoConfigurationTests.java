@@ -9,8 +9,7 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.ResultCodec;
 import dev.idempotency.core.internal.IdempotencyEngine;
-import dev.idempotency.method.IdempotentMethodInterceptor;
-import dev.idempotency.method.IdempotentMethodPostProcessor;
+import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -48,8 +47,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(InMemoryIdempotencyStore.class)
 				.hasSingleBean(IdempotencyInterceptor.class)
-				.hasSingleBean(IdempotentMethodPostProcessor.class)
-				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasBean("idempotentMethodPostProcessor")
+				.hasBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(IdempotencyErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
@@ -191,8 +190,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyStore.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class)
-				.doesNotHaveBean(IdempotentMethodPostProcessor.class)
-				.doesNotHaveBean(IdempotentMethodInterceptor.class)
+				.doesNotHaveBean("idempotentMethodPostProcessor")
+				.doesNotHaveBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(FilterRegistrationBean.class);
 		});
 	}
@@ -230,7 +229,7 @@ class IdempotencyAutoConfigurationTests {
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
-				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 

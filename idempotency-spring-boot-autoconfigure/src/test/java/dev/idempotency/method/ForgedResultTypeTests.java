@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.store.IdempotencyRecord;

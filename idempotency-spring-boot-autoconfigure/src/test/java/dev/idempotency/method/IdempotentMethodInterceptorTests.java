@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.internal.Fingerprints;

@@ -2,7 +2,6 @@ package dev.idempotency.method;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.core.KeyFormat;
 import org.junit.jupiter.api.Test;
 

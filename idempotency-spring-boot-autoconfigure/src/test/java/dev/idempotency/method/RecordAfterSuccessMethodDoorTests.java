@@ -12,7 +12,6 @@ import javax.sql.DataSource;
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.core.IdempotencyErrorType;
 import org.junit.jupiter.api.Test;
 

@@ -142,6 +142,11 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store;
 	}
 
+	/** Told of every decision, run and store call of this engine. */
+	public IdempotencyListener listener() {
+		return this.listener;
+	}
+
 	/**
 	 * Whether a result completed now, on this thread, commits or rolls back with the
 	 * transaction active on it (the store joins it, see

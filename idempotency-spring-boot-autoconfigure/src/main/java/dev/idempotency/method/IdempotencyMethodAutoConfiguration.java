@@ -1,13 +1,13 @@
-package dev.idempotency.autoconfigure;
+package dev.idempotency.method;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
-import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyProperties;
+import dev.idempotency.autoconfigure.IdempotencyWebMvcAutoConfiguration;
 import dev.idempotency.core.internal.IdempotencyEngine;
-import dev.idempotency.method.IdempotentMethodInterceptor;
-import dev.idempotency.method.IdempotentMethodPostProcessor;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -35,6 +35,8 @@ import tools.jackson.databind.json.JsonMapper;
  * the {@link IdempotentMethodInterceptor} it applies, when Jackson and Spring Web (for
  * the problem body of its refusals) are present. In a Spring MVC application its refusals
  * are answered like the HTTP door's (see {@link IdempotencyWebMvcAutoConfiguration}).
+ * Beside the door it configures, as the other front door's types are internal to this
+ * package.
  *
  * @since 0.1.0
  */
@@ -59,16 +61,14 @@ public final class IdempotencyMethodAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentMethodInterceptor idempotentMethodInterceptor(IdempotencyEngine engine,
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<IdempotencyScopeResolver> scopeResolver,
-			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
-			ListableBeanFactory beanFactory) {
+			IdempotencyProperties properties, ListableBeanFactory beanFactory) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
 		List<String> allowedResultTypes = new ArrayList<>(properties.getMethod().getAllowedResultTypes());
 		if (AutoConfigurationPackages.has(beanFactory)) {
 			allowedResultTypes.addAll(AutoConfigurationPackages.get(beanFactory));
 		}
 		return new IdempotentMethodInterceptor(engine, mapper, scopeSupplier(scopeResolver),
-				properties.getWeb().getProblemTypeBase(),
-				CompositeIdempotencyListener.of(listener.orderedStream().toList()), allowedResultTypes);
+				properties.getWeb().getProblemTypeBase(), engine.listener(), allowedResultTypes);
 	}
 
 	/** The scope of the current web request when there is one, else anonymous. */

@@ -1,6 +1,4 @@
-package dev.idempotency.autoconfigure;
-
-import dev.idempotency.method.InvalidIdempotentMethodException;
+package dev.idempotency.method;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
