@@ -2,7 +2,7 @@ package dev.idempotency;
 
 import java.net.URI;
 
-import dev.idempotency.engine.IdempotencyError;
+import dev.idempotency.core.IdempotencyError;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;

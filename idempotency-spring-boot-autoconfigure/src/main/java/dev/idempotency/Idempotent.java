@@ -6,7 +6,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.KeyFormat;
 
 /**
  * Makes an operation safe to retry with an idempotency key: the first request with a key
@@ -58,12 +58,12 @@ public @interface Idempotent {
 	String key() default "";
 
 	/**
-	 * The format of this operation's keys, at most one value: {@code UUID_V7} (with the
-	 * key-age window), {@code UUID} (any RFC 9562 UUID; the window applies to a UUIDv7)
-	 * or {@code OPAQUE} (1 to 255 visible ASCII characters, no window). Empty (the
+	 * The format of this operation's keys: {@code UUID_V7} (with the key-age window),
+	 * {@code UUID} (any RFC 9562 UUID; the window applies to a UUIDv7) or {@code OPAQUE}
+	 * (1 to 255 visible ASCII characters, no window). {@link KeyFormat#DEFAULT} (the
 	 * default) means {@code idempotency.key.format} for the header (HTTP door) and
 	 * {@code OPAQUE} for a {@link #key()} expression (method door).
 	 */
-	KeyFormat[] keyFormat() default {};
+	KeyFormat keyFormat() default KeyFormat.DEFAULT;
 
 }

@@ -2,8 +2,8 @@ package dev.idempotency;
 
 import java.time.Duration;
 
-import dev.idempotency.engine.IdempotencyError;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencyErrorType;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.ProblemDetail;

@@ -28,7 +28,7 @@ final class Settings {
 		properties.put("idempotency.response.max-body-size", MAX_BODY_BYTES + "B");
 		// Asking for credentials to be stored must not get them stored.
 		properties.put("idempotency.response.stored-headers", "X-Trace,Set-Cookie,Authorization");
-		properties.put("logging.level.dev.idempotency.engine", "DEBUG");
+		properties.put("logging.level.dev.idempotency.core", "DEBUG");
 		properties.put("spring.main.banner-mode", "off");
 		properties.put("spring.jmx.enabled", "false");
 		return properties;

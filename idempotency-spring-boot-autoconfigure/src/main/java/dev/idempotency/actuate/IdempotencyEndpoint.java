@@ -5,8 +5,8 @@ import java.util.Locale;
 import java.util.Optional;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InspectedRecord;

@@ -2,9 +2,9 @@ package dev.idempotency.autoconfigure;
 
 import java.util.List;
 
-import dev.idempotency.engine.ExecutionResult;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
+import dev.idempotency.core.ExecutionResult;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
 
 /**
  * Every {@link IdempotencyListener} bean of the context, in their order (the Micrometer

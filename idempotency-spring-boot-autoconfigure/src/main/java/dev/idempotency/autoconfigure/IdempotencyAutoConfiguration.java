@@ -3,9 +3,10 @@ package dev.idempotency.autoconfigure;
 import java.time.Clock;
 import java.util.List;
 
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,12 +27,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The engine, its settings, the lifecycle of its heartbeat thread, and the in-memory
- * store when no other store is configured; the store's health indicator and the
- * Micrometer binding when Actuator and Micrometer are present. Store auto-configurations
- * (JDBC, Redis) run before this one and contribute the {@link IdempotencyStore} bean for
- * their {@code idempotency.store.type}. Invalid settings and a missing store fail the
- * start-up with a failure analysis.
+ * The engine, its settings, the lifecycle of its heartbeat thread, the
+ * {@link IdempotencyTemplate} over it, and the in-memory store when no other store is
+ * configured; the store's health indicator and the Micrometer binding when Actuator and
+ * Micrometer are present. Store auto-configurations (JDBC, Redis) run before this one and
+ * contribute the {@link IdempotencyStore} bean for their {@code idempotency.store.type}.
+ * Invalid settings and a missing store fail the start-up with a failure analysis.
  *
  * @since 0.1.0
  */
@@ -91,6 +92,17 @@ public final class IdempotencyAutoConfiguration {
 				CompositeIdempotencyListener.of(listener.orderedStream().toList()),
 				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP),
 				properties.getObservation().isKeyHash());
+	}
+
+	/**
+	 * The programmatic API over the engine the doors share: its heartbeat, store,
+	 * settings, listeners and observations. Closing it leaves the engine to its
+	 * lifecycle.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine) {
+		return new IdempotencyTemplate(engine);
 	}
 
 	@Bean

@@ -2,7 +2,7 @@ package dev.idempotency.autoconfigure;
 
 import dev.idempotency.actuate.IdempotencyEndpoint;
 import dev.idempotency.actuate.IdempotencyEndpointWebExtension;
-import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotencyEngine;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;

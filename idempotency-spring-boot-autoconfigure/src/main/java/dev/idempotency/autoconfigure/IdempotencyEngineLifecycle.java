@@ -1,6 +1,6 @@
 package dev.idempotency.autoconfigure;
 
-import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotencyEngine;
 
 import org.springframework.context.SmartLifecycle;
 

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
@@ -318,13 +318,13 @@ public class IdempotencyProperties {
 		 * door keys (Idempotent(key = ...)) are opaque unless their annotation says
 		 * otherwise.
 		 */
-		private IdempotentCall.KeyFormat format = IdempotentCall.KeyFormat.UUID_V7;
+		private KeyFormat format = KeyFormat.UUID_V7;
 
-		public IdempotentCall.KeyFormat getFormat() {
+		public KeyFormat getFormat() {
 			return this.format;
 		}
 
-		public void setFormat(IdempotentCall.KeyFormat format) {
+		public void setFormat(KeyFormat format) {
 			this.format = format;
 		}
 

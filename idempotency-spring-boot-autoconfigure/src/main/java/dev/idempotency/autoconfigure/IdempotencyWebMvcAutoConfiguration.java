@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.web.HandlerTransactions;
 import dev.idempotency.web.IdempotencyErrorExceptionResolver;

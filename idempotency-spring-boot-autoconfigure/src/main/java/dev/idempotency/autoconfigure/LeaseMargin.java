@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import org.jspecify.annotations.Nullable;
 
 /**

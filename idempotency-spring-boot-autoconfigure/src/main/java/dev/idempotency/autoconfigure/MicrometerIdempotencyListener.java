@@ -7,9 +7,9 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.engine.ExecutionResult;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
+import dev.idempotency.core.ExecutionResult;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;

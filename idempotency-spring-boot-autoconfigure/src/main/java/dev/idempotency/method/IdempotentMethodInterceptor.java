@@ -3,16 +3,16 @@ package dev.idempotency.method;
 import java.util.List;
 import java.util.function.Supplier;
 
-import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.Answer;
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyErrorType;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.Idempotent;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.core.internal.Answer;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -38,10 +38,8 @@ import tools.jackson.databind.ObjectMapper;
  * engine; the {@link IdempotentOperationSource} reads the annotation, the
  * {@link MethodResultCodec} stores and reads results, {@link MethodTransactions} follows
  * the caller's transaction and {@link WebRequestContext} the HTTP door.
- *
- * @since 0.1.0
  */
-public class IdempotentMethodInterceptor implements MethodInterceptor {
+class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
 
@@ -88,7 +86,6 @@ public class IdempotentMethodInterceptor implements MethodInterceptor {
 	 * @param allowedResultTypes classes and packages (with their sub-packages) that a
 	 * stored result may name as its class, besides the packages of the bean and of its
 	 * declared return type, and JDK values
-	 * @since 0.1.0
 	 */
 	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,

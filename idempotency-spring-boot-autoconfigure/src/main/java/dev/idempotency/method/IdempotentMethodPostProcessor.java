@@ -1,5 +1,6 @@
 package dev.idempotency.method;
 
+import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
@@ -8,7 +9,6 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;
@@ -17,32 +17,33 @@ import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class, and
- * applies the {@link IdempotentMethodInterceptor} to those methods (to every method for
- * an annotated class). Like Spring's own {@code @Async} and {@code @Retryable} support it
- * needs no AspectJ and no auto-proxy creator, adds itself to a bean that is already a
- * proxy, and follows the application's proxy settings: class-based proxies when
+ * Proxies each bean with {@link Idempotent @Idempotent} on a method or on its class,
+ * except a controller whose annotations have no key expression (the HTTP door's alone),
+ * and applies the {@link IdempotentMethodInterceptor} to those methods (to every method
+ * for an annotated class). Like Spring's own {@code @Async} and {@code @Retryable}
+ * support it needs no AspectJ and no auto-proxy creator, adds itself to a bean that is
+ * already a proxy, and follows the application's proxy settings: class-based proxies when
  * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
  * interface-based ones for beans with interfaces.
  * <p>
- * A method whose key expression does not parse, that names more than one key format, or
- * that returns a future, a publisher or a {@code ResponseEntity} is refused when its bean
- * is created, with an {@link InvalidIdempotentMethodException} naming the bean.
+ * A method whose key expression does not parse, or that returns a future, a publisher or
+ * a {@code ResponseEntity} is refused when its bean is created, with an
+ * {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
  * committed.
- *
- * @since 0.1.0
  */
 @SuppressWarnings("serial")
-public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
 	/** Reactive and callback types, matched by name as they are optional. */
 	private static final List<String> ASYNCHRONOUS_TYPE_NAMES = List.of("org.reactivestreams.Publisher",
@@ -61,8 +62,34 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 		Pointcut onClass = new AnnotationMatchingPointcut(Idempotent.class, true);
 		Pointcut onMethod = new AnnotationMatchingPointcut(null, Idempotent.class, true);
 		MethodInterceptor lazy = (invocation) -> interceptor.get().invoke(invocation);
-		this.advisor = new DefaultPointcutAdvisor(new ComposablePointcut(onClass).union(onMethod), lazy);
+		this.advisor = new DefaultPointcutAdvisor(new ComposablePointcut(onClass).union(onMethod)
+			.intersection(IdempotentMethodPostProcessor::hasKeyOrIsNoController), lazy);
 		setBeforeExistingAdvisors(true);
+	}
+
+	/**
+	 * Whether the method door proxies a class with {@code @Idempotent} on it or on a
+	 * method: unless it is a controller whose annotations have no key expression. Those
+	 * handlers are the HTTP door's alone (the header is their key), so the controller is
+	 * left as it is. Any other bean with a keyless annotation is proxied, so that calling
+	 * such a method outside a web request fails with the reason.
+	 */
+	static boolean hasKeyOrIsNoController(Class<?> targetClass) {
+		if (!AnnotatedElementUtils.hasAnnotation(targetClass, Controller.class)) {
+			return true;
+		}
+		Idempotent onClass = AnnotatedElementUtils.findMergedAnnotation(targetClass, Idempotent.class);
+		if (onClass != null && !onClass.key().isEmpty()) {
+			return true;
+		}
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(targetClass,
+				ReflectionUtils.USER_DECLARED_METHODS)) {
+			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+			if (onMethod != null && !onMethod.key().isEmpty()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -82,11 +109,11 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 
 	/**
 	 * Refuses what the method door cannot protect, naming the bean and the method, so
-	 * that the start-up fails instead of every call. A key expression must parse, and at
-	 * most one key format be named. A future or a publisher is not the operation's
-	 * result: storing it would store nothing useful and replaying it would answer a
-	 * result that never comes. An {@code HttpEntity} ({@code ResponseEntity}) cannot be
-	 * read back from JSON, so every call would run and then fail.
+	 * that the start-up fails instead of every call. A key expression must parse. A
+	 * future or a publisher is not the operation's result: storing it would store nothing
+	 * useful and replaying it would answer a result that never comes. An
+	 * {@code HttpEntity} ({@code ResponseEntity}) cannot be read back from JSON, so every
+	 * call would run and then fail.
 	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
 	private void checkMethods(String beanName, Class<?> targetClass) {
@@ -99,13 +126,6 @@ public class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvis
 					+ Stream.of(method.getParameterTypes())
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
-			try {
-				KeyFormat.chosen(annotation.keyFormat(), KeyFormat.OPAQUE);
-			}
-			catch (IllegalArgumentException ex) {
-				throw new InvalidIdempotentMethodException(beanName, where, null, String.valueOf(ex.getMessage()),
-						"Name one key format in keyFormat, or none for the default.", ex);
-			}
 			if (annotation.key().isEmpty()) {
 				return;
 			}

@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.IdempotentCall;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -25,12 +25,11 @@ import org.springframework.expression.Expression;
  * which the HTTP door protects)
  * @param key the parsed {@code keyExpression}, {@code null} for none
  * @param keyRequired whether a call whose key is {@code null} is refused
- * @param keyFormats the annotation's key formats (at most one is valid)
+ * @param keyFormat the annotation's key format
  * @param identity the method as the fingerprint names it
  */
 record IdempotentOperation(Method method, Class<?> targetClass, boolean declaredOnMethod, String name,
-		String keyExpression, @Nullable Expression key, boolean keyRequired, List<KeyFormat> keyFormats,
-		String identity) {
+		String keyExpression, @Nullable Expression key, boolean keyRequired, KeyFormat keyFormat, String identity) {
 
 	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
@@ -47,14 +46,11 @@ record IdempotentOperation(Method method, Class<?> targetClass, boolean declared
 		return this.key.getValue(new MethodBasedEvaluationContext(target, this.method, args, parameterNames));
 	}
 
-	/**
-	 * The call for the engine. The key format is checked here, when a keyed call is made,
-	 * so that a wrong {@code keyFormat} fails that call.
-	 */
+	/** The call for the engine: keys are {@code OPAQUE} unless the annotation says. */
 	IdempotentCall call(String scope, @Nullable Object keyValue, Supplier<String> fingerprint) {
-		KeyFormat keyFormat = KeyFormat.chosen(this.keyFormats.toArray(KeyFormat[]::new), KeyFormat.OPAQUE);
-		return new IdempotentCall(scope, (keyValue != null) ? List.of(keyValue.toString()) : List.of(), keyFormat,
-				this.keyRequired, this.name, fingerprint, List::of, IdempotentCall.Door.METHOD);
+		return new IdempotentCall(scope, (keyValue != null) ? List.of(keyValue.toString()) : List.of(),
+				this.keyFormat.orElse(KeyFormat.OPAQUE), this.keyRequired, this.name, fingerprint, List::of,
+				IdempotentCall.Door.METHOD);
 	}
 
 }

@@ -72,7 +72,7 @@ final class IdempotentOperationSource {
 				+ List.of(method.getParameterTypes()).stream().map(Class::getName).toList();
 		return new IdempotentOperation(method, targetClass, onMethod, name, annotation.key(),
 				annotation.key().isEmpty() ? null : this.parser.parseExpression(annotation.key()),
-				annotation.keyRequired(), List.of(annotation.keyFormat()), identity);
+				annotation.keyRequired(), annotation.keyFormat(), identity);
 	}
 
 }

@@ -4,17 +4,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An {@link dev.idempotency.Idempotent @Idempotent} method that the method door cannot
- * protect, found when its bean is created: a key expression that does not parse, more
- * than one key format, or a result that cannot be replayed. Names the bean, the method,
- * the expression, the reason and what to change, for the failure analyzer that reports it
- * at start-up.
+ * protect, found when its bean is created: a key expression that does not parse, or a
+ * result that cannot be replayed. Names the bean, the method, the expression, the reason
+ * and what to change, for the failure analyzer that reports it at start-up.
  * <p>
  * Internal: a start-up failure that applications do not catch; public because the failure
  * analyzer is in the auto-configuration package (see docs/api.md).
- *
- * @since 0.1.0
  */
-public class InvalidIdempotentMethodException extends IllegalStateException {
+class InvalidIdempotentMethodException extends IllegalStateException {
 
 	private final String beanName;
 

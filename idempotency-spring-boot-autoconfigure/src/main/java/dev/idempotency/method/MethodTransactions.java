@@ -1,8 +1,8 @@
 package dev.idempotency.method;
 
-import dev.idempotency.engine.Answer;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.core.internal.Answer;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

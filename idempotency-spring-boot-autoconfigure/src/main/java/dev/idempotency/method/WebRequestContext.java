@@ -1,6 +1,5 @@
 package dev.idempotency.method;
 
-import dev.idempotency.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -13,6 +12,14 @@ import org.springframework.web.context.request.RequestContextHolder;
  * annotation has one.)
  */
 final class WebRequestContext {
+
+	/**
+	 * The request attribute that keeps the HTTP door from storing the request's answer,
+	 * by the name the door reads (its filter's {@code NOT_STORED_ATTRIBUTE}): a contract
+	 * of names, so that this door does not depend on the other's classes.
+	 * MethodDoorHttpTests checks it over HTTP.
+	 */
+	private static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
 
 	private final RequestAttributes attributes;
 
@@ -28,12 +35,11 @@ final class WebRequestContext {
 
 	/**
 	 * Tells the HTTP door not to store this request's response under the request's own
-	 * key ({@link IdempotencyFilter#NOT_STORED_ATTRIBUTE}, a constant: referring to it
-	 * does not load the filter).
+	 * key.
 	 * @param reason why, for the log
 	 */
 	void doNotStoreResponse(String reason) {
-		this.attributes.setAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE, reason, RequestAttributes.SCOPE_REQUEST);
+		this.attributes.setAttribute(NOT_STORED_ATTRIBUTE, reason, RequestAttributes.SCOPE_REQUEST);
 	}
 
 }

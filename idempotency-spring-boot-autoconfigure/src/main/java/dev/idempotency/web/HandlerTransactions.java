@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.IdempotencyError;
+import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.store.IdempotencyStore;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

@@ -7,7 +7,7 @@ import java.nio.charset.Charset;
 import java.util.List;
 import java.util.Locale;
 
-import dev.idempotency.engine.Fingerprints;
+import dev.idempotency.core.internal.Fingerprints;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;

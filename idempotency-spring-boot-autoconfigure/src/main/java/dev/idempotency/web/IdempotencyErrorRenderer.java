@@ -2,7 +2,7 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 
-import dev.idempotency.engine.IdempotencyError;
+import dev.idempotency.core.IdempotencyError;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 

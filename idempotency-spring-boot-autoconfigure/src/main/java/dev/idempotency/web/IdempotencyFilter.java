@@ -9,10 +9,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
-import dev.idempotency.engine.Answer;
-import dev.idempotency.engine.AtomicOutcome;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.core.internal.Answer;
+import dev.idempotency.core.internal.AtomicOutcome;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -40,7 +40,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	/**
 	 * A request attribute that keeps the answer of this request from being stored (its
 	 * value says why): set when the answer reflects a passing state, such as a keyed call
-	 * it made that was still in flight. The key is released, so a retry runs again.
+	 * it made that was still in flight. The key is released, so a retry runs again. The
+	 * method door sets it by this name (its WebRequestContext), without depending on this
+	 * package.
 	 */
 	public static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
 

@@ -9,14 +9,15 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyError;
-import dev.idempotency.engine.IdempotencyErrorType;
-import dev.idempotency.engine.IdempotentCall;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.Idempotent;
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
+import dev.idempotency.core.internal.Reservation;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -64,7 +65,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final long maxRequestBytes;
 
-	private final IdempotentCall.KeyFormat keyFormat;
+	private final KeyFormat keyFormat;
 
 	private final JsonFingerprint jsonFingerprint;
 
@@ -84,7 +85,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
 			long maxRequestBytes) {
 		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
-				IdempotentCall.KeyFormat.UUID_V7, JsonFingerprint.BYTES);
+				KeyFormat.UUID_V7, JsonFingerprint.BYTES);
 	}
 
 	/**
@@ -98,9 +99,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 */
 	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
 			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes, IdempotentCall.KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
+			long maxRequestBytes, KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
 		this.engine = engine;
-		this.keyFormat = keyFormat;
+		this.keyFormat = keyFormat.orElse(KeyFormat.UUID_V7);
 		this.jsonFingerprint = jsonFingerprint;
 		this.scopeResolver = scopeResolver;
 		this.problemTypeBase = problemTypeBase;
@@ -152,10 +153,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// The body is read only here, by the fingerprint, once the key is valid.
 			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
 					this.jsonFingerprint);
-			decision = this.engine.begin(
-					new IdempotentCall(this.scopeResolver.resolveScope(request), keys, (annotation != null)
-							? IdempotentCall.KeyFormat.chosen(annotation.keyFormat(), this.keyFormat) : this.keyFormat,
-							keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
+			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
+					(annotation != null) ? annotation.keyFormat().orElse(this.keyFormat) : this.keyFormat, keyRequired,
+					operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
 					completesAtomically(handlerMethod));
 		}
 		catch (RequestTooLargeException ex) {

@@ -1,6 +1,6 @@
 package dev.idempotency.web;
 
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.core.internal.Reservation;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;

@@ -30,7 +30,7 @@ class IdempotencyEndpointTests {
 	@Test
 	void anOpaqueKeyIsFoundAsSentAndALongOneByItsHash() {
 		String longKey = "order-" + "x".repeat(100);
-		RecordId hashed = dev.idempotency.engine.IdempotencyEngine.recordIds("user:alice", longKey).get(0);
+		RecordId hashed = dev.idempotency.core.internal.IdempotencyEngine.recordIds("user:alice", longKey).get(0);
 		assertThat(hashed.key()).startsWith("sha256 ");
 		completed(hashed, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 		IdempotencyEndpoint.RecordDescriptor record = this.endpoint.record(longKey, "user:alice");

@@ -4,10 +4,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 
-import dev.idempotency.method.IdempotentMethodInterceptor;
-import dev.idempotency.method.IdempotentMethodPostProcessor;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
+import dev.idempotency.core.ResultCodec;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -45,8 +47,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(InMemoryIdempotencyStore.class)
 				.hasSingleBean(IdempotencyInterceptor.class)
-				.hasSingleBean(IdempotentMethodPostProcessor.class)
-				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasBean("idempotentMethodPostProcessor")
+				.hasBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(IdempotencyErrorRenderer.class)
 				.hasSingleBean(IdempotencyScopeResolver.class)
 				.hasBean("idempotencyFilterRegistration");
@@ -58,6 +60,18 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(settings.storeFailure().mode()).isEqualTo(IdempotencySettings.FailureMode.FAIL_CLOSED);
 			assertThat(settings.inFlight().status().status()).isEqualTo(409);
 			assertThat(settings.mode()).isEqualTo(IdempotencySettings.Mode.LEASE);
+		});
+	}
+
+	@Test
+	void theTemplateRunsOnTheAutoConfiguredEngineAndStore() {
+		this.web.run((context) -> {
+			IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+			IdempotentRequest request = IdempotentRequest.of("order-7", "placeOrder", new byte[] { 7 });
+			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed")).isEqualTo("placed");
+			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed again")).isEqualTo("placed");
+			assertThat(context.getBean(InMemoryIdempotencyStore.class)
+				.inspect(IdempotencyEngine.recordIds("", "order-7").get(0))).isPresent();
 		});
 	}
 
@@ -110,13 +124,14 @@ class IdempotencyAutoConfigurationTests {
 					.bindTo(registry);
 				IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
 				for (int i = 0; i < 5; i++) {
-					dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall(
-							"anonymous", java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-							dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
-					assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+					dev.idempotency.core.internal.Decision decision = engine
+						.begin(new dev.idempotency.core.internal.IdempotentCall("anonymous",
+								java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+								dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+					assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 					engine.succeeded(
-							java.util.Objects
-								.requireNonNull(((dev.idempotency.engine.Decision.Proceed) decision).reservation()),
+							java.util.Objects.requireNonNull(
+									((dev.idempotency.core.internal.Decision.Proceed) decision).reservation()),
 							new dev.idempotency.store.StoredResponse(200, java.util.Map.of(), new byte[0]));
 				}
 				assertThat(registry.get("idempotency.store.memory.evictions").functionCounter().count()).isEqualTo(2.0);
@@ -175,8 +190,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyStore.class)
 				.doesNotHaveBean(IdempotencyInterceptor.class)
-				.doesNotHaveBean(IdempotentMethodPostProcessor.class)
-				.doesNotHaveBean(IdempotentMethodInterceptor.class)
+				.doesNotHaveBean("idempotentMethodPostProcessor")
+				.doesNotHaveBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(FilterRegistrationBean.class);
 		});
 	}
@@ -214,7 +229,7 @@ class IdempotencyAutoConfigurationTests {
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
-				.hasSingleBean(IdempotentMethodInterceptor.class)
+				.hasBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 
@@ -223,7 +238,7 @@ class IdempotencyAutoConfigurationTests {
 		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			assertThat(context).hasSingleBean(MicrometerIdempotencyListener.class);
 			context.getBean(MicrometerIdempotencyListener.class)
-				.onOutcome(dev.idempotency.engine.IdempotencyOutcome.REPLAYED, "op");
+				.onOutcome(dev.idempotency.core.IdempotencyOutcome.REPLAYED, "op");
 			assertThat(context.getBean(MeterRegistry.class)
 				.get(MicrometerIdempotencyListener.METER_NAME)
 				.tag("outcome", "replayed")
@@ -237,10 +252,11 @@ class IdempotencyAutoConfigurationTests {
 	void storeCallsAreTimedAndTheStoreReportsItsHealth() {
 		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
-			dev.idempotency.engine.Decision decision = engine.begin(new dev.idempotency.engine.IdempotentCall("s",
-					java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-					dev.idempotency.engine.IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp"));
-			assertThat(decision).isInstanceOf(dev.idempotency.engine.Decision.Proceed.class);
+			dev.idempotency.core.internal.Decision decision = engine
+				.begin(new dev.idempotency.core.internal.IdempotentCall("s",
+						java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+						dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+			assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 			assertThat(context.getBean(MeterRegistry.class)
 				.get(MicrometerIdempotencyListener.TIMER_NAME)
 				.tag("call", "reserve")

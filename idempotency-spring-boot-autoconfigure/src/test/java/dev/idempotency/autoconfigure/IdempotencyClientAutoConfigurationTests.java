@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

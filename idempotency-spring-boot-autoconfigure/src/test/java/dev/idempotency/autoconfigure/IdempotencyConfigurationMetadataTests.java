@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -36,7 +36,7 @@ class IdempotencyConfigurationMetadataTests {
 		assertThat(hintValues("idempotency.fingerprint.json")).containsExactly("bytes", "canonical");
 		assertThat(property("idempotency.fingerprint.json")).containsEntry("defaultValue", "bytes");
 		assertThat(property("idempotency.key.format")).containsEntry("defaultValue", "uuidv7")
-			.containsEntry("type", "dev.idempotency.engine.IdempotentCall$KeyFormat");
+			.containsEntry("type", "dev.idempotency.core.KeyFormat");
 		assertThat(property("idempotency.mode")).containsEntry("defaultValue", "lease");
 		assertThat(property("idempotency.store.redis.eviction-check")).containsEntry("defaultValue", "warn");
 	}

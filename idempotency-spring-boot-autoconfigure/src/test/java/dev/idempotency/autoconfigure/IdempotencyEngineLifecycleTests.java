@@ -4,10 +4,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyErrorType;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.testing.TestKeys;
 import org.junit.jupiter.api.Test;
 
@@ -69,8 +70,7 @@ class IdempotencyEngineLifecycleTests {
 	}
 
 	private static IdempotentCall call() {
-		return new IdempotentCall("s", List.of(TestKeys.newKey()), IdempotentCall.KeyFormat.UUID_V7, false, "op",
-				() -> "fp");
+		return new IdempotentCall("s", List.of(TestKeys.newKey()), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure;
 import java.util.Map;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

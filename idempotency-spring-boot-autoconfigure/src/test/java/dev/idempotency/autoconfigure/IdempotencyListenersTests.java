@@ -3,11 +3,12 @@ package dev.idempotency.autoconfigure;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.testing.TestKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -56,8 +57,7 @@ class IdempotencyListenersTests {
 	}
 
 	private static IdempotentCall call() {
-		return new IdempotentCall("scope", List.of(TestKeys.newKey()), IdempotentCall.KeyFormat.UUID_V7, false, "op",
-				() -> "fp");
+		return new IdempotentCall("scope", List.of(TestKeys.newKey()), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 	private static IdempotencyListener recording(List<String> heard, String name) {

@@ -2,7 +2,7 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Duration;
 
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.util.unit.DataSize;

@@ -4,7 +4,7 @@ import java.util.UUID;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
-import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

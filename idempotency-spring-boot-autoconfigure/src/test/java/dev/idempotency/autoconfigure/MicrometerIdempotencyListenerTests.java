@@ -4,11 +4,12 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.IdempotentCall;
-import dev.idempotency.engine.Reservation;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
+import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testing.TestKeys;
@@ -86,7 +87,7 @@ class MicrometerIdempotencyListenerTests {
 	}
 
 	private static IdempotentCall call(String key) {
-		return new IdempotentCall("scope", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "op", () -> "fp");
+		return new IdempotentCall("scope", List.of(key), KeyFormat.UUID_V7, false, "op", () -> "fp");
 	}
 
 }

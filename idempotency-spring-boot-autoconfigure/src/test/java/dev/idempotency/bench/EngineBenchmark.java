@@ -6,12 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.testing.TestKeys;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -81,9 +82,8 @@ public class EngineBenchmark {
 	}
 
 	static IdempotentCall call(String key) {
-		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID_V7, false, "createTable",
-				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, "application/json",
-						Payloads.REQUEST));
+		return new IdempotentCall("anonymous", List.of(key), KeyFormat.UUID_V7, false, "createTable", () -> Fingerprints
+			.http("POST", "/v1/namespaces/bench/tables", null, "application/json", Payloads.REQUEST));
 	}
 
 	/** A createTable request and its 200 response, as the sample catalog sends them. */

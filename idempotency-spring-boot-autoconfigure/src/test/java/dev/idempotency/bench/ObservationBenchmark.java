@@ -3,10 +3,10 @@ package dev.idempotency.bench;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.testing.TestKeys;

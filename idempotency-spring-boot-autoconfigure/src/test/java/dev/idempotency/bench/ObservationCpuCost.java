@@ -11,12 +11,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
@@ -55,7 +56,7 @@ public final class ObservationCpuCost {
 	}
 
 	static IdempotentCall call(String key) {
-		return new IdempotentCall("anonymous", List.of(key), IdempotentCall.KeyFormat.UUID, false, "createTable",
+		return new IdempotentCall("anonymous", List.of(key), KeyFormat.UUID, false, "createTable",
 				() -> Fingerprints.http("POST", "/v1/namespaces/bench/tables", null, "application/json", REQUEST));
 	}
 

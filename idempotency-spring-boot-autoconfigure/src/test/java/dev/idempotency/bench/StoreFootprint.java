@@ -13,10 +13,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
-import dev.idempotency.engine.Decision;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;

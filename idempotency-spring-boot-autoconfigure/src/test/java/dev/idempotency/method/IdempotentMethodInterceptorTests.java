@@ -6,11 +6,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
-import dev.idempotency.engine.Fingerprints;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.internal.Fingerprints;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -33,6 +32,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -136,6 +136,17 @@ class IdempotentMethodInterceptorTests {
 			assertThatExceptionOfType(IdempotencyRejectedException.class).isThrownBy(() -> payments.strict(null))
 				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REQUIRED))
 				.satisfies((ex) -> assertThat(ex.getStatusCode().value()).isEqualTo(400));
+		});
+	}
+
+	@Test
+	void aControllerWhoseAnnotationsHaveNoKeyIsLeftToTheHttpDoorAndNotProxied() {
+		this.runner.run((context) -> {
+			assertThat(AopUtils.isAopProxy(context.getBean(HeaderController.class))).isFalse();
+			assertThat(AopUtils.isAopProxy(context.getBean(KeyedController.class))).isTrue();
+			assertThat(AopUtils.isAopProxy(context.getBean(Payments.class))).isTrue();
+			KeyedController keyed = context.getBean(KeyedController.class);
+			assertThat(keyed.place("controller-1")).isEqualTo(keyed.place("controller-1"));
 		});
 	}
 
@@ -355,6 +366,33 @@ class IdempotentMethodInterceptorTests {
 
 	}
 
+	@RestController
+	static class HeaderController {
+
+		@Idempotent
+		public String create() {
+			return "created";
+		}
+
+	}
+
+	@RestController
+	static class KeyedController {
+
+		private final AtomicInteger placed = new AtomicInteger();
+
+		@Idempotent
+		public String create() {
+			return "created";
+		}
+
+		@Idempotent(key = "#p0")
+		public int place(String orderId) {
+			return this.placed.incrementAndGet();
+		}
+
+	}
+
 	@Idempotent
 	static class HeaderOnly {
 
@@ -513,6 +551,16 @@ class IdempotentMethodInterceptorTests {
 		@Bean
 		HeaderOnly headerOnly() {
 			return new HeaderOnly();
+		}
+
+		@Bean
+		HeaderController headerController() {
+			return new HeaderController();
+		}
+
+		@Bean
+		KeyedController keyedController() {
+			return new KeyedController();
 		}
 
 	}

@@ -2,8 +2,7 @@ package dev.idempotency.method;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.KeyFormat;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -20,8 +19,8 @@ import org.springframework.transaction.support.DefaultTransactionStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A key expression that does not parse, or more than one key format, fails the start-up
- * naming the bean, the method and the expression, instead of failing every call.
+ * A key expression that does not parse fails the start-up naming the bean, the method and
+ * the expression, instead of failing every call.
  */
 class IdempotentMethodStartUpCheckTests {
 
@@ -40,17 +39,6 @@ class IdempotentMethodStartUpCheckTests {
 			assertThat(invalid).hasMessageContaining("bean 'brokenOrders'")
 				.hasMessageContaining("'#orderId +'")
 				.hasCauseInstanceOf(ParseException.class);
-		});
-	}
-
-	@Test
-	void twoKeyFormatsFailTheStartUp() {
-		this.runner.withBean("twoFormats", TwoFormats.class).run((context) -> {
-			assertThat(context).hasFailed();
-			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
-			assertThat(invalid.beanName()).isEqualTo("twoFormats");
-			assertThat(invalid.keyExpression()).isNull();
-			assertThat(invalid.reason()).contains("takes one format");
 		});
 	}
 
@@ -84,15 +72,6 @@ class IdempotentMethodStartUpCheckTests {
 	public static class BrokenOrders {
 
 		@Idempotent(key = "#orderId +")
-		public String place(String orderId) {
-			return orderId;
-		}
-
-	}
-
-	public static class TwoFormats {
-
-		@Idempotent(key = "#p0", keyFormat = { KeyFormat.UUID, KeyFormat.OPAQUE })
 		public String place(String orderId) {
 			return orderId;
 		}

@@ -3,7 +3,7 @@ package dev.idempotency.method;
 import java.lang.reflect.Method;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.KeyFormat;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.expression.ParseException;
@@ -26,8 +26,7 @@ class IdempotentOperationSourceTests {
 		assertThat(operation.name()).isEqualTo("Orders.place");
 		assertThat(operation.keyValue(new Orders(), new Object[] { "order-7" })).isEqualTo("order-7");
 		assertThat(operation.identity()).isEqualTo(Orders.class.getName() + "#place[java.lang.String]");
-		assertThat(operation.call("someone", "order-7", () -> "f").keyFormat())
-			.isEqualTo(IdempotentCall.KeyFormat.OPAQUE);
+		assertThat(operation.call("someone", "order-7", () -> "f").keyFormat()).isEqualTo(KeyFormat.OPAQUE);
 	}
 
 	@Test
@@ -57,11 +56,10 @@ class IdempotentOperationSourceTests {
 	}
 
 	@Test
-	void twoKeyFormatsFailTheKeyedCallThatUsesThem() throws Exception {
-		IdempotentOperation operation = this.source.find(method(Broken.class, "twoFormats"), Broken.class);
+	void aKeyFormatTheAnnotationNamesIsTheCallsFormat() throws Exception {
+		IdempotentOperation operation = this.source.find(method(Uuids.class, "place"), Uuids.class);
 		assertThat(operation).isNotNull();
-		assertThatIllegalArgumentException().isThrownBy(() -> operation.call("someone", "k", () -> "f"))
-			.withMessageContaining("takes one format");
+		assertThat(operation.call("someone", "k", () -> "f").keyFormat()).isEqualTo(KeyFormat.UUID);
 	}
 
 	private static Method method(Class<?> type, String name) {
@@ -107,8 +105,12 @@ class IdempotentOperationSourceTests {
 		public void run() {
 		}
 
-		@Idempotent(key = "#k", keyFormat = { IdempotentCall.KeyFormat.UUID, IdempotentCall.KeyFormat.OPAQUE })
-		public void twoFormats(String k) {
+	}
+
+	static class Uuids {
+
+		@Idempotent(key = "#k", keyFormat = KeyFormat.UUID)
+		public void place(String k) {
 		}
 
 	}

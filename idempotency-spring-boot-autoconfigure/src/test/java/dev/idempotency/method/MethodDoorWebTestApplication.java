@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall;
+import dev.idempotency.core.KeyFormat;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
@@ -187,7 +187,7 @@ class MethodDoorWebTestApplication {
 		}
 
 		@PostMapping("/orders/uuid")
-		@Idempotent(key = "#command.requestId", keyFormat = IdempotentCall.KeyFormat.UUID)
+		@Idempotent(key = "#command.requestId", keyFormat = KeyFormat.UUID)
 		public Order createWithUuid(@RequestBody NewOrder command) {
 			return new Order(command.requestId(), command.item(),
 					this.runs.increment("uuid-" + command.requestId() + "-" + command.item()));

@@ -1,7 +1,7 @@
 package dev.idempotency.method;
 
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import org.junit.jupiter.api.Test;
 

@@ -11,9 +11,8 @@ import javax.sql.DataSource;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyErrorType;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

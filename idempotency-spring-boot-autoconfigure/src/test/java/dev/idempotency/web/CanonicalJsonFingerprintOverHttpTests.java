@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import dev.idempotency.engine.Fingerprints;
+import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;

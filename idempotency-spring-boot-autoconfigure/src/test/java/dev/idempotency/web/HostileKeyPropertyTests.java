@@ -6,9 +6,9 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.IdempotencyEngine;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;

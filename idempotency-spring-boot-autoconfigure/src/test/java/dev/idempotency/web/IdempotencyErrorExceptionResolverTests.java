@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.idempotency.IdempotencyRejectedException;
-import dev.idempotency.engine.IdempotencyError;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencyErrorType;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;

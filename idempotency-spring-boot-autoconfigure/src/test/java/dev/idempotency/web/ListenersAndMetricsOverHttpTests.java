@@ -11,8 +11,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.testing.TestKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -8,7 +8,7 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.autoconfigure.LeaseMargin;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;

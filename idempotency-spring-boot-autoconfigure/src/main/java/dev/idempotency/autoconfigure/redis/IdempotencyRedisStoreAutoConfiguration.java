@@ -3,7 +3,7 @@ package dev.idempotency.autoconfigure.redis;
 import java.time.Duration;
 
 import dev.idempotency.autoconfigure.LeaseMargin;
-import dev.idempotency.engine.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 

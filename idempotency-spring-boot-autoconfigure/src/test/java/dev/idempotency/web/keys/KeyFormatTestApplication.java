@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.engine.IdempotentCall.KeyFormat;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;

@@ -18,13 +18,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.IdempotencyStoreContractTests;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.contract.IdempotencyStoreContractTests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

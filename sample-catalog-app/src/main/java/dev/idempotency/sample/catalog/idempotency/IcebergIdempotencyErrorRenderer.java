@@ -2,8 +2,8 @@ package dev.idempotency.sample.catalog.idempotency;
 
 import java.io.IOException;
 
-import dev.idempotency.engine.IdempotencyError;
-import dev.idempotency.engine.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.sample.catalog.web.IcebergErrors;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,0 +1,209 @@
+package dev.idempotency.core.internal;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.idempotency.core.ExecutionResult;
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencyErrorType;
+import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Lease mode: the call reserves its key before the operation runs and owns the record
+ * while it runs, its lease kept alive by the {@link Heartbeat}; the final answer
+ * completes the record, any other releases it. Every write is fenced by the owner token.
+ */
+final class LeaseModel implements ProtocolModel {
+
+	/** Logs as the engine, whose logger name users already configure. */
+	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
+
+	private final IdempotencyEngine engine;
+
+	private final Heartbeat heartbeat;
+
+	LeaseModel(IdempotencyEngine engine, Heartbeat heartbeat) {
+		this.engine = engine;
+		this.heartbeat = heartbeat;
+	}
+
+	@Override
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+			boolean atomicCompletion) {
+		String operation = call.operation();
+		if (!this.heartbeat.ensureRunning()) {
+			return this.engine.reject(IdempotencyOutcome.STORE_ERROR, operation,
+					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+							"the idempotency engine is stopped (the application is shutting down); nothing was done,"
+									+ " retry later",
+							this.engine.settings().storeFailure().retryAfter()));
+		}
+		String fingerprint = call.fingerprint().get();
+		Instant deadline = this.engine.inFlightDeadline();
+		while (true) {
+			String ownerToken = newOwnerToken();
+			long reserveStart = System.nanoTime();
+			ReserveResult result;
+			try {
+				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
+						this.engine.settings().lease().duration(), retention, atomicCompletion);
+				result = this.engine.timed("reserve", () -> this.engine.store().reserve(request));
+			}
+			catch (RuntimeException ex) {
+				return this.engine.storeFailed(operation, ex);
+			}
+			if (result instanceof ReserveResult.Acquired acquired) {
+				Reservation.Lease reservation = new Reservation.Lease(id, ownerToken, operation, acquired.takenOver(),
+						reserveStart, observation);
+				this.heartbeat.keepAlive(reservation);
+				this.engine.report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED,
+						operation, id);
+				if (acquired.takenOver()) {
+					logger.info("Took over idempotency key " + id.key() + " for " + operation
+							+ " after its owner's lease expired");
+				}
+				return new Decision.Proceed(reservation);
+			}
+			IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
+			fingerprint = IdempotencyEngine.sameRequestFingerprint(existing, fingerprint, call);
+			Decision decision = this.engine.answerExisting(existing, fingerprint, operation, deadline);
+			if (decision != null) {
+				return decision;
+			}
+		}
+	}
+
+	/**
+	 * A final answer is recorded: 2xx, and 4xx except the statuses a retry may change.
+	 */
+	@Override
+	public boolean records(int status) {
+		return IdempotencyEngine.isFinal(status);
+	}
+
+	@Override
+	public Answer succeeded(Reservation reservation, StoredResponse response) {
+		Reservation.Lease lease = lease(reservation);
+		if (!records(response.status())) {
+			release(lease, "status " + response.status() + " is not final", ExecutionResult.RELEASED);
+			return new Answer.Own(response);
+		}
+		if (response.body().length > this.engine.settings().maxBodyBytes()) {
+			this.engine.bodyTooLarge(lease, response.body().length);
+			return new Answer.Own(response);
+		}
+		try {
+			if (this.engine.timed("complete",
+					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
+				this.engine.finished(ExecutionResult.COMPLETED, lease);
+			}
+			else {
+				ownershipLost(lease, "complete");
+			}
+		}
+		catch (RuntimeException ex) {
+			// The lease runs out (or the store released the record) and a retry runs it:
+			// the key is not stuck.
+			logger.error("Could not store the response of " + lease
+					+ "; a retry runs it again once the record is released or its lease runs out", ex);
+			this.engine.finished(ExecutionResult.STORE_ERROR, lease);
+		}
+		return new Answer.Own(response);
+	}
+
+	@Override
+	public void notRecorded(Reservation reservation, String reason, ExecutionResult result) {
+		release(lease(reservation), reason, result);
+	}
+
+	/**
+	 * Completes the reservation; if another owner took the record over, or the store
+	 * failed, the transaction rolls back.
+	 */
+	@Override
+	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+		Reservation.Lease lease = lease(reservation);
+		try {
+			if (this.engine.timed("complete",
+					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
+				return AtomicOutcome.commit(true);
+			}
+			logger.warn("Could not complete " + lease
+					+ ": another owner took it over; its transaction is rolled back, and another request runs it");
+			return AtomicOutcome.refuse(this.engine.inFlightError(), ExecutionResult.OWNERSHIP_LOST, false);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not store the response of " + lease
+					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+			return AtomicOutcome.refuse(this.engine.transactionRolledBack("its answer could not be recorded"),
+					ExecutionResult.STORE_ERROR, true);
+		}
+	}
+
+	/**
+	 * Releases a record that is still this run's, so that the key is free again at once.
+	 */
+	@Override
+	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
+		if (outcome.commits() || outcome.releaseAfterRollback()) {
+			release(lease(reservation), "its transaction did not commit", result);
+			return;
+		}
+		this.engine.finished(result, reservation);
+	}
+
+	@Override
+	public String afterAbandoning() {
+		return "its record is taken over by a retry once its lease runs out";
+	}
+
+	/** Releases the record and reports {@code result}, or what prevented the release. */
+	private void release(Reservation.Lease reservation, String reason, ExecutionResult result) {
+		try {
+			if (this.engine.timed("release",
+					() -> this.engine.store().release(reservation.id(), reservation.ownerToken()))) {
+				logger.debug("Released " + reservation + ": " + reason);
+				this.engine.finished(result, reservation);
+			}
+			else {
+				ownershipLost(reservation, "release");
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
+			this.engine.finished(ExecutionResult.STORE_ERROR, reservation);
+		}
+	}
+
+	private void ownershipLost(Reservation.Lease reservation, String step) {
+		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
+		this.engine.finished(ExecutionResult.OWNERSHIP_LOST, reservation);
+	}
+
+	private static Reservation.Lease lease(Reservation reservation) {
+		if (reservation instanceof Reservation.Lease lease) {
+			return lease;
+		}
+		throw new IllegalArgumentException(reservation + " was not made by a lease-mode engine");
+	}
+
+	/**
+	 * A fencing token: unique, never sent to clients, so it needs no secure random (whose
+	 * shared lock {@code UUID.randomUUID()} would contend on under load).
+	 */
+	private static String newOwnerToken() {
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		return new java.util.UUID(random.nextLong(), random.nextLong()).toString();
+	}
+
+}

@@ -1,0 +1,57 @@
+package dev.idempotency.core.internal;
+
+import java.time.Duration;
+
+import dev.idempotency.core.ExecutionResult;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What each mode of the protocol ({@link IdempotencySettings.Mode}) does its own way: how
+ * a call finds its key free, and how a run records or gives up its answer. The engine
+ * picks one when it is built and keeps the steps both share.
+ */
+interface ProtocolModel {
+
+	/**
+	 * Decides a call with a valid key: run it, replay, or refuse (also when the store
+	 * fails). A reservation it makes carries {@code observation}, stopped when its run is
+	 * {@link IdempotencyEngine#finished finished}.
+	 * @param atomicCompletion whether the door records the answer in the transaction of
+	 * the operation's own writes, on the store's database
+	 * ({@link IdempotencyEngine#begin(IdempotentCall, boolean)})
+	 */
+	Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+			boolean atomicCompletion);
+
+	/** Whether an answer with this status is recorded in this mode. */
+	boolean records(int status);
+
+	/**
+	 * The run succeeded with this response (the reservation is finished now): records or
+	 * releases it and reports the result.
+	 */
+	Answer succeeded(Reservation reservation, StoredResponse response);
+
+	/**
+	 * The run failed, or its answer is not to be recorded (the reservation is finished
+	 * now): frees the key and reports {@code result}.
+	 */
+	void notRecorded(Reservation reservation, String reason, ExecutionResult result);
+
+	/** Atomic completion: records the response in the run's own transaction. */
+	AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response);
+
+	/**
+	 * Atomic completion: the run's transaction rolled back (or failed to commit); frees
+	 * the key if the outcome says so, and reports {@code result}.
+	 */
+	void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result);
+
+	/** What becomes of the key of an abandoned run, in words for the log. */
+	String afterAbandoning();
+
+}

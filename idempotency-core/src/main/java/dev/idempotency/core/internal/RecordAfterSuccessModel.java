@@ -1,0 +1,235 @@
+package dev.idempotency.core.internal;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import dev.idempotency.core.ExecutionResult;
+import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.store.CompletedRecordRequest;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Record-after-success mode: the call reads the record before the operation instead of
+ * reserving it, nothing is written while the operation runs (no lease, no heartbeat), and
+ * a success is recorded afterwards with one conditional insert. If another attempt of the
+ * same request recorded its success first (both ran), that recorded response is the
+ * answer, so that every attempt and every retry gets the same one.
+ */
+final class RecordAfterSuccessModel implements ProtocolModel {
+
+	/** Logs as the engine, whose logger name users already configure. */
+	private static final Log logger = LogFactory.getLog(IdempotencyEngine.class);
+
+	private final IdempotencyEngine engine;
+
+	RecordAfterSuccessModel(IdempotencyEngine engine) {
+		this.engine = engine;
+	}
+
+	/**
+	 * One read before the operation. No record: run it, holding nothing. A record: as in
+	 * lease mode (replay, 422, or wait for one in progress, which a lease-mode node may
+	 * have left during a change of mode).
+	 */
+	@Override
+	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+			boolean atomicCompletion) {
+		String operation = call.operation();
+		String fingerprint = call.fingerprint().get();
+		Instant deadline = this.engine.inFlightDeadline();
+		while (true) {
+			Optional<IdempotencyRecord> found;
+			try {
+				found = this.engine.timed("find", () -> this.engine.store().find(id));
+			}
+			catch (RuntimeException ex) {
+				return this.engine.storeFailed(operation, ex);
+			}
+			if (found.isEmpty()) {
+				this.engine.report(IdempotencyOutcome.EXECUTED, operation, id);
+				return new Decision.Proceed(
+						new Reservation.RecordAfterSuccess(id, operation, fingerprint, retention, observation));
+			}
+			fingerprint = IdempotencyEngine.sameRequestFingerprint(found.get(), fingerprint, call);
+			Decision decision = this.engine.answerExisting(found.get(), fingerprint, operation, deadline);
+			if (decision != null) {
+				return decision;
+			}
+		}
+	}
+
+	/** Only a success (2xx) is recorded. */
+	@Override
+	public boolean records(int status) {
+		return status >= 200 && status < 300;
+	}
+
+	/**
+	 * One conditional insert of a success that fits; what the store had instead decides
+	 * the answer.
+	 */
+	@Override
+	public Answer succeeded(Reservation reservation, StoredResponse response) {
+		Reservation.RecordAfterSuccess run = run(reservation);
+		if (!records(response.status())) {
+			// Only a success is recorded. A final refusal (4xx) is answered but not kept:
+			// two attempts of one request may run at once in this mode, and the one that
+			// fails because the other's effect is already there (409 "already exists")
+			// answers first, being cheaper; recording it would make every attempt and
+			// retry, the one that succeeded included, be told it failed. A retry of a
+			// refusal runs again and is refused again.
+			// But if the attempt it raced has recorded its success meanwhile, that is the
+			// answer to this request, also after a 5xx (a catalog may fail with a
+			// constraint violation where the other attempt's row appeared between its
+			// check and its insert). One read, on answers that are not a success only.
+			IdempotencyRecord recorded = recordedSuccess(run);
+			if (recorded != null) {
+				return answerRecorded(run, recorded,
+						"recorded its success while this one answered status " + response.status());
+			}
+			logger.debug("Not recorded " + run + ": status " + response.status()
+					+ " is not a success (record-after-success records 2xx only)");
+			this.engine.finished(ExecutionResult.RELEASED, run);
+			return new Answer.Own(response);
+		}
+		if (response.body().length > this.engine.settings().maxBodyBytes()) {
+			this.engine.bodyTooLarge(run, response.body().length);
+			return new Answer.Own(response);
+		}
+		Optional<IdempotencyRecord> existing;
+		try {
+			existing = recordCompleted(run, response);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not record the response of " + run + "; answered unrecorded, a retry runs it again",
+					ex);
+			this.engine.finished(ExecutionResult.STORE_ERROR, run);
+			return new Answer.Own(response);
+		}
+		if (existing.isEmpty()) {
+			this.engine.finished(ExecutionResult.COMPLETED, run);
+			return new Answer.Own(response);
+		}
+		IdempotencyRecord record = existing.get();
+		if (isCompletedFor(record, run)) {
+			// Two first attempts of one request both ran: the model's accepted cost. All
+			// of them, and every retry, get the answer recorded first.
+			return answerRecorded(run, record, "recorded its response first");
+		}
+		logger.warn("Could not record the response of "
+				+ run + ": the key holds " + ((record.state() == RecordState.COMPLETED)
+						? "the record of another request" : "a reservation in progress (lease mode)")
+				+ "; answered with its own response, not recorded");
+		this.engine.finished(ExecutionResult.NOT_RECORDED, run);
+		return new Answer.Own(response);
+	}
+
+	/** Nothing was written: there is nothing to free. */
+	@Override
+	public void notRecorded(Reservation reservation, String reason, ExecutionResult result) {
+		logger.debug("Not recorded " + reservation + ": " + reason);
+		this.engine.finished(result, reservation);
+	}
+
+	/**
+	 * Inserts the record: if another attempt of the same request recorded first (the
+	 * insert waited for that attempt's commit), the transaction rolls back and the answer
+	 * is the recorded response, as a replay; if the key holds another request's record,
+	 * {@code 422 key-reused}; a lease-mode reservation, {@code request-in-flight}; a
+	 * store failure, {@code 503 store-unavailable}.
+	 */
+	@Override
+	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+		Reservation.RecordAfterSuccess run = run(reservation);
+		Optional<IdempotencyRecord> existing;
+		try {
+			existing = recordCompleted(run, response);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Could not record the response of " + run
+					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+			return AtomicOutcome.refuse(this.engine.transactionRolledBack("its answer could not be recorded"),
+					ExecutionResult.STORE_ERROR, false);
+		}
+		if (existing.isEmpty()) {
+			return AtomicOutcome.commit(false);
+		}
+		IdempotencyRecord record = existing.get();
+		if (isCompletedFor(record, run)) {
+			logger.info("Another attempt of " + run + " recorded its response first; this attempt's"
+					+ " transaction is rolled back and it answers with the recorded response");
+			return AtomicOutcome.replay(record.completedResponse());
+		}
+		if (record.state() == RecordState.COMPLETED) {
+			logger.info("Another request recorded its response under the key of " + run
+					+ " while this one ran; this one's transaction is rolled back and it is refused 422");
+			return AtomicOutcome.refuse(IdempotencyEngine.keyReusedError(), ExecutionResult.NOT_RECORDED, false);
+		}
+		logger.warn("Could not record the response of " + run
+				+ ": the key holds a reservation in progress (lease mode); this one's transaction is rolled back");
+		return AtomicOutcome.refuse(this.engine.inFlightError(), ExecutionResult.NOT_RECORDED, false);
+	}
+
+	/** Nothing was written outside the transaction: there is nothing to free. */
+	@Override
+	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
+		this.engine.finished(result, reservation);
+	}
+
+	@Override
+	public String afterAbandoning() {
+		return "nothing was recorded, a retry runs it again";
+	}
+
+	private Optional<IdempotencyRecord> recordCompleted(Reservation.RecordAfterSuccess run, StoredResponse response) {
+		CompletedRecordRequest request = new CompletedRecordRequest(run.id(), run.fingerprint(), run.operation(),
+				response, run.retention());
+		return this.engine.timed("record_completed", () -> this.engine.store().recordCompleted(request));
+	}
+
+	/** Whether {@code record} is the completed record of the same request. */
+	private static boolean isCompletedFor(IdempotencyRecord record, Reservation.RecordAfterSuccess run) {
+		return record.state() == RecordState.COMPLETED && record.fingerprint().equals(run.fingerprint());
+	}
+
+	/**
+	 * Answers with the response another attempt of the same request recorded, and reports
+	 * it.
+	 */
+	private Answer answerRecorded(Reservation.RecordAfterSuccess run, IdempotencyRecord record, String what) {
+		logger.info("Another attempt of " + run + " " + what + "; answering with the recorded response");
+		this.engine.finished(ExecutionResult.ANSWERED_RECORDED, run);
+		return new Answer.Recorded(record.completedResponse());
+	}
+
+	/**
+	 * The completed record of the same request, if another attempt recorded it; null if
+	 * there is none or the store cannot say.
+	 */
+	private @Nullable IdempotencyRecord recordedSuccess(Reservation.RecordAfterSuccess run) {
+		try {
+			IdempotencyRecord record = this.engine.timed("find", () -> this.engine.store().find(run.id())).orElse(null);
+			return (record != null && isCompletedFor(record, run)) ? record : null;
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not look for a recorded answer of " + run + ": " + ex);
+			return null;
+		}
+	}
+
+	private static Reservation.RecordAfterSuccess run(Reservation reservation) {
+		if (reservation instanceof Reservation.RecordAfterSuccess run) {
+			return run;
+		}
+		throw new IllegalArgumentException(reservation + " was not made by a record-after-success engine");
+	}
+
+}
