@@ -90,6 +90,28 @@ class LeaseMarginTests {
 	}
 
 	@Test
+	void onRedisACommandTimeoutOfZeroIsNoneAndRefusedInLeaseMode() {
+		ApplicationContextRunner redis = this.runner.withPropertyValues("idempotency.store.type=redis",
+				"idempotency.store.redis.command-timeout=0s");
+		redis.run(refused("idempotency.store.redis.command-timeout is PT0S (none)"));
+		redis.withPropertyValues("idempotency.mode=record-after-success")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyEngine.class));
+	}
+
+	@Test
+	void theStoresTimeoutIsReportedWithTheOtherProblems() {
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.query-timeout=0s",
+					"idempotency.in-flight.poll-interval=0s")
+			.run((context) -> {
+				InvalidIdempotencySettingsException failure = (InvalidIdempotencySettingsException) org.springframework.core.NestedExceptionUtils
+					.getRootCause(context.getStartupFailure());
+				assertThat(failure.properties()).containsExactly("idempotency.store.jdbc.query-timeout",
+						"idempotency.in-flight.poll-interval");
+			});
+	}
+
+	@Test
 	void theFailureAnalysisExplainsTheRuleAndWhatToSet() {
 		this.runner.withPropertyValues("idempotency.lease=1s", "idempotency.heartbeat-interval=500ms")
 			.run((context) -> {
