@@ -1,10 +1,12 @@
 package dev.idempotency.autoconfigure;
 
+import java.time.Duration;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.engine.IdempotencyEngine;
+import dev.idempotency.engine.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -96,6 +98,22 @@ class LeaseMarginTests {
 		redis.run(refused("idempotency.store.redis.command-timeout is PT0S (none)"));
 		redis.withPropertyValues("idempotency.mode=record-after-success")
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyEngine.class));
+	}
+
+	/**
+	 * Settings the application declares as a bean replace the properties, and their lease
+	 * is checked against the store's timeout all the same.
+	 */
+	@Test
+	void settingsOfTheApplicationsOwnAreCheckedToo() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.withBean(IdempotencySettings.class,
+					() -> IdempotencySettings.builder()
+						.lease(Duration.ofSeconds(3))
+						.heartbeatInterval(Duration.ofSeconds(1))
+						.build())
+			.run(refused("idempotency.lease (PT3S) must be longer than idempotency.heartbeat-interval (PT1S)"
+					+ " + the store's timeout idempotency.store.jdbc.query-timeout (PT2S)"));
 	}
 
 	@Test
