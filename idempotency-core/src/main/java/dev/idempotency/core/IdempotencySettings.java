@@ -10,9 +10,10 @@ import dev.idempotency.core.internal.Answer;
  * used: the key window (lifetime, grace, clock skew, key age policy), the {@link Lease}
  * of a running owner, the answer to a duplicate still {@link InFlight in flight}, what to
  * do on a {@link StoreFailure}, the largest stored body and the {@link Mode}. Build it
- * with {@link #builder()}, which starts from the defaults: they are written here and
- * nowhere else. Each record checks its values and throws {@link IllegalArgumentException}
- * naming the value at fault.
+ * with {@link #builder()}, which starts from the defaults (the starter's properties
+ * repeat them as literals for the configuration processor; a test checks that both
+ * agree). Each record checks its values and throws {@link IllegalArgumentException}
+ * naming the value at fault; the starter checks its properties first, in their own names.
  *
  * @param lifetime how long clients may reuse a key
  * @param grace extra retention beyond the lifetime

@@ -23,8 +23,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The engine, its settings, the lifecycle of its heartbeat thread, the
@@ -39,59 +41,80 @@ import org.springframework.context.annotation.Configuration;
 @AutoConfiguration(
 		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotencyProperties.class)
+@EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
+		IdempotencyObservationProperties.class })
 public final class IdempotencyAutoConfiguration {
 
+	/**
+	 * The engine's settings from the idempotency.* properties, checked first, every
+	 * property at once (the in-memory store's too when it is the store, and the lease
+	 * against the configured store's timeout).
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencySettings idempotencySettings(IdempotencyProperties properties) {
-		return properties.toSettings();
+	IdempotencySettings idempotencySettings(IdempotencyProperties properties, IdempotencyMemoryStoreProperties memory,
+			ObjectProvider<IdempotencyStoreTimeout> storeTimeout) {
+		IdempotencyPropertiesValidator.validate(properties,
+				(properties.getStore().getType() == IdempotencyProperties.StoreType.MEMORY) ? memory : null,
+				storeTimeout.getIfAvailable());
+		return settings(properties);
+	}
+
+	/** Maps the properties onto the engine's settings, unchecked. */
+	static IdempotencySettings settings(IdempotencyProperties properties) {
+		IdempotencySettings.Builder builder = IdempotencySettings.builder();
+		PropertyMapper map = PropertyMapper.get();
+		map.from(properties::getLifetime).to(builder::lifetime);
+		map.from(properties::getGrace).to(builder::grace);
+		map.from(properties::getLease).to(builder::lease);
+		map.from(properties::getHeartbeatInterval).to(builder::heartbeatInterval);
+		map.from(properties::getClockSkew).to(builder::clockSkew);
+		map.from(properties::getKeyAgePolicy).to(builder::keyAgePolicy);
+		map.from(properties::getMode).to(builder::mode);
+		IdempotencyProperties.InFlight inFlight = properties.getInFlight();
+		map.from(inFlight::getWait).to(builder::inFlightWait);
+		map.from(inFlight::getPollInterval).to(builder::inFlightPollInterval);
+		map.from(inFlight::getStatus).to(builder::inFlightStatus);
+		map.from(inFlight::getRetryAfter).to(builder::inFlightRetryAfter);
+		IdempotencyProperties.Store store = properties.getStore();
+		map.from(store::getFailureMode).to(builder::failureMode);
+		map.from(store::getRetryAfter).to(builder::storeRetryAfter);
+		map.from(properties.getResponse()::getMaxBodySize).as(DataSize::toBytes).to(builder::maxBodyBytes);
+		return builder.build();
 	}
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
-	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyProperties properties) {
-		IdempotencyProperties.Memory memory = properties.getStore().getMemory();
-		long maxBytes = (memory.getMaxBytes() != null)
-				? IdempotencyProperties.bytes(memory.getMaxBytes(), "idempotency.store.memory.max-bytes", false)
-				: InMemoryIdempotencyStore.defaultMaxBytes();
-		if (memory.getMaxEntries() < 1) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.memory.max-entries"),
-					"idempotency.store.memory.max-entries must be positive, was " + memory.getMaxEntries(),
-					"Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
-		}
-		double share = memory.getMaxSharePerScope();
-		if (!(share > 0 && share <= 1)) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.memory.max-share-per-scope"),
-					"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was " + share,
-					"Set idempotency.store.memory.max-share-per-scope to a fraction such as 0.25 (a quarter of"
-							+ " max-entries and of max-bytes per scope), 1 for no share, or remove it for the default.");
-		}
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(), maxBytes, share,
-				memory.getOnFull());
+	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyMemoryStoreProperties memory) {
+		// Checked here too: another bean may ask for the store before the settings exist.
+		IdempotencyPropertiesValidator.validate(memory);
+		DataSize maxBytes = memory.getMaxBytes();
+		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(),
+				(maxBytes != null) ? maxBytes.toBytes() : InMemoryIdempotencyStore.defaultMaxBytes(),
+				memory.getMaxSharePerScope(), memory.getOnFull());
 	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
-			IdempotencyProperties properties, ObjectProvider<IdempotencyListener> listener,
+			IdempotencyProperties properties, IdempotencyObservationProperties observation,
+			ObjectProvider<IdempotencyStoreTimeout> storeTimeout, ObjectProvider<IdempotencyListener> listener,
 			ObjectProvider<ObservationRegistry> observationRegistry, ListableBeanFactory beanFactory) {
 		IdempotencyStore available = store.getIfUnique();
 		if (available == null) {
 			throw new IdempotencyStoreNotFoundException(properties.getStore().getType(),
 					List.of(beanFactory.getBeanNamesForType(IdempotencyStore.class)));
 		}
-		// The store's own timeout is checked by its auto-configuration, where it is
-		// known.
-		LeaseMargin.check(settings, null, null);
+		// Settings of the application's own (a bean) are checked here; those from the
+		// properties were checked with them and pass again.
+		IdempotencyPropertiesValidator.validateLease(settings, storeTimeout.getIfAvailable());
 		// Every listener bean, in order: the application's own and the Micrometer
 		// binding. Without an ObservationRegistry bean (Boot makes one with Actuator),
 		// nothing is observed and a call pays one check.
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
 				CompositeIdempotencyListener.of(listener.orderedStream().toList()),
-				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP),
-				properties.getObservation().isKeyHash());
+				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP), observation.isKeyHash());
 	}
 
 	/**

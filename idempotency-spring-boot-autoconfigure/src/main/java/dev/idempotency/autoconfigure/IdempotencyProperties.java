@@ -6,9 +6,7 @@ import java.util.List;
 
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.KeyFormat;
-import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.JsonFingerprint;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -19,13 +17,6 @@ import org.springframework.util.unit.DataSize;
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {
-
-	/**
-	 * The engine's defaults, the one place they are written. The configuration processor
-	 * cannot see through them: additional-spring-configuration-metadata.json shows them
-	 * to IDEs, and IdempotencyConfigurationMetadataTests checks that both agree.
-	 */
-	private static final IdempotencySettings DEFAULTS = IdempotencySettings.defaults();
 
 	/** Whether Idempotency-Key support is on. */
 	private boolean enabled = true;
@@ -38,13 +29,13 @@ public class IdempotencyProperties {
 	 * grace from the key's UUIDv7 time or from the first request, whichever is later).
 	 * Advertise it to clients (Iceberg: idempotency-key-lifetime in GET /v1/config).
 	 */
-	private Duration lifetime = DEFAULTS.lifetime();
+	private Duration lifetime = Duration.ofMinutes(30);
 
 	/**
 	 * Extra time a record is kept beyond the lifetime, to absorb clock differences and
 	 * late retries.
 	 */
-	private Duration grace = DEFAULTS.grace();
+	private Duration grace = Duration.ofMinutes(5);
 
 	/**
 	 * How long the owner of an in-progress record is presumed alive without a heartbeat.
@@ -54,37 +45,34 @@ public class IdempotencyProperties {
 	 * timeout) + a quarter heartbeat-interval + 500 ms, or a running owner could be taken
 	 * over (checked at start-up, lease mode only).
 	 */
-	private Duration lease = DEFAULTS.lease().duration();
+	private Duration lease = Duration.ofSeconds(30);
 
 	/**
 	 * Longest time between two lease extensions of a running operation. At most half the
 	 * lease: the rest of the lease is the margin for the store round trip and a late
 	 * heartbeat thread.
 	 */
-	private Duration heartbeatInterval = DEFAULTS.lease().heartbeatInterval();
+	private Duration heartbeatInterval = Duration.ofSeconds(10);
 
 	/**
 	 * How far in the future a key's UUIDv7 timestamp may be, to tolerate client clock
 	 * skew. The record of a key stamped ahead is kept that much longer.
 	 */
-	private Duration clockSkew = DEFAULTS.clockSkew();
+	private Duration clockSkew = Duration.ofMinutes(1);
 
 	/**
 	 * What to do with a key whose UUIDv7 timestamp is outside [now - lifetime - grace,
 	 * now + clock-skew]: reject (answer 400) or warn (log a warning and go on).
 	 */
-	private IdempotencySettings.KeyAgePolicy keyAgePolicy = DEFAULTS.keyAgePolicy();
+	private IdempotencySettings.KeyAgePolicy keyAgePolicy = IdempotencySettings.KeyAgePolicy.REJECT;
 
 	/**
-	 * How an operation is guarded: lease (reserve the key, with a lease and heartbeats,
-	 * before it runs; a duplicate never runs beside it) or record-after-success (read the
-	 * key before, record a successful (2xx) response with one conditional insert after;
-	 * fewer store writes, nothing left in flight by a crash, but attempts racing with a
-	 * new key may each run, and once one success is recorded it is the answer to all of
-	 * them and to every retry). The lease and heartbeat settings apply to lease mode
-	 * only.
+	 * How an operation is guarded: lease (reserve the key before it runs; a duplicate
+	 * never runs beside it) or record-after-success (record a successful response with
+	 * one conditional insert after it; fewer store writes, but attempts racing with a new
+	 * key may each run). The lease and heartbeat settings apply to lease mode only.
 	 */
-	private IdempotencySettings.Mode mode = DEFAULTS.mode();
+	private IdempotencySettings.Mode mode = IdempotencySettings.Mode.LEASE;
 
 	private final Key key = new Key();
 
@@ -99,10 +87,6 @@ public class IdempotencyProperties {
 	private final Response response = new Response();
 
 	private final Web web = new Web();
-
-	private final MethodDoor method = new MethodDoor();
-
-	private final Observation observation = new Observation();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -204,108 +188,6 @@ public class IdempotencyProperties {
 		return this.web;
 	}
 
-	public MethodDoor getMethod() {
-		return this.method;
-	}
-
-	public Observation getObservation() {
-		return this.observation;
-	}
-
-	/**
-	 * A size setting in bytes, checked: a negative size (or zero where nothing could
-	 * pass) would start an application that refuses every request.
-	 * @throws InvalidIdempotencySettingsException naming the property
-	 */
-	static long bytes(DataSize size, String property, boolean zeroAllowed) {
-		long bytes = size.toBytes();
-		if (bytes < 0 || (bytes == 0 && !zeroAllowed)) {
-			throw new InvalidIdempotencySettingsException(List.of(property),
-					property + " must be " + (zeroAllowed ? "zero or more" : "positive") + ", was " + size,
-					"Set " + property + " to a size such as 1MB, or remove it for the default.");
-		}
-		return bytes;
-	}
-
-	/**
-	 * Builds the engine's settings from these properties, checked first so that a wrong
-	 * value is reported by the property that sets it and with what to set.
-	 * @throws InvalidIdempotencySettingsException naming the properties at fault
-	 */
-	public IdempotencySettings toSettings() {
-		requirePositive(this.lifetime, "lifetime");
-		requireNotNegative(this.grace, "grace");
-		requirePositive(this.lease, "lease");
-		requirePositive(this.heartbeatInterval, "heartbeat-interval");
-		if (this.heartbeatInterval.multipliedBy(2).compareTo(this.lease) > 0) {
-			throw new InvalidIdempotencySettingsException(
-					List.of("idempotency.heartbeat-interval", "idempotency.lease"),
-					"idempotency.heartbeat-interval (" + this.heartbeatInterval
-							+ ") must be at most half of idempotency.lease (" + this.lease
-							+ "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
-							+ " of the lease is the margin for the store round trip and a late heartbeat thread",
-					"Set idempotency.heartbeat-interval to at most " + this.lease.dividedBy(2)
-							+ " or idempotency.lease to at least " + this.heartbeatInterval.multipliedBy(2) + ".");
-		}
-		Duration retention = this.lifetime.plus(this.grace);
-		if (this.lease.compareTo(retention) > 0) {
-			throw new InvalidIdempotencySettingsException(
-					List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
-					"idempotency.lease (" + this.lease
-							+ ") must not be longer than idempotency.lifetime + idempotency.grace (" + retention
-							+ "): a record would expire while its owner still runs",
-					"Set idempotency.lease to at most " + retention
-							+ " or raise idempotency.lifetime or idempotency.grace.");
-		}
-		requireNotNegative(this.clockSkew, "clock-skew");
-		requireNotNegative(this.inFlight.wait, "in-flight.wait");
-		requirePositive(this.inFlight.pollInterval, "in-flight.poll-interval");
-		requireNotNegative(this.inFlight.retryAfter, "in-flight.retry-after");
-		requireNotNegative(this.store.retryAfter, "store.retry-after");
-		long maxBodyBytes = this.response.maxBodySize.toBytes();
-		if (maxBodyBytes < 0 || maxBodyBytes > IdempotencySettings.MAX_STORED_BODY_BYTES) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.response.max-body-size"),
-					"idempotency.response.max-body-size must be from 0 to " + IdempotencySettings.MAX_STORED_BODY_BYTES
-							+ " bytes (an answer is held in memory until it is stored), was " + maxBodyBytes + " bytes",
-					"Set idempotency.response.max-body-size to at most "
-							+ PropertyValues.written(DataSize.ofBytes(IdempotencySettings.MAX_STORED_BODY_BYTES))
-							+ "; the default is " + PropertyValues.written(DataSize.ofBytes(DEFAULTS.maxBodyBytes()))
-							+ ".");
-		}
-		return IdempotencySettings.builder()
-			.lifetime(this.lifetime)
-			.grace(this.grace)
-			.lease(this.lease)
-			.heartbeatInterval(this.heartbeatInterval)
-			.clockSkew(this.clockSkew)
-			.keyAgePolicy(this.keyAgePolicy)
-			.inFlightWait(this.inFlight.wait)
-			.inFlightPollInterval(this.inFlight.pollInterval)
-			.inFlightStatus(this.inFlight.status)
-			.inFlightRetryAfter(this.inFlight.retryAfter)
-			.failureMode(this.store.failureMode)
-			.storeRetryAfter(this.store.retryAfter)
-			.maxBodyBytes(maxBodyBytes)
-			.mode(this.mode)
-			.build();
-	}
-
-	private static void requirePositive(@Nullable Duration value, String name) {
-		if (value == null || value.isNegative() || value.isZero()) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
-					"idempotency." + name + " must be positive, was " + value,
-					"Set idempotency." + name + " to a positive duration, such as 10s.");
-		}
-	}
-
-	private static void requireNotNegative(@Nullable Duration value, String name) {
-		if (value == null || value.isNegative()) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency." + name),
-					"idempotency." + name + " must not be negative, was " + value,
-					"Set idempotency." + name + " to 0 or a positive duration.");
-		}
-	}
-
 	/** What a client's key must look like. */
 	public static class Key {
 
@@ -326,27 +208,6 @@ public class IdempotencyProperties {
 
 		public void setFormat(KeyFormat format) {
 			this.format = format;
-		}
-
-	}
-
-	/** The idempotency.request observation of each protected call. */
-	public static class Observation {
-
-		/**
-		 * Whether the observation carries the high-cardinality key idempotency.key.hash:
-		 * the first 16 hex digits of the SHA-256 of the key (as the engine keeps it: a
-		 * UUID in lower case), so that a trace can be found from a key. The key itself is
-		 * never a tag.
-		 */
-		private boolean keyHash;
-
-		public boolean isKeyHash() {
-			return this.keyHash;
-		}
-
-		public void setKeyHash(boolean keyHash) {
-			this.keyHash = keyHash;
 		}
 
 	}
@@ -382,20 +243,20 @@ public class IdempotencyProperties {
 		 * How long a duplicate waits for the first request to finish before it is
 		 * answered.
 		 */
-		private Duration wait = DEFAULTS.inFlight().maxWait();
+		private Duration wait = Duration.ofSeconds(2);
 
 		/** How often a waiting duplicate checks the store. */
-		private Duration pollInterval = DEFAULTS.inFlight().pollInterval();
+		private Duration pollInterval = Duration.ofMillis(50);
 
 		/**
 		 * Status for a duplicate still in flight after the wait: conflict (409, the IETF
 		 * draft's choice) or service-unavailable (503 with Retry-After: Iceberg clients
 		 * read 409 as a real conflict but retry a 503).
 		 */
-		private IdempotencySettings.InFlightStatus status = DEFAULTS.inFlight().status();
+		private IdempotencySettings.InFlightStatus status = IdempotencySettings.InFlightStatus.CONFLICT;
 
 		/** Retry-After sent with an in-flight answer. */
-		private Duration retryAfter = DEFAULTS.inFlight().retryAfter();
+		private Duration retryAfter = Duration.ofSeconds(1);
 
 		public Duration getWait() {
 			return this.wait;
@@ -445,12 +306,10 @@ public class IdempotencyProperties {
 		 * Retry-After and runs nothing; fail-open runs the request unprotected (logged
 		 * and counted).
 		 */
-		private IdempotencySettings.FailureMode failureMode = DEFAULTS.storeFailure().mode();
+		private IdempotencySettings.FailureMode failureMode = IdempotencySettings.FailureMode.FAIL_CLOSED;
 
 		/** Retry-After sent when the store is unavailable. */
-		private Duration retryAfter = DEFAULTS.storeFailure().retryAfter();
-
-		private final Memory memory = new Memory();
+		private Duration retryAfter = Duration.ofSeconds(5);
 
 		public StoreType getType() {
 			return this.type;
@@ -474,85 +333,6 @@ public class IdempotencyProperties {
 
 		public void setRetryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
-		}
-
-		public Memory getMemory() {
-			return this.memory;
-		}
-
-	}
-
-	/** The in-memory store: one JVM only. */
-	public static class Memory {
-
-		/**
-		 * Most records kept. Past it (or past max-bytes), expired records are dropped
-		 * first, then on-full decides: evict completed records, or refuse. Live records
-		 * are never evicted.
-		 */
-		private int maxEntries = 100_000;
-
-		/**
-		 * Most bytes the records may retain (estimated: stored response, record strings
-		 * and 256 bytes per record). When unset, 1/16 of the JVM's maximum heap
-		 * (Runtime.maxMemory()). Past it, expired records are dropped first, then on-full
-		 * decides; a response larger than the whole bound is not stored and its key is
-		 * released.
-		 */
-		private @Nullable DataSize maxBytes;
-
-		/**
-		 * Most of max-entries and of max-bytes one scope (by default one principal, or
-		 * all anonymous requests together) may hold, as a fraction: more than 0, at most
-		 * 1 (1: no share). With on-full=evict it bites only when scopes compete for a
-		 * full store: a scope past its share makes room from its own completed records,
-		 * never another's, and a single-scope application uses the whole store. With
-		 * on-full=refuse it is a cap: past it that scope's new keys are refused (503 when
-		 * fail-closed) while other scopes are still served.
-		 */
-		private double maxSharePerScope = 0.25;
-
-		/**
-		 * What a new key or a response that does not fit gets once expired records are
-		 * dropped. evict: completed records are evicted, the one closest to its expiry
-		 * first, and a retry of an evicted key runs again (counted in
-		 * idempotency.store.memory.evictions; the retention in effect is the gauge
-		 * idempotency.store.memory.oldest.age); only a store full of live records
-		 * refuses. refuse: the request is refused (503 with Retry-After until the oldest
-		 * record expires), so that every key keeps its whole retention.
-		 */
-		private InMemoryIdempotencyStore.OnFull onFull = InMemoryIdempotencyStore.OnFull.EVICT;
-
-		public InMemoryIdempotencyStore.OnFull getOnFull() {
-			return this.onFull;
-		}
-
-		public void setOnFull(InMemoryIdempotencyStore.OnFull onFull) {
-			this.onFull = onFull;
-		}
-
-		public int getMaxEntries() {
-			return this.maxEntries;
-		}
-
-		public void setMaxEntries(int maxEntries) {
-			this.maxEntries = maxEntries;
-		}
-
-		public @Nullable DataSize getMaxBytes() {
-			return this.maxBytes;
-		}
-
-		public void setMaxBytes(@Nullable DataSize maxBytes) {
-			this.maxBytes = maxBytes;
-		}
-
-		public double getMaxSharePerScope() {
-			return this.maxSharePerScope;
-		}
-
-		public void setMaxSharePerScope(double maxSharePerScope) {
-			this.maxSharePerScope = maxSharePerScope;
 		}
 
 	}
@@ -591,7 +371,7 @@ public class IdempotencyProperties {
 		 * Largest response body stored. A larger response is sent to the client but not
 		 * stored: the key is released (never truncated) and a retry runs again.
 		 */
-		private DataSize maxBodySize = DataSize.ofBytes(DEFAULTS.maxBodyBytes());
+		private DataSize maxBodySize = DataSize.ofMegabytes(1);
 
 		public List<String> getStoredHeaders() {
 			return this.storedHeaders;
@@ -648,30 +428,6 @@ public class IdempotencyProperties {
 
 		public void setProblemTypeBase(String problemTypeBase) {
 			this.problemTypeBase = problemTypeBase;
-		}
-
-	}
-
-	/** The method front door ({@code @Idempotent} with a key expression). */
-	public static class MethodDoor {
-
-		/**
-		 * Classes, or packages (with their sub-packages), that a stored result of a
-		 * method declared Object, an interface or an abstract class may be replayed as,
-		 * besides the application's own packages (those of @SpringBootApplication, of the
-		 * bean and of its declared return type) and JDK values (strings, numbers,
-		 * collections, maps, java.time). The stored record names the class: any other is
-		 * refused, and never loaded, so whoever can write the store cannot choose what is
-		 * built.
-		 */
-		private List<String> allowedResultTypes = new ArrayList<>();
-
-		public List<String> getAllowedResultTypes() {
-			return this.allowedResultTypes;
-		}
-
-		public void setAllowedResultTypes(List<String> allowedResultTypes) {
-			this.allowedResultTypes = allowedResultTypes;
 		}
 
 	}

@@ -12,7 +12,6 @@ import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
-import dev.idempotency.web.JsonFingerprint;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -29,7 +28,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.http.converter.HttpMessageConverter;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -73,28 +71,10 @@ public final class IdempotencyWebMvcAutoConfiguration {
 		IdempotencyInterceptor interceptor = new IdempotencyInterceptor(engine, scopeResolver,
 				properties.getWeb().getProblemTypeBase(), properties.getHeaderName(),
 				properties.getWeb().getPathPatterns(), properties.getWeb().isPathPatternsKeyRequired(),
-				IdempotencyProperties.bytes(properties.getRequest().getMaxBodySize(),
-						"idempotency.request.max-body-size", true),
-				properties.getKey().getFormat(), jsonFingerprint(properties));
+				properties.getRequest().getMaxBodySize().toBytes(), properties.getKey().getFormat(),
+				properties.getFingerprint().getJson());
 		interceptor.setHandlerTransactions(transactions.getIfAvailable());
 		return interceptor;
-	}
-
-	/**
-	 * The JSON fingerprint setting, checked: canonical JSON is read with jackson-core.
-	 * @throws InvalidIdempotencySettingsException if canonical is set without it
-	 */
-	static JsonFingerprint jsonFingerprint(IdempotencyProperties properties) {
-		JsonFingerprint json = properties.getFingerprint().getJson();
-		if (json == JsonFingerprint.CANONICAL && !ClassUtils.isPresent("tools.jackson.core.json.JsonFactory",
-				IdempotencyWebMvcAutoConfiguration.class.getClassLoader())) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.fingerprint.json"),
-					"idempotency.fingerprint.json=canonical reads JSON bodies with Jackson 3"
-							+ " (tools.jackson.core:jackson-core), which is not on the classpath",
-					"Add tools.jackson.core:jackson-core (spring-boot-starter-json brings it), or remove"
-							+ " idempotency.fingerprint.json to compare JSON bodies as bytes.");
-		}
-		return json;
 	}
 
 	@Bean

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMethodProperties;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.autoconfigure.IdempotencyWebMvcAutoConfiguration;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -18,6 +19,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
@@ -44,6 +46,7 @@ import tools.jackson.databind.json.JsonMapper;
 		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
 @ConditionalOnClass({ ObjectMapper.class, ErrorResponseException.class })
 @ConditionalOnBean(IdempotencyEngine.class)
+@EnableConfigurationProperties(IdempotencyMethodProperties.class)
 public final class IdempotencyMethodAutoConfiguration {
 
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
@@ -61,9 +64,10 @@ public final class IdempotencyMethodAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotentMethodInterceptor idempotentMethodInterceptor(IdempotencyEngine engine,
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<IdempotencyScopeResolver> scopeResolver,
-			IdempotencyProperties properties, ListableBeanFactory beanFactory) {
+			IdempotencyProperties properties, IdempotencyMethodProperties methodProperties,
+			ListableBeanFactory beanFactory) {
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
-		List<String> allowedResultTypes = new ArrayList<>(properties.getMethod().getAllowedResultTypes());
+		List<String> allowedResultTypes = new ArrayList<>(methodProperties.getAllowedResultTypes());
 		if (AutoConfigurationPackages.has(beanFactory)) {
 			allowedResultTypes.addAll(AutoConfigurationPackages.get(beanFactory));
 		}

@@ -153,9 +153,10 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			// The body is read only here, by the fingerprint, once the key is valid.
 			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
 					this.jsonFingerprint);
-			decision = this.engine.begin(new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
-					(annotation != null) ? annotation.keyFormat().orElse(this.keyFormat) : this.keyFormat, keyRequired,
-					operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
+			decision = this.engine.begin(
+					new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
+							(annotation != null) ? annotation.keyFormat().orElse(this.keyFormat) : this.keyFormat,
+							keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
 					completesAtomically(handlerMethod));
 		}
 		catch (RequestTooLargeException ex) {

@@ -1,16 +1,23 @@
 package dev.idempotency.autoconfigure;
 
 import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreProperties;
+import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreProperties;
 import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
@@ -58,10 +65,9 @@ class IdempotencyConfigurationMetadataTests {
 	}
 
 	/**
-	 * The engine's defaults are written once, in IdempotencySettings; the properties
-	 * start from them, where the configuration processor cannot read them, so the
-	 * metadata shows them from additional-spring-configuration-metadata.json. Bound as a
-	 * user would write them, the defaults shown must give the engine's defaults.
+	 * The properties hold their defaults as literals, which the configuration processor
+	 * reads: bound as a user would write them, the defaults shown give the engine's
+	 * defaults.
 	 */
 	@Test
 	void theDefaultsShownAreTheEnginesDefaults() {
@@ -79,9 +85,64 @@ class IdempotencyConfigurationMetadataTests {
 		IdempotencyProperties bound = new Binder(new MapConfigurationPropertySource(shown))
 			.bind("idempotency", Bindable.ofInstance(new IdempotencyProperties()))
 			.get();
-		assertThat(bound.toSettings()).isEqualTo(IdempotencySettings.defaults());
+		assertThat(IdempotencyAutoConfiguration.settings(bound)).isEqualTo(IdempotencySettings.defaults());
 		assertThat(shown).containsEntry("idempotency.lease", "30s")
 			.containsEntry("idempotency.response.max-body-size", "1MB");
+	}
+
+	/**
+	 * Every property whose class gives it a default shows that default, and the default
+	 * shown, bound as a user would write it, is the class's own: the metadata is
+	 * generated from the fields, not copied by hand.
+	 */
+	@Test
+	void everyDefaultInTheCodeIsShownAsItIs() throws ReflectiveOperationException {
+		Map<String, Object> defaults = new LinkedHashMap<>();
+		for (Class<?> type : List.of(IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
+				IdempotencyMethodProperties.class, IdempotencyObservationProperties.class,
+				IdempotencyJdbcStoreProperties.class, IdempotencyRedisStoreProperties.class,
+				IdempotencyClientProperties.class)) {
+			String prefix = type.getAnnotation(ConfigurationProperties.class).value();
+			collectDefaults(type.getDeclaredConstructor().newInstance(), prefix, defaults);
+		}
+		assertThat(defaults).hasSizeGreaterThan(40)
+			.containsKeys("idempotency.lease", "idempotency.store.memory.max-share-per-scope",
+					"idempotency.store.jdbc.purge.interval", "idempotency.store.redis.replicas-ack-timeout");
+		Binder shown = new Binder(new MapConfigurationPropertySource(shownDefaults()));
+		defaults.forEach((name, value) -> assertThat(shown.bind(name, Bindable.of(value.getClass())).orElse(null))
+			.as(name + " shown as " + property(name).get("defaultValue"))
+			.isEqualTo(value));
+	}
+
+	private static void collectDefaults(Object properties, String prefix, Map<String, Object> defaults)
+			throws IllegalAccessException {
+		for (Field field : properties.getClass().getDeclaredFields()) {
+			if (Modifier.isStatic(field.getModifiers())) {
+				continue;
+			}
+			field.setAccessible(true);
+			Object value = field.get(properties);
+			String name = prefix + "." + field.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
+			if (value == null || value instanceof Collection<?>) {
+				continue;
+			}
+			if (value.getClass().getName().startsWith("dev.idempotency.autoconfigure") && !value.getClass().isEnum()) {
+				collectDefaults(value, name, defaults);
+			}
+			else {
+				defaults.put(name, value);
+			}
+		}
+	}
+
+	private Map<String, Object> shownDefaults() {
+		Map<String, Object> shown = new LinkedHashMap<>();
+		for (Map<String, Object> property : properties()) {
+			if (property.get("defaultValue") != null) {
+				shown.put((String) property.get("name"), property.get("defaultValue"));
+			}
+		}
+		return shown;
 	}
 
 	/**

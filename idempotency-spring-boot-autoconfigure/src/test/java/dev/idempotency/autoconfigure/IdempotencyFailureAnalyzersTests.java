@@ -76,6 +76,23 @@ class IdempotencyFailureAnalyzersTests {
 	}
 
 	@Test
+	void everyBadValueIsReportedInOneFailureReport(CapturedOutput output) {
+		run(Map.of("idempotency.lease", "4s", "idempotency.heartbeat-interval", "3500ms",
+				"idempotency.in-flight.poll-interval", "0s", "idempotency.request.max-body-size", "-1B",
+				"idempotency.store.memory.max-entries", "0"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Description:\n\nThe Idempotency-Key settings are invalid (4 problems):\n\n"
+					+ "    - idempotency.heartbeat-interval (PT3.5S) must be at most half of idempotency.lease (PT4S)")
+			.contains("\n    - idempotency.in-flight.poll-interval must be positive, was PT0S.\n"
+					+ "    - idempotency.request.max-body-size must be zero or more, was -1B.\n"
+					+ "    - idempotency.store.memory.max-entries must be positive, was 0.\n")
+			.contains("Action:\n\n    - Set idempotency.heartbeat-interval to at most PT2S or idempotency.lease to at"
+					+ " least PT7S.\n    - Set idempotency.in-flight.poll-interval to a positive duration, such as 10s.\n"
+					+ "    - Set idempotency.request.max-body-size to a size such as 1MB, or remove it for the default.\n"
+					+ "    - Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
+	}
+
+	@Test
 	void anIdempotentMethodWhoseKeyDoesNotParseIsReportedWithTheBeanMethodAndExpression(CapturedOutput output) {
 		SpringApplication application = new SpringApplication(App.class, BrokenMethodApp.class);
 		application.setWebApplicationType(WebApplicationType.NONE);

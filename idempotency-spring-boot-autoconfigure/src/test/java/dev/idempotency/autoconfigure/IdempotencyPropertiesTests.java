@@ -11,14 +11,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The mapping of the idempotency.* properties onto the engine's settings, and its checks
- * in the properties' own names.
+ * The mapping of the idempotency.* properties onto the engine's settings, and their
+ * checks in the properties' own names ({@link IdempotencyPropertiesValidator}).
  */
 class IdempotencyPropertiesTests {
 
 	@Test
 	void unsetPropertiesAreTheEnginesDefaults() {
-		assertThat(new IdempotencyProperties().toSettings()).isEqualTo(IdempotencySettings.defaults());
+		IdempotencyProperties defaults = new IdempotencyProperties();
+		IdempotencyPropertiesValidator.validate(defaults, new IdempotencyMemoryStoreProperties(), null);
+		assertThat(IdempotencyAutoConfiguration.settings(defaults)).isEqualTo(IdempotencySettings.defaults());
 	}
 
 	@Test
@@ -33,7 +35,7 @@ class IdempotencyPropertiesTests {
 		properties.getStore().setFailureMode(IdempotencySettings.FailureMode.FAIL_OPEN);
 		properties.getStore().setRetryAfter(Duration.ofSeconds(9));
 		properties.getResponse().setMaxBodySize(DataSize.ofKilobytes(64));
-		IdempotencySettings settings = properties.toSettings();
+		IdempotencySettings settings = IdempotencyAutoConfiguration.settings(properties);
 		assertThat(settings.lease())
 			.isEqualTo(new IdempotencySettings.Lease(Duration.ofSeconds(8), Duration.ofSeconds(3)));
 		assertThat(settings.inFlight()).isEqualTo(new IdempotencySettings.InFlight(Duration.ZERO, Duration.ofMillis(7),
@@ -44,10 +46,10 @@ class IdempotencyPropertiesTests {
 	}
 
 	@Test
-	void toSettingsValidatesNamingTheProperty() {
+	void theValidatorNamesTheProperty() {
 		IdempotencyProperties longLease = new IdempotencyProperties();
 		longLease.setLease(Duration.ofHours(1));
-		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(longLease::toSettings)
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(() -> validate(longLease))
 			.withMessage("idempotency.lease (PT1H) must not be longer than idempotency.lifetime + idempotency.grace"
 					+ " (PT35M): a record would expire while its owner still runs")
 			.satisfies((ex) -> assertThat(ex.properties()).containsExactly("idempotency.lease", "idempotency.lifetime",
@@ -57,24 +59,93 @@ class IdempotencyPropertiesTests {
 
 		IdempotencyProperties noPolling = new IdempotencyProperties();
 		noPolling.getInFlight().setPollInterval(Duration.ZERO);
-		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(noPolling::toSettings)
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(() -> validate(noPolling))
 			.withMessage("idempotency.in-flight.poll-interval must be positive, was PT0S")
 			.satisfies((ex) -> assertThat(ex.action())
 				.isEqualTo("Set idempotency.in-flight.poll-interval to a positive duration, such as 10s."));
 
 		IdempotencyProperties negativeRetryAfter = new IdempotencyProperties();
 		negativeRetryAfter.getStore().setRetryAfter(Duration.ofSeconds(-1));
-		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(negativeRetryAfter::toSettings)
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> validate(negativeRetryAfter))
 			.withMessage("idempotency.store.retry-after must not be negative, was PT-1S")
 			.satisfies((ex) -> assertThat(ex.action())
 				.isEqualTo("Set idempotency.store.retry-after to 0 or a positive duration."));
 
 		IdempotencyProperties hugeBodies = new IdempotencyProperties();
 		hugeBodies.getResponse().setMaxBodySize(DataSize.ofGigabytes(2));
-		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(hugeBodies::toSettings)
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(() -> validate(hugeBodies))
 			.withMessageContaining("idempotency.response.max-body-size must be from 0 to 1073741824 bytes")
 			.satisfies((ex) -> assertThat(ex.action())
 				.isEqualTo("Set idempotency.response.max-body-size to at most 1GB; the default is 1MB."));
+	}
+
+	/**
+	 * Every bad value is reported at once, each with its property, its value and what to
+	 * set, instead of the first one alone.
+	 */
+	@Test
+	void everyBadValueIsReportedAtOnce() {
+		IdempotencyProperties properties = new IdempotencyProperties();
+		properties.setLifetime(Duration.ZERO);
+		properties.setGrace(Duration.ofSeconds(-1));
+		properties.setLease(Duration.ofSeconds(4));
+		properties.setHeartbeatInterval(Duration.ofMillis(3500));
+		properties.setClockSkew(Duration.ofSeconds(-2));
+		properties.getInFlight().setWait(Duration.ofSeconds(-3));
+		properties.getInFlight().setPollInterval(Duration.ZERO);
+		properties.getInFlight().setRetryAfter(Duration.ofSeconds(-4));
+		properties.getStore().setRetryAfter(Duration.ofSeconds(-5));
+		properties.getResponse().setMaxBodySize(DataSize.ofGigabytes(2));
+		properties.getRequest().setMaxBodySize(DataSize.ofBytes(-1));
+		IdempotencyMemoryStoreProperties memory = new IdempotencyMemoryStoreProperties();
+		memory.setMaxEntries(0);
+		memory.setMaxBytes(DataSize.ofBytes(0));
+		memory.setMaxSharePerScope(1.5);
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(properties, memory, null))
+			.satisfies((ex) -> assertThat(ex.problems())
+				.extracting(InvalidIdempotencySettingsException.Problem::message)
+				.containsExactly("idempotency.lifetime must be positive, was PT0S",
+						"idempotency.grace must not be negative, was PT-1S",
+						"idempotency.heartbeat-interval (PT3.5S) must be at most half of idempotency.lease (PT4S):"
+								+ " a running owner's beats are up to one heartbeat-interval apart, and the rest of the"
+								+ " lease is the margin for the store round trip and a late heartbeat thread",
+						"idempotency.clock-skew must not be negative, was PT-2S",
+						"idempotency.in-flight.wait must not be negative, was PT-3S",
+						"idempotency.in-flight.poll-interval must be positive, was PT0S",
+						"idempotency.in-flight.retry-after must not be negative, was PT-4S",
+						"idempotency.store.retry-after must not be negative, was PT-5S",
+						"idempotency.response.max-body-size must be from 0 to 1073741824 bytes (an answer is held in"
+								+ " memory until it is stored), was 2147483648 bytes",
+						"idempotency.request.max-body-size must be zero or more, was -1B",
+						"idempotency.store.memory.max-bytes must be positive, was 0B",
+						"idempotency.store.memory.max-entries must be positive, was 0",
+						"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was 1.5"))
+			.satisfies((ex) -> assertThat(ex.getMessage()).startsWith("13 problems: idempotency.lifetime must be"))
+			.satisfies((ex) -> assertThat(ex.properties()).contains("idempotency.lifetime", "idempotency.lease",
+					"idempotency.store.memory.max-share-per-scope"))
+			.satisfies((ex) -> assertThat(ex.action().lines()).hasSize(13)
+				.contains("Set idempotency.lifetime to a positive duration, such as 10s."));
+	}
+
+	/** The lease is compared with the store's timeout only when both are known. */
+	@Test
+	void aStoreWithoutTimeoutIsReportedInLeaseModeOnly() {
+		IdempotencyStoreTimeout none = new IdempotencyStoreTimeout("idempotency.store.jdbc.query-timeout",
+				Duration.ZERO, Duration.ofSeconds(2));
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, none))
+			.withMessageStartingWith("idempotency.store.jdbc.query-timeout is PT0S (none)")
+			.satisfies((ex) -> assertThat(ex.action())
+				.isEqualTo("Set idempotency.store.jdbc.query-timeout to a positive duration (the default is 2s)."));
+		IdempotencyProperties recordAfterSuccess = new IdempotencyProperties();
+		recordAfterSuccess.setMode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);
+		IdempotencyPropertiesValidator.validate(recordAfterSuccess, null, none);
+	}
+
+	private static void validate(IdempotencyProperties properties) {
+		IdempotencyPropertiesValidator.validate(properties, null, null);
 	}
 
 	@Test

@@ -1,9 +1,11 @@
 package dev.idempotency.autoconfigure;
 
+import java.time.Duration;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
+import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import org.junit.jupiter.api.Test;
 
@@ -87,6 +89,44 @@ class LeaseMarginTests {
 		redis.run(refused("+ the store's timeout idempotency.store.redis.command-timeout (PT2S)", "= PT3.75S"));
 		redis.withPropertyValues("idempotency.store.redis.command-timeout=1s")
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyEngine.class));
+	}
+
+	@Test
+	void onRedisACommandTimeoutOfZeroIsNoneAndRefusedInLeaseMode() {
+		ApplicationContextRunner redis = this.runner.withPropertyValues("idempotency.store.type=redis",
+				"idempotency.store.redis.command-timeout=0s");
+		redis.run(refused("idempotency.store.redis.command-timeout is PT0S (none)"));
+		redis.withPropertyValues("idempotency.mode=record-after-success")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyEngine.class));
+	}
+
+	/**
+	 * Settings the application declares as a bean replace the properties, and their lease
+	 * is checked against the store's timeout all the same.
+	 */
+	@Test
+	void settingsOfTheApplicationsOwnAreCheckedToo() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.withBean(IdempotencySettings.class,
+					() -> IdempotencySettings.builder()
+						.lease(Duration.ofSeconds(3))
+						.heartbeatInterval(Duration.ofSeconds(1))
+						.build())
+			.run(refused("idempotency.lease (PT3S) must be longer than idempotency.heartbeat-interval (PT1S)"
+					+ " + the store's timeout idempotency.store.jdbc.query-timeout (PT2S)"));
+	}
+
+	@Test
+	void theStoresTimeoutIsReportedWithTheOtherProblems() {
+		this.runner
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.query-timeout=0s",
+					"idempotency.in-flight.poll-interval=0s")
+			.run((context) -> {
+				InvalidIdempotencySettingsException failure = (InvalidIdempotencySettingsException) org.springframework.core.NestedExceptionUtils
+					.getRootCause(context.getStartupFailure());
+				assertThat(failure.properties()).containsExactly("idempotency.store.jdbc.query-timeout",
+						"idempotency.in-flight.poll-interval");
+			});
 	}
 
 	@Test

@@ -1,19 +1,15 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 import java.time.Duration;
-import java.util.List;
 
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
-import dev.idempotency.autoconfigure.LeaseMargin;
-import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import liquibase.integration.spring.SpringLiquibase;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -79,13 +75,28 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		return new IdempotencyJdbcDataSource(application);
 	}
 
+	/**
+	 * The store's timeout for the start-up check of the lease: a heartbeat statement may
+	 * take up to the query timeout, which JDBC counts in whole seconds, rounded up;
+	 * without one it may wait longer than any lease. Declared before the store, whose
+	 * condition it shares.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	IdempotencyStoreTimeout idempotencyJdbcStoreTimeout(IdempotencyJdbcStoreProperties properties) {
+		Duration queryTimeout = properties.getQueryTimeout();
+		Duration applied = (queryTimeout.isNegative() || queryTimeout.isZero()) ? queryTimeout
+				: Duration.ofSeconds((queryTimeout.toNanos() + 999_999_999L) / 1_000_000_000L);
+		return new IdempotencyStoreTimeout("idempotency.store.jdbc.query-timeout", applied,
+				new IdempotencyJdbcStoreProperties().getQueryTimeout());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer,
-			ObjectProvider<IdempotencySettings> settings, ObjectProvider<DataSource> applicationDataSource) {
-		checkLeaseMargin(settings.getIfAvailable(), properties.getQueryTimeout());
+			ObjectProvider<DataSource> applicationDataSource) {
 		// The table must exist before the first statement: resolving the initializer here
 		// makes the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
@@ -114,25 +125,6 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 				: target == applicationDataSource.getIfUnique();
 		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(), joins, properties.getQueryTimeout(),
 				reserveCommit);
-	}
-
-	/**
-	 * A heartbeat statement may take up to the query timeout (JDBC counts it in whole
-	 * seconds, rounded up); without one it may wait longer than any lease.
-	 */
-	static void checkLeaseMargin(@Nullable IdempotencySettings settings, Duration queryTimeout) {
-		if (settings == null || settings.mode() != IdempotencySettings.Mode.LEASE) {
-			return;
-		}
-		if (queryTimeout.isZero() || queryTimeout.isNegative()) {
-			throw new InvalidIdempotencySettingsException(List.of("idempotency.store.jdbc.query-timeout"),
-					"idempotency.store.jdbc.query-timeout is " + queryTimeout + " (none): a heartbeat statement"
-							+ " could wait longer than idempotency.lease (" + settings.lease().duration()
-							+ "), and a retry would then take over an owner that is still running",
-					"Set idempotency.store.jdbc.query-timeout to a positive duration (the default is 2s).");
-		}
-		Duration effective = Duration.ofSeconds((queryTimeout.toNanos() + 999_999_999L) / 1_000_000_000L);
-		LeaseMargin.check(settings, effective, "idempotency.store.jdbc.query-timeout");
 	}
 
 	@Bean

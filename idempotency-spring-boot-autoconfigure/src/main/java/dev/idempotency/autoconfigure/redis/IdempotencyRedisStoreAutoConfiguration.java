@@ -2,12 +2,11 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
-import dev.idempotency.autoconfigure.LeaseMargin;
-import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
+import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -76,17 +75,24 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 		return new RedisEvictionPolicyCheck(idempotencyRedisStoreConnections.factory(), properties.getEvictionCheck());
 	}
 
+	/**
+	 * The store's timeout for the start-up check of the lease: a heartbeat waits up to
+	 * the store's command timeout (set, or derived). None to check when the store uses
+	 * the application's factory as it is (not Lettuce).
+	 */
+	@Bean
+	@ConditionalOnBean(RedisStoreConnections.class)
+	@Nullable IdempotencyStoreTimeout idempotencyRedisStoreTimeout(RedisStoreConnections idempotencyRedisStoreConnections) {
+		Duration commandTimeout = idempotencyRedisStoreConnections.commandTimeout();
+		return (commandTimeout != null) ? new IdempotencyStoreTimeout("idempotency.store.redis.command-timeout",
+				commandTimeout, IdempotencyRedisStoreProperties.DEFAULT_COMMAND_TIMEOUT) : null;
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@DependsOn("idempotencyRedisEvictionPolicyCheck")
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
-			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
-		IdempotencySettings engineSettings = settings.getIfAvailable();
-		Duration commandTimeout = idempotencyRedisStoreConnections.commandTimeout();
-		if (engineSettings != null && commandTimeout != null) {
-			// A heartbeat waits up to the store's command timeout (set, or derived).
-			LeaseMargin.check(engineSettings, commandTimeout, "idempotency.store.redis.command-timeout");
-		}
+			IdempotencyRedisStoreProperties properties) {
 		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix(),
 				properties.getReplicasToAck(), properties.getReplicasAckTimeout());
 	}

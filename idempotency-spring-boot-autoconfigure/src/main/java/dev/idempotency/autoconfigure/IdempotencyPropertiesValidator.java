@@ -1,0 +1,269 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.web.JsonFingerprint;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.ClassUtils;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The one place where the idempotency.* properties are checked: each value on its own,
+ * the durations against each other, and the lease against the heartbeat gap of a running
+ * owner. Every problem found is reported at once, in an
+ * {@link InvalidIdempotencySettingsException} that names, for each, the properties, their
+ * values, why they cannot work and what to set. The engine's {@link IdempotencySettings}
+ * check their own values too, for applications that build them in code; the properties
+ * are checked here first so that a wrong value is reported by the property that sets it.
+ * <p>
+ * The lease check: the next beat of an owner starts at most one
+ * {@code heartbeat-interval} after its last one began (the lease counts from about then);
+ * it can be late by one sweep of the heartbeat thread (a quarter interval) and by a pause
+ * of the JVM or the machine; and it reaches the store at the latest when the store's own
+ * timeout ends ({@link IdempotencyStoreTimeout}: JDBC {@code query-timeout}, Redis
+ * {@code command-timeout}; the in-memory store has none). So:
+ * {@code heartbeat-interval + store timeout + heartbeat-interval / 4 + 500 ms < lease},
+ * and {@code lease >= 1 s}. A shorter lease ends while its owner still runs, and a retry
+ * takes the key over and runs the operation beside it. Checked in lease mode only (the
+ * other mode holds no lease).
+ */
+final class IdempotencyPropertiesValidator {
+
+	/**
+	 * What a GC or scheduling pause may take from the lease margin: G1's pause target is
+	 * 200 ms and a loaded machine delays a thread's wake-up too; a pause longer than this
+	 * is a fault of its own, which a lease cannot hide.
+	 */
+	static final Duration PAUSE_ALLOWANCE = Duration.ofMillis(500);
+
+	/** The shortest lease accepted. */
+	static final Duration MINIMUM_LEASE = Duration.ofSeconds(1);
+
+	private static final IdempotencyProperties DEFAULTS = new IdempotencyProperties();
+
+	private final List<InvalidIdempotencySettingsException.Problem> problems = new ArrayList<>();
+
+	private IdempotencyPropertiesValidator() {
+	}
+
+	/**
+	 * Checks every idempotency.* property the engine and the doors use.
+	 * @param properties the core properties
+	 * @param memory the in-memory store's properties when that store is used, else
+	 * {@code null}
+	 * @param storeTimeout the configured store's timeout when it has one to check
+	 * @throws InvalidIdempotencySettingsException naming every problem found
+	 */
+	static void validate(IdempotencyProperties properties, @Nullable IdempotencyMemoryStoreProperties memory,
+			@Nullable IdempotencyStoreTimeout storeTimeout) {
+		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
+		validator.engine(properties, storeTimeout);
+		validator.httpDoor(properties);
+		if (memory != null) {
+			validator.memory(memory);
+		}
+		validator.throwIfAny();
+	}
+
+	/**
+	 * Checks the in-memory store's properties alone, for a store created before the
+	 * engine's settings.
+	 * @throws InvalidIdempotencySettingsException naming every problem found
+	 */
+	static void validate(IdempotencyMemoryStoreProperties memory) {
+		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
+		validator.memory(memory);
+		validator.throwIfAny();
+	}
+
+	/**
+	 * Checks the lease of the engine's settings against the heartbeat gap, for settings
+	 * that the application declared as a bean instead of setting the properties.
+	 * @throws InvalidIdempotencySettingsException if the lease does not cover it
+	 */
+	static void validateLease(IdempotencySettings settings, @Nullable IdempotencyStoreTimeout storeTimeout) {
+		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
+		validator.leaseMargin(settings.mode(), settings.lease().duration(), settings.lease().heartbeatInterval(),
+				storeTimeout);
+		validator.throwIfAny();
+	}
+
+	private void engine(IdempotencyProperties properties, @Nullable IdempotencyStoreTimeout storeTimeout) {
+		boolean lifetime = positive(properties.getLifetime(), "idempotency.lifetime");
+		boolean grace = notNegative(properties.getGrace(), "idempotency.grace");
+		boolean lease = positive(properties.getLease(), "idempotency.lease");
+		boolean interval = positive(properties.getHeartbeatInterval(), "idempotency.heartbeat-interval");
+		if (lease && interval && !heartbeatWithinHalfLease(properties.getLease(), properties.getHeartbeatInterval())) {
+			interval = false;
+		}
+		if (lease && lifetime && grace) {
+			leaseWithinRetention(properties.getLease(), properties.getLifetime().plus(properties.getGrace()));
+		}
+		if (lease && interval) {
+			leaseMargin(properties.getMode(), properties.getLease(), properties.getHeartbeatInterval(), storeTimeout);
+		}
+		notNegative(properties.getClockSkew(), "idempotency.clock-skew");
+		notNegative(properties.getInFlight().getWait(), "idempotency.in-flight.wait");
+		positive(properties.getInFlight().getPollInterval(), "idempotency.in-flight.poll-interval");
+		notNegative(properties.getInFlight().getRetryAfter(), "idempotency.in-flight.retry-after");
+		notNegative(properties.getStore().getRetryAfter(), "idempotency.store.retry-after");
+		long maxBodyBytes = properties.getResponse().getMaxBodySize().toBytes();
+		if (maxBodyBytes < 0 || maxBodyBytes > IdempotencySettings.MAX_STORED_BODY_BYTES) {
+			String property = "idempotency.response.max-body-size";
+			add(property,
+					property + " must be from 0 to " + IdempotencySettings.MAX_STORED_BODY_BYTES
+							+ " bytes (an answer is held in memory until it is stored), was " + maxBodyBytes + " bytes",
+					"Set " + property + " to at most "
+							+ PropertyValues.written(DataSize.ofBytes(IdempotencySettings.MAX_STORED_BODY_BYTES))
+							+ "; the default is " + PropertyValues.written(DEFAULTS.getResponse().getMaxBodySize())
+							+ ".");
+		}
+	}
+
+	private boolean heartbeatWithinHalfLease(Duration lease, Duration interval) {
+		if (interval.multipliedBy(2).compareTo(lease) <= 0) {
+			return true;
+		}
+		add(List.of("idempotency.heartbeat-interval", "idempotency.lease"),
+				"idempotency.heartbeat-interval (" + interval + ") must be at most half of idempotency.lease (" + lease
+						+ "): a running owner's beats are up to one heartbeat-interval apart, and the rest"
+						+ " of the lease is the margin for the store round trip and a late heartbeat thread",
+				"Set idempotency.heartbeat-interval to at most " + lease.dividedBy(2)
+						+ " or idempotency.lease to at least " + interval.multipliedBy(2) + ".");
+		return false;
+	}
+
+	private void leaseWithinRetention(Duration lease, Duration retention) {
+		if (lease.compareTo(retention) > 0) {
+			add(List.of("idempotency.lease", "idempotency.lifetime", "idempotency.grace"),
+					"idempotency.lease (" + lease
+							+ ") must not be longer than idempotency.lifetime + idempotency.grace (" + retention
+							+ "): a record would expire while its owner still runs",
+					"Set idempotency.lease to at most " + retention
+							+ " or raise idempotency.lifetime or idempotency.grace.");
+		}
+	}
+
+	private void leaseMargin(IdempotencySettings.Mode mode, Duration lease, Duration interval,
+			@Nullable IdempotencyStoreTimeout storeTimeout) {
+		if (mode != IdempotencySettings.Mode.LEASE) {
+			return;
+		}
+		if (storeTimeout != null && !storeTimeout.bounded()) {
+			add(storeTimeout.property(),
+					storeTimeout.property() + " is " + storeTimeout.timeout() + " (none): a heartbeat"
+							+ " could wait longer than idempotency.lease (" + lease
+							+ "), and a retry would then take over an owner that is still running",
+					"Set " + storeTimeout.property() + " to a positive duration (the default is "
+							+ PropertyValues.written(storeTimeout.defaultTimeout()) + ").");
+			return;
+		}
+		if (lease.compareTo(MINIMUM_LEASE) < 0) {
+			add(List.of("idempotency.lease", "idempotency.heartbeat-interval"),
+					"idempotency.lease (" + lease + ") must be at least " + MINIMUM_LEASE
+							+ ": a shorter lease ends while its owner still runs (a store call, a GC pause or a"
+							+ " busy machine delays a heartbeat by more), and a retry then runs the operation"
+							+ " beside it",
+					"Set idempotency.lease to at least " + MINIMUM_LEASE + " (the default is "
+							+ PropertyValues.written(DEFAULTS.getLease()) + ", with a heartbeat-interval of "
+							+ PropertyValues.written(DEFAULTS.getHeartbeatInterval()) + ").");
+			return;
+		}
+		Duration sweep = interval.dividedBy(4);
+		Duration store = (storeTimeout != null) ? storeTimeout.timeout() : Duration.ZERO;
+		Duration needed = interval.plus(store).plus(sweep).plus(PAUSE_ALLOWANCE);
+		if (needed.compareTo(lease) >= 0) {
+			List<String> properties = new ArrayList<>(List.of("idempotency.lease", "idempotency.heartbeat-interval"));
+			String storePart = "";
+			if (storeTimeout != null) {
+				properties.add(storeTimeout.property());
+				storePart = " + the store's timeout " + storeTimeout.property() + " (" + store + ")";
+			}
+			add(properties,
+					"idempotency.lease (" + lease + ") must be longer than idempotency.heartbeat-interval (" + interval
+							+ ")" + storePart + " + one heartbeat sweep (a quarter interval, " + sweep
+							+ ") + a pause allowance (" + PAUSE_ALLOWANCE + ") = " + needed
+							+ ": an owner's next heartbeat starts up to one interval after its last, late by a sweep"
+							+ " and a GC or scheduling pause, and reaches the store at the latest when the store's"
+							+ " timeout ends; a lease that ends first lets a retry take over an owner that is still"
+							+ " running",
+					"Set idempotency.lease to more than " + needed + ", or lower idempotency.heartbeat-interval"
+							+ ((storeTimeout != null) ? " or " + storeTimeout.property() : "") + ".");
+		}
+	}
+
+	private void httpDoor(IdempotencyProperties properties) {
+		DataSize requestBody = properties.getRequest().getMaxBodySize();
+		if (requestBody.toBytes() < 0) {
+			String property = "idempotency.request.max-body-size";
+			add(property, property + " must be zero or more, was " + requestBody,
+					"Set " + property + " to a size such as 1MB, or remove it for the default.");
+		}
+		if (properties.getFingerprint().getJson() == JsonFingerprint.CANONICAL && !ClassUtils
+			.isPresent("tools.jackson.core.json.JsonFactory", IdempotencyPropertiesValidator.class.getClassLoader())) {
+			add("idempotency.fingerprint.json",
+					"idempotency.fingerprint.json=canonical reads JSON bodies with Jackson 3"
+							+ " (tools.jackson.core:jackson-core), which is not on the classpath",
+					"Add tools.jackson.core:jackson-core (spring-boot-starter-json brings it), or remove"
+							+ " idempotency.fingerprint.json to compare JSON bodies as bytes.");
+		}
+	}
+
+	private void memory(IdempotencyMemoryStoreProperties memory) {
+		DataSize maxBytes = memory.getMaxBytes();
+		if (maxBytes != null && maxBytes.toBytes() <= 0) {
+			String property = "idempotency.store.memory.max-bytes";
+			add(property, property + " must be positive, was " + maxBytes,
+					"Set " + property + " to a size such as 1MB, or remove it for the default.");
+		}
+		if (memory.getMaxEntries() < 1) {
+			String property = "idempotency.store.memory.max-entries";
+			add(property, property + " must be positive, was " + memory.getMaxEntries(),
+					"Set " + property + " to a positive number, or remove it for the default.");
+		}
+		double share = memory.getMaxSharePerScope();
+		if (!(share > 0 && share <= 1)) {
+			String property = "idempotency.store.memory.max-share-per-scope";
+			add(property, property + " must be more than 0 and at most 1, was " + share,
+					"Set " + property + " to a fraction such as 0.25 (a quarter of max-entries and of max-bytes per"
+							+ " scope), 1 for no share, or remove it for the default.");
+		}
+	}
+
+	private boolean positive(@Nullable Duration value, String property) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			add(property, property + " must be positive, was " + value,
+					"Set " + property + " to a positive duration, such as 10s.");
+			return false;
+		}
+		return true;
+	}
+
+	private boolean notNegative(@Nullable Duration value, String property) {
+		if (value == null || value.isNegative()) {
+			add(property, property + " must not be negative, was " + value,
+					"Set " + property + " to 0 or a positive duration.");
+			return false;
+		}
+		return true;
+	}
+
+	private void add(String property, String message, String action) {
+		add(List.of(property), message, action);
+	}
+
+	private void add(List<String> properties, String message, String action) {
+		this.problems.add(new InvalidIdempotencySettingsException.Problem(properties, message, action));
+	}
+
+	private void throwIfAny() {
+		if (!this.problems.isEmpty()) {
+			throw new InvalidIdempotencySettingsException(this.problems);
+		}
+	}
+
+}
