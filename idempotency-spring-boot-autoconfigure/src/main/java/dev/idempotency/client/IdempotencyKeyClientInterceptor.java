@@ -13,12 +13,15 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.retry.RetryException;
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.core.retry.RetryTemplate;
+import org.springframework.core.retry.Retryable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
@@ -28,6 +31,9 @@ import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.util.Assert;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
+import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * Makes each call of the configured methods (POST by default) one logical operation with
@@ -40,8 +46,10 @@ import org.springframework.util.Assert;
  * {@code request-in-flight}: the first attempt still runs). Every other answer is the
  * caller's, at once.
  * <p>
- * Between attempts it waits what the answer's {@code Retry-After} asks (seconds or an
- * HTTP date), or else an exponential backoff with jitter; an answer asking for more than
+ * The attempts run in Spring Framework's {@link RetryTemplate}, whose {@link BackOff}
+ * waits what the answer's {@code Retry-After} asks (seconds or an HTTP date), or else an
+ * {@link ExponentialBackOff} from {@link Settings#initialBackoff()}, doubling with
+ * jitter, capped at {@link Settings#maxDelay()}; an answer asking for more than
  * {@link Settings#maxDelay()} is returned to the caller instead. Retries stop after
  * {@link Settings#maxAttempts()} attempts, and the last answer (or I/O error) is the
  * caller's. They also stop before an attempt would start after
@@ -98,43 +106,52 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 			key = UuidV7.next(created.toEpochMilli());
 			request.getHeaders().set(this.settings.headerName(), key);
 		}
-		for (int attempt = 1;; attempt++) {
-			ClientHttpResponse response;
-			try {
-				response = execution.execute(request, body);
-			}
-			catch (IOException ex) {
-				Duration wait = backoff(attempt);
-				if (attempt >= this.settings.maxAttempts()) {
-					throw ex;
-				}
-				if (!withinLifetime(created, wait)) {
-					throw expired(request, key, created, wait, attempt, null, ex);
-				}
-				log(request, key, attempt, "I/O error: " + ex, wait);
-				sleep(wait);
-				continue;
-			}
-			Answer answer = classify(response);
-			if (!answer.retry()) {
-				return answer.response();
-			}
-			Duration retryAfter = retryAfter(answer.response().getHeaders());
-			if (retryAfter != null && retryAfter.compareTo(this.settings.maxDelay()) > 0) {
-				return answer.response();
-			}
-			Duration wait = (retryAfter != null) ? retryAfter : backoff(attempt);
-			if (attempt >= this.settings.maxAttempts()) {
-				return answer.response();
-			}
-			int status = answer.response().getStatusCode().value();
-			answer.response().close();
-			if (!withinLifetime(created, wait)) {
-				throw expired(request, key, created, wait, attempt, status, null);
-			}
-			log(request, key, attempt, "answer " + status, wait);
-			sleep(wait);
+		Attempts attempts = new Attempts(request, body, execution);
+		RetryAfterBackOff backOff = new RetryAfterBackOff(attempts, key, created);
+		RetryPolicy policy = RetryPolicy.builder()
+			.predicate((failure) -> failure instanceof IOException || failure instanceof RetriedAnswer)
+			.backOff(backOff)
+			.build();
+		try {
+			return new RetryTemplate(policy).execute(attempts);
 		}
+		catch (RetryException ex) {
+			return outcome(ex.getLastException(), attempts, backOff);
+		}
+	}
+
+	/**
+	 * The caller's outcome once the template stopped: the key expired, the wait was
+	 * interrupted, or the last answer (or error) is the caller's.
+	 */
+	private ClientHttpResponse outcome(Throwable last, Attempts attempts, RetryAfterBackOff backOff)
+			throws IOException {
+		IdempotencyKeyExpiredException expired = backOff.expired;
+		if (expired != null) {
+			throw expired;
+		}
+		if (attempts.waiting) {
+			// The template stops between a granted wait and the next attempt only when
+			// the wait is interrupted.
+			InterruptedIOException interrupted = new InterruptedIOException("interrupted while waiting to retry");
+			if (last instanceof IOException) {
+				interrupted.initCause(last);
+			}
+			throw interrupted;
+		}
+		if (last instanceof RetriedAnswer answer) {
+			return answer.response;
+		}
+		if (last instanceof IOException ex) {
+			throw ex;
+		}
+		if (last instanceof RuntimeException ex) {
+			throw ex;
+		}
+		if (last instanceof Error error) {
+			throw error;
+		}
+		throw new IllegalStateException("Unexpected failure of " + this, last);
 	}
 
 	/**
@@ -156,17 +173,17 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 	}
 
 	/**
-	 * Exponential from the initial backoff, capped, with "equal jitter" (half fixed, half
-	 * random).
+	 * The configured backoff, used when an answer has no Retry-After: exponential from
+	 * the initial backoff, doubling, capped at the maximum delay. Its jitter moves each
+	 * wait by up to half the interval either way, never below the initial backoff.
 	 */
-	private Duration backoff(int attempt) {
+	private ExponentialBackOff configuredBackOff() {
 		long max = this.settings.maxDelay().toMillis();
-		long delay = Math.min(this.settings.initialBackoff().toMillis(), max);
-		for (int doubled = 1; doubled < attempt && delay < max; doubled++) {
-			delay = Math.min(delay * 2, max);
-		}
-		long half = delay / 2;
-		return Duration.ofMillis(half + ((half > 0) ? ThreadLocalRandom.current().nextLong(half + 1) : 0));
+		long initial = Math.min(this.settings.initialBackoff().toMillis(), max);
+		ExponentialBackOff backOff = new ExponentialBackOff(initial, 2.0);
+		backOff.setMaxInterval(max);
+		backOff.setJitter(initial / 2);
+		return backOff;
 	}
 
 	private Answer classify(ClientHttpResponse response) throws IOException {
@@ -219,18 +236,6 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 		}
 	}
 
-	private static void sleep(Duration wait) throws IOException {
-		try {
-			Thread.sleep(wait.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			InterruptedIOException interrupted = new InterruptedIOException("interrupted while waiting to retry");
-			interrupted.initCause(ex);
-			throw interrupted;
-		}
-	}
-
 	private void log(HttpRequest request, String key, int attempt, String why, Duration wait) {
 		if (logger.isDebugEnabled()) {
 			logger.debug(
@@ -245,8 +250,9 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 	 * @param headerName the request header carrying the key
 	 * @param methods the methods that get a key and are retried; others pass through
 	 * @param maxAttempts attempts of one call at most, the first included (at least 1)
-	 * @param initialBackoff the wait after the first failed attempt without Retry-After;
-	 * doubled after each further one
+	 * @param initialBackoff the wait after the first failed attempt without Retry-After,
+	 * doubled after each further one; jitter moves each wait by up to half either way,
+	 * never below this
 	 * @param maxDelay the longest wait between two attempts: the backoff is capped at it,
 	 * and an answer whose Retry-After asks for longer is returned to the caller
 	 * @param keyLifetime the server's key lifetime, or {@code null} for no bound: no
@@ -278,6 +284,156 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 	}
 
 	private record Answer(ClientHttpResponse response, boolean retry) {
+	}
+
+	/**
+	 * The attempts of one call, each with the same request, key and body. An answer that
+	 * may not have been the operation's is thrown as a {@link RetriedAnswer} so that the
+	 * template retries it.
+	 */
+	private final class Attempts implements Retryable<ClientHttpResponse> {
+
+		private final HttpRequest request;
+
+		private final byte[] body;
+
+		private final ClientHttpRequestExecution execution;
+
+		/** Attempts started, the first included. */
+		private int made;
+
+		/** The last attempt's I/O error or retried answer. */
+		private @Nullable Exception lastFailure;
+
+		/** Set when a wait was granted and its attempt has not started yet. */
+		private boolean waiting;
+
+		Attempts(HttpRequest request, byte[] body, ClientHttpRequestExecution execution) {
+			this.request = request;
+			this.body = body;
+			this.execution = execution;
+		}
+
+		@Override
+		public ClientHttpResponse execute() throws IOException, RetriedAnswer {
+			this.made++;
+			this.waiting = false;
+			Answer answer;
+			try {
+				answer = classify(this.execution.execute(this.request, this.body));
+			}
+			catch (IOException ex) {
+				this.lastFailure = ex;
+				throw ex;
+			}
+			if (answer.retry()) {
+				RetriedAnswer retried = new RetriedAnswer(answer.response(), answer.response().getStatusCode().value());
+				this.lastFailure = retried;
+				throw retried;
+			}
+			return answer.response();
+		}
+
+		@Override
+		public String getName() {
+			return this.request.getMethod() + " " + this.request.getURI();
+		}
+
+	}
+
+	/**
+	 * The wait before each retry of one call: the last answer's {@code Retry-After} when
+	 * it has one, else the configured backoff. It stops the retries after
+	 * {@link Settings#maxAttempts()} attempts, when an answer asks for more than
+	 * {@link Settings#maxDelay()} (that answer is the caller's), and when the next
+	 * attempt would start after the key's lifetime (then {@link #expired} is set).
+	 */
+	private final class RetryAfterBackOff implements BackOff, BackOffExecution {
+
+		private final Attempts attempts;
+
+		private final String key;
+
+		private final Instant created;
+
+		private final BackOffExecution configured = configuredBackOff().start();
+
+		private @Nullable IdempotencyKeyExpiredException expired;
+
+		RetryAfterBackOff(Attempts attempts, String key, Instant created) {
+			this.attempts = attempts;
+			this.key = key;
+			this.created = created;
+		}
+
+		@Override
+		public BackOffExecution start() {
+			return this;
+		}
+
+		@Override
+		public long nextBackOff() {
+			// Advanced on every retry, so that the nth wait without Retry-After is the
+			// nth
+			// step of the configured backoff.
+			Duration backoff = Duration.ofMillis(this.configured.nextBackOff());
+			int made = this.attempts.made;
+			boolean lastAttempt = made >= IdempotencyKeyClientInterceptor.this.settings.maxAttempts();
+			Exception failure = this.attempts.lastFailure;
+			Duration wait;
+			String why;
+			if (failure instanceof RetriedAnswer answer) {
+				Duration retryAfter = retryAfter(answer.response.getHeaders());
+				if (retryAfter != null
+						&& retryAfter.compareTo(IdempotencyKeyClientInterceptor.this.settings.maxDelay()) > 0) {
+					return STOP;
+				}
+				wait = (retryAfter != null) ? retryAfter : backoff;
+				if (lastAttempt) {
+					return STOP;
+				}
+				answer.response.close();
+				if (!withinLifetime(this.created, wait)) {
+					this.expired = expired(this.attempts.request, this.key, this.created, wait, made, answer.status,
+							null);
+					return STOP;
+				}
+				why = "answer " + answer.status;
+			}
+			else {
+				IOException error = (IOException) failure;
+				wait = backoff;
+				if (lastAttempt) {
+					return STOP;
+				}
+				if (!withinLifetime(this.created, wait)) {
+					this.expired = expired(this.attempts.request, this.key, this.created, wait, made, null, error);
+					return STOP;
+				}
+				why = "I/O error: " + error;
+			}
+			log(this.attempts.request, this.key, made, why, wait);
+			this.attempts.waiting = true;
+			return wait.toMillis();
+		}
+
+	}
+
+	/** An answer that may not have been the operation's, thrown so that it is retried. */
+	private static final class RetriedAnswer extends Exception {
+
+		private static final long serialVersionUID = 1L;
+
+		private final transient ClientHttpResponse response;
+
+		private final int status;
+
+		RetriedAnswer(ClientHttpResponse response, int status) {
+			super(null, null, false, false);
+			this.response = response;
+			this.status = status;
+		}
+
 	}
 
 	/** A response whose first bytes were read: they are given back before the rest. */

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -94,6 +96,52 @@ class IdempotencyKeyClientInterceptorTests {
 		assertThat(this.received).hasSize(2);
 		assertThat(Duration.ofNanos(this.received.get(1).nanos() - this.received.get(0).nanos()))
 			.isGreaterThanOrEqualTo(Duration.ofMillis(950));
+	}
+
+	@Test
+	void theInFlightAnswersRetryAfterIsWaitedForAndTheSameKeySentAgain() {
+		script(answer(409, Map.of("Content-Type", "application/problem+json", "Retry-After", "1"), IN_FLIGHT_PROBLEM),
+				answer(200, Map.of(), "replayed"));
+
+		assertThat(post(client(settings(4, null)), "x")).isEqualTo("200 replayed");
+
+		assertThat(this.received).hasSize(2).extracting(Received::key).containsOnly(this.received.get(0).key());
+		assertThat(waitBeforeAttempt(2)).as("the in-flight answer asked for 1 s, the backoff alone is 20-30 ms")
+			.isGreaterThanOrEqualTo(Duration.ofMillis(950));
+	}
+
+	@Test
+	void aRetryAfterDateIsWaitedFor() {
+		String inTwoSeconds = DateTimeFormatter.RFC_1123_DATE_TIME
+			.format(ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(2).withNano(0));
+		script(answer(503, Map.of("Retry-After", inTwoSeconds), ""), answer(200, Map.of(), "ok"));
+
+		assertThat(post(client(settings(4, null)), "x")).isEqualTo("200 ok");
+
+		assertThat(this.received).hasSize(2);
+		assertThat(waitBeforeAttempt(2)).as("a date 1-2 s ahead (whole seconds)")
+			.isGreaterThanOrEqualTo(Duration.ofMillis(950));
+	}
+
+	@Test
+	void withoutRetryAfterTheConfiguredBackoffIsWaitedForDoublingUpToMaxDelay() {
+		script(answer(500, Map.of(), ""), answer(502, Map.of(), ""), answer(504, Map.of(), ""),
+				answer(200, Map.of(), "ok"));
+		IdempotencyKeyClientInterceptor.Settings settings = new IdempotencyKeyClientInterceptor.Settings(
+				"Idempotency-Key", Set.of(HttpMethod.POST), 4, Duration.ofMillis(300), Duration.ofMillis(700), null);
+
+		assertThat(post(client(settings), "x")).isEqualTo("200 ok");
+
+		assertThat(this.received).hasSize(4);
+		// Each step doubles; the jitter moves it by up to half either way, never below
+		// the
+		// initial backoff and never above max-delay. 400 ms of slack for a busy machine.
+		assertThat(waitBeforeAttempt(2)).as("300 ms, jitter up to 450 ms")
+			.isBetween(Duration.ofMillis(290), Duration.ofMillis(450 + 400));
+		assertThat(waitBeforeAttempt(3)).as("600 ms, jitter 300 ms to max-delay 700 ms")
+			.isBetween(Duration.ofMillis(290), Duration.ofMillis(700 + 400));
+		assertThat(waitBeforeAttempt(4)).as("1200 ms capped at max-delay 700 ms, jitter from 400 ms")
+			.isBetween(Duration.ofMillis(390), Duration.ofMillis(700 + 400));
 	}
 
 	@Test
@@ -223,6 +271,11 @@ class IdempotencyKeyClientInterceptorTests {
 
 		assertThat(answer).isEqualTo("200");
 		assertThat(this.received).extracting(Received::key).containsExactly("order-42", "order-42");
+	}
+
+	/** The time between the server receiving the attempt before this one and this one. */
+	private Duration waitBeforeAttempt(int attempt) {
+		return Duration.ofNanos(this.received.get(attempt - 1).nanos() - this.received.get(attempt - 2).nanos());
 	}
 
 	private IdempotencyKeyClientInterceptor.Settings settings(int maxAttempts, @Nullable Duration keyLifetime) {
