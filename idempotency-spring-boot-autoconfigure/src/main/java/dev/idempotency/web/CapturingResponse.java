@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
+import java.util.concurrent.locks.ReentrantLock;
 
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
@@ -29,6 +30,13 @@ import org.jspecify.annotations.Nullable;
  * {@code sendError} is marked too: its body is rendered later, outside the request.
  */
 final class CapturingResponse extends HttpServletResponseWrapper {
+
+	/**
+	 * Guards the held body against an asynchronous handler's writes. A lock, not
+	 * {@code synchronized}: sending the held body blocks on the client's socket, and on
+	 * JDK 21 to 23 a virtual thread blocked inside a monitor pins its carrier.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
 
 	private @Nullable ByteArrayOutputStream copy;
 
@@ -76,26 +84,32 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * @throws IOException if the client went away: the stored answer is what its retry
 	 * gets
 	 */
-	synchronized void sendHeld() throws IOException {
-		if (!this.holding) {
-			return;
+	void sendHeld() throws IOException {
+		this.lock.lock();
+		try {
+			if (!this.holding) {
+				return;
+			}
+			if (this.writer != null) {
+				// Text still in the writer's encoder belongs to the held answer.
+				this.writer.flush();
+			}
+			this.holding = false;
+			byte[] held = (this.copy != null) ? this.copy.toByteArray() : new byte[0];
+			if (this.outputStream == null) {
+				return;
+			}
+			if (this.declaredLength < 0 && !isCommitted()) {
+				super.setContentLengthLong(held.length);
+			}
+			ServletOutputStream target = ((TeeOutputStream) this.outputStream).target;
+			target.write(held);
+			if (this.closedWhileHolding) {
+				target.close();
+			}
 		}
-		if (this.writer != null) {
-			// Text still in the writer's encoder belongs to the held answer.
-			this.writer.flush();
-		}
-		this.holding = false;
-		byte[] held = (this.copy != null) ? this.copy.toByteArray() : new byte[0];
-		if (this.outputStream == null) {
-			return;
-		}
-		if (this.declaredLength < 0 && !isCommitted()) {
-			super.setContentLengthLong(held.length);
-		}
-		ServletOutputStream target = ((TeeOutputStream) this.outputStream).target;
-		target.write(held);
-		if (this.closedWhileHolding) {
-			target.close();
+		finally {
+			this.lock.unlock();
 		}
 	}
 
@@ -104,34 +118,46 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * in its place; {@code false} (and nothing changed) if the answer was not held or
 	 * something of it already reached the client.
 	 */
-	synchronized boolean discardHeld() {
-		if (!this.holding || isCommitted()) {
-			return false;
+	boolean discardHeld() {
+		this.lock.lock();
+		try {
+			if (!this.holding || isCommitted()) {
+				return false;
+			}
+			this.holding = false;
+			this.copy = new ByteArrayOutputStream(0);
+			this.closedWhileHolding = false;
+			getResponse().reset();
+			return true;
 		}
-		this.holding = false;
-		this.copy = new ByteArrayOutputStream(0);
-		this.closedWhileHolding = false;
-		getResponse().reset();
-		return true;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
 	 * Stops holding (a handler that went asynchronous): what was held is sent, the rest
 	 * streams.
 	 */
-	synchronized void stopHolding() throws IOException {
-		if (this.holding && this.copy != null && this.outputStream != null) {
-			byte[] held = this.copy.toByteArray();
+	void stopHolding() throws IOException {
+		this.lock.lock();
+		try {
+			if (this.holding && this.copy != null && this.outputStream != null) {
+				byte[] held = this.copy.toByteArray();
+				this.holding = false;
+				try {
+					((TeeOutputStream) this.outputStream).target.write(held);
+				}
+				catch (IOException ex) {
+					failed(ex);
+					throw ex;
+				}
+			}
 			this.holding = false;
-			try {
-				((TeeOutputStream) this.outputStream).target.write(held);
-			}
-			catch (IOException ex) {
-				failed(ex);
-				throw ex;
-			}
 		}
-		this.holding = false;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	boolean capturing() {
@@ -335,29 +361,34 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * Keeps the bytes while holding; returns {@code false} if they are to be sent now.
 	 * Past the limit holding stops: what was held goes out first, and nothing is stored.
 	 */
-	private synchronized boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length)
-			throws IOException {
-		ByteArrayOutputStream copy = this.copy;
-		if (!this.holding || copy == null) {
+	private boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length) throws IOException {
+		this.lock.lock();
+		try {
+			ByteArrayOutputStream copy = this.copy;
+			if (!this.holding || copy == null) {
+				return false;
+			}
+			if (copy.size() + (long) length <= this.limit) {
+				this.produced += length;
+				copy.write(bytes, offset, length);
+				return true;
+			}
+			byte[] held = copy.toByteArray();
+			this.holding = false;
+			this.overflow = true;
+			this.copy = new ByteArrayOutputStream(0);
+			try {
+				target.write(held);
+			}
+			catch (IOException ex) {
+				failed(ex);
+				throw ex;
+			}
 			return false;
 		}
-		if (copy.size() + (long) length <= this.limit) {
-			this.produced += length;
-			copy.write(bytes, offset, length);
-			return true;
+		finally {
+			this.lock.unlock();
 		}
-		byte[] held = copy.toByteArray();
-		this.holding = false;
-		this.overflow = true;
-		this.copy = new ByteArrayOutputStream(0);
-		try {
-			target.write(held);
-		}
-		catch (IOException ex) {
-			failed(ex);
-			throw ex;
-		}
-		return false;
 	}
 
 	private void record(byte[] bytes, int offset, int length) {

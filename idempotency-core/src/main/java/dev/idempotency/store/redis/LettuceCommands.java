@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.idempotency.store.IdempotencyStoreException;
 import io.lettuce.core.LettuceFutures;
@@ -45,6 +46,8 @@ final class LettuceCommands {
 	private final long timeoutMillis;
 
 	private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+	private final ReentrantLock connectionLock = new ReentrantLock();
 
 	private LettuceCommands(LettuceConnectionFactory factory) {
 		this.factory = factory;
@@ -120,7 +123,10 @@ final class LettuceCommands {
 		if (current != null && !closedForGood(current)) {
 			return current;
 		}
-		synchronized (this) {
+		// A lock, not synchronized: opening the connection blocks, and on JDK 21 to 23 a
+		// virtual thread blocked inside a monitor pins its carrier.
+		this.connectionLock.lock();
+		try {
 			current = this.commands;
 			if (current == null || closedForGood(current)) {
 				// the wrapper only lends the shared connection: closing it leaves that
@@ -131,6 +137,9 @@ final class LettuceCommands {
 				this.commands = current;
 			}
 			return current;
+		}
+		finally {
+			this.connectionLock.unlock();
 		}
 	}
 

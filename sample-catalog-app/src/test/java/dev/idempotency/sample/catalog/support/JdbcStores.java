@@ -32,6 +32,9 @@ public final class JdbcStores {
 	 */
 	public static final String MARIADB_CURRENT_DATABASE_ONLY = "nullDatabaseMeansCurrent=true";
 
+	/** Set by Spring Boot while it processes the test contexts ahead of time. */
+	private static final String AOT_PROCESSING = "spring.aot.processing";
+
 	private JdbcStores() {
 	}
 
@@ -50,7 +53,13 @@ public final class JdbcStores {
 	}
 
 	private static Store use(Store store, String urlOptions, DynamicPropertyRegistry registry) throws SQLException {
-		store.database.create();
+		// Build-time AOT processing (process-test-aot) only prepares the context's bean
+		// definitions and never connects: a database made then would be left behind. The
+		// tests, run later with spring.aot.enabled=true, call this again and create
+		// theirs.
+		if (!Boolean.getBoolean(AOT_PROCESSING)) {
+			store.database.create();
+		}
 		registry.add("spring.datasource.url", () -> store.database.url() + urlOptions);
 		registry.add("spring.datasource.username", () -> store.user);
 		registry.add("spring.datasource.password", () -> "");

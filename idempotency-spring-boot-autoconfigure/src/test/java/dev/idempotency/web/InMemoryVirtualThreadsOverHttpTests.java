@@ -1,0 +1,6 @@
+package dev.idempotency.web;
+
+/** {@link VirtualThreadsOverHttpTests} on the in-memory store. */
+class InMemoryVirtualThreadsOverHttpTests extends VirtualThreadsOverHttpTests {
+
+}

@@ -1,0 +1,33 @@
+package dev.idempotency.web;
+
+import java.sql.SQLException;
+
+import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import org.junit.jupiter.api.AfterAll;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * {@link VirtualThreadsOverHttpTests} on the shared PostgreSQL, in a schema of this run's
+ * own.
+ */
+class PostgresVirtualThreadsOverHttpTests extends VirtualThreadsOverHttpTests {
+
+	private static JdbcTestDatabase schema;
+
+	@DynamicPropertySource
+	static void store(DynamicPropertyRegistry registry) throws SQLException {
+		schema = JdbcTestDatabase.postgres().create();
+		schema.registerAsApplicationStore(registry);
+	}
+
+	@AfterAll
+	static void dropSchema() throws SQLException {
+		// None on a JDK without virtual threads: the class is skipped before its context.
+		if (schema != null) {
+			schema.drop();
+		}
+	}
+
+}
