@@ -3,7 +3,6 @@ package dev.idempotency.autoconfigure;
 import java.io.IOException;
 import java.io.InputStream;
 
-import dev.idempotency.method.IdempotentMethodPostProcessor;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.aot.hint.RuntimeHints;
@@ -41,7 +40,7 @@ class IdempotencyRuntimeHintsTests {
 		assertThat(AotServices.factories(getClass().getClassLoader()).load(BeanRegistrationAotProcessor.class))
 			.anyMatch((processor) -> processor.getClass()
 				.getName()
-				.equals(IdempotentMethodPostProcessor.class.getPackageName() + ".IdempotentMethodResultHints"));
+				.equals("dev.idempotency.method.IdempotentMethodResultHints"));
 	}
 
 }

@@ -17,8 +17,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.engine.IdempotencyListener;
-import dev.idempotency.engine.IdempotencyOutcome;
+import dev.idempotency.core.IdempotencyListener;
+import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.testing.TestKeys;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
