@@ -88,10 +88,26 @@ end
 """
 
 
-def proc_ticks(pid):
+def proc_ticks(pid, part=None):
+    """CPU ticks of a process: user + system, or only "user" or "sys"."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
+    user, system = int(fields[11]), int(fields[12])
+    return {"user": user, "sys": system}.get(part, user + system)
+
+
+def context_switches(pid):
+    """Voluntary context switches of all threads of a process (a thread blocking on I/O is one)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        total += int(line.split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended during the scan
+    return total
 
 
 def server_ticks():
@@ -135,15 +151,19 @@ def latency_us(out, quantile):
 
 
 def phase(app_pid, port, path, keyed, args, scripts):
-    app0, srv0, t0 = proc_ticks(app_pid), server_ticks(), time.monotonic()
+    app0, sys0, cs0, srv0, t0 = (proc_ticks(app_pid), proc_ticks(app_pid, "sys"), context_switches(app_pid),
+                                 server_ticks(), time.monotonic())
     requests, failed, latency = wrk(port, path, keyed, args.seconds, args.connections, scripts)
-    app1, srv1, t1 = proc_ticks(app_pid), server_ticks(), time.monotonic()
+    app1, sys1, cs1, srv1, t1 = (proc_ticks(app_pid), proc_ticks(app_pid, "sys"), context_switches(app_pid),
+                                 server_ticks(), time.monotonic())
     return {"requests": requests, "failed": failed, "seconds": t1 - t0, "p50": latency["50"], "p99": latency["99"],
-            "app_us": (app1 - app0) / TICK * 1e6, "srv_us": (srv1 - srv0) / TICK * 1e6}
+            "app_us": (app1 - app0) / TICK * 1e6, "app_sys_us": (sys1 - sys0) / TICK * 1e6,
+            "app_cs": cs1 - cs0, "srv_us": (srv1 - srv0) / TICK * 1e6}
 
 
 def total(phases):
-    out = {k: sum(p[k] for p in phases) for k in ("requests", "failed", "seconds", "app_us", "srv_us")}
+    out = {k: sum(p[k] for p in phases)
+           for k in ("requests", "failed", "seconds", "app_us", "app_sys_us", "app_cs", "srv_us")}
     return out
 
 
@@ -253,6 +273,8 @@ def run_variant(variant, args, classpath, report, workdir):
                 f"(**{per_request(k, 'app_us') - per_request(p, 'app_us'):+.0f}**; {statistics.median(app_added):+.0f}) "
                 f"| {per_request(p, 'srv_us'):.0f} → {per_request(k, 'srv_us'):.0f} "
                 f"(**{per_request(k, 'srv_us') - per_request(p, 'srv_us'):+.0f}**; {statistics.median(srv_added):+.0f}) "
+                f"| {per_request(k, 'app_sys_us') - per_request(p, 'app_sys_us'):+.0f} "
+                f"| {per_request(k, 'app_cs') - per_request(p, 'app_cs'):+.1f} "
                 f"| **{both:+.0f}** "
                 f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
                 f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
@@ -303,8 +325,9 @@ def main():
     emit(report, "")
     emit(report, "| variant | unkeyed req/s | keyed req/s | keyed/unkeyed | app CPU µs/req unkeyed → keyed "
                  "(**added**; pairs' median) | store server CPU µs/req (**added**; pairs' median) "
+                 "| of it app kernel (sys) µs/req added | app voluntary context switches/req added "
                  "| app + server added | latency p50 / p99 ms, unkeyed → keyed (phases' median) | failed | load |")
-    emit(report, "|---|---|---|---|---|---|---|---|---|---|")
+    emit(report, "|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="light-wrk-") as workdir:
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
             run_variant(variant, args, classpath, report, workdir)
