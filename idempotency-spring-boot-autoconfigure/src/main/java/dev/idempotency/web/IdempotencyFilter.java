@@ -32,10 +32,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * large to store. In record-after-success mode, where two attempts of one request may
  * both run, an attempt whose response was not recorded because another attempt recorded
  * its response first is answered with the recorded response, as a replay.
- *
- * @since 0.1.0
  */
-public class IdempotencyFilter extends OncePerRequestFilter {
+class IdempotencyFilter extends OncePerRequestFilter {
 
 	/**
 	 * A request attribute that keeps the answer of this request from being stored (its
@@ -63,7 +61,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable HandlerTransactions transactions;
 
-	public IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
+	IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
 		this.engine = engine;
 		this.headerName = headerName;
 		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
@@ -117,7 +115,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * record (atomic completion): set by the auto-configuration when the store joins the
 	 * application's transactions; {@code null}: none.
 	 */
-	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
 	}
 

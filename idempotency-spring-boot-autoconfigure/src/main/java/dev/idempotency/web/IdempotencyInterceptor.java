@@ -40,16 +40,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
  * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
- *
- * @since 0.1.0
  */
-public class IdempotencyInterceptor implements HandlerInterceptor {
+class IdempotencyInterceptor implements HandlerInterceptor {
 
 	/** Sent on every replayed response. */
-	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+	static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
 	/** The default of {@code idempotency.request.max-body-size}. */
-	public static final long DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+	static final long DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
 	private final IdempotencyEngine engine;
 
@@ -81,9 +79,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * @param maxRequestBytes the largest request body read to fingerprint a keyed
 	 * request; a larger one is answered 413 without being read further
 	 */
-	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes) {
+	IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver, String problemTypeBase,
+			String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired, long maxRequestBytes) {
 		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
 				KeyFormat.UUID_V7, JsonFingerprint.BYTES);
 	}
@@ -97,9 +94,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * {@link Idempotent#keyFormat()} does not say
 	 * @param jsonFingerprint how a JSON body is fingerprinted
 	 */
-	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes, KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
+	IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver, String problemTypeBase,
+			String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired, long maxRequestBytes,
+			KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
 		this.engine = engine;
 		this.keyFormat = keyFormat.orElse(KeyFormat.UUID_V7);
 		this.jsonFingerprint = jsonFingerprint;
@@ -235,7 +232,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * Runs protected synchronous handlers inside a transaction whose commit holds their
 	 * record (atomic completion); {@code null}: no transaction of the door's own.
 	 */
-	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
 	}
 
