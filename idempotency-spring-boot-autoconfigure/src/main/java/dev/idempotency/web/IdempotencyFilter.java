@@ -35,15 +35,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 class IdempotencyFilter extends OncePerRequestFilter {
 
-	/**
-	 * A request attribute that keeps the answer of this request from being stored (its
-	 * value says why): set when the answer reflects a passing state, such as a keyed call
-	 * it made that was still in flight. The key is released, so a retry runs again. The
-	 * method door sets it by this name (its WebRequestContext), without depending on this
-	 * package.
-	 */
-	public static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
-
 	/** Stored whatever the configuration says, when present. */
 	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
 			"Last-Modified");
