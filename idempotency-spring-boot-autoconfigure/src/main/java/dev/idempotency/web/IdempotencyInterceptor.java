@@ -282,8 +282,10 @@ class IdempotencyInterceptor implements HandlerInterceptor {
 	 * later.
 	 */
 	private ProtectedHandler protectedHandler(HandlerMethod handlerMethod) {
-		return this.handlers.computeIfAbsent(new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod()),
-				this::describe);
+		HandlerKey key = new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod());
+		ProtectedHandler known = this.handlers.get(key);
+		// Only the first request of a handler method makes the (capturing) function.
+		return (known != null) ? known : this.handlers.computeIfAbsent(key, this::describe);
 	}
 
 	private ProtectedHandler describe(HandlerKey handler) {
