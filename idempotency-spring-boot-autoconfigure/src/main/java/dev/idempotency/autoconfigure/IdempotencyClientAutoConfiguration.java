@@ -32,6 +32,7 @@ public final class IdempotencyClientAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyKeyClientInterceptor idempotencyKeyClientInterceptor(IdempotencyClientProperties properties) {
+		IdempotencyPropertiesValidator.validate(properties);
 		return new IdempotencyKeyClientInterceptor(properties.toSettings());
 	}
 

@@ -2,7 +2,6 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Duration;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
@@ -60,27 +59,13 @@ public class IdempotencyClientProperties {
 	 */
 	private @Nullable Duration keyLifetime = Duration.ofMinutes(30);
 
+	/**
+	 * The interceptor's settings, of properties that
+	 * {@link IdempotencyPropertiesValidator} checked.
+	 */
 	IdempotencyKeyClientInterceptor.Settings toSettings() {
-		require(!this.headerName.isBlank(), "idempotency.client.header-name", "empty",
-				"the header the server reads (Idempotency-Key)");
-		require(!this.methods.isEmpty(), "idempotency.client.methods", "empty", "at least one method (POST)");
-		require(this.maxAttempts >= 1, "idempotency.client.max-attempts", String.valueOf(this.maxAttempts),
-				"at least 1 (1: no retries)");
-		require(!this.initialBackoff.isNegative(), "idempotency.client.initial-backoff", this.initialBackoff.toString(),
-				"zero or more");
-		require(!this.maxDelay.isNegative(), "idempotency.client.max-delay", this.maxDelay.toString(), "zero or more");
-		Duration lifetime = this.keyLifetime;
-		require(lifetime == null || (!lifetime.isNegative() && !lifetime.isZero()), "idempotency.client.key-lifetime",
-				String.valueOf(lifetime), "a positive duration (the server's key lifetime)");
 		return new IdempotencyKeyClientInterceptor.Settings(this.headerName, this.methods, this.maxAttempts,
 				this.initialBackoff, this.maxDelay, this.keyLifetime);
-	}
-
-	private static void require(boolean valid, String property, String value, String expected) {
-		if (!valid) {
-			throw new InvalidIdempotencySettingsException(List.of(property), property + " is " + value,
-					"Set " + property + " to " + expected + ", or remove it for the default.");
-		}
 	}
 
 	public boolean isEnabled() {

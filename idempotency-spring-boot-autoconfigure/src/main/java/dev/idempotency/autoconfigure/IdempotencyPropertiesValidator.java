@@ -13,12 +13,13 @@ import org.springframework.util.unit.DataSize;
 
 /**
  * The one place where the idempotency.* properties are checked: each value on its own,
- * the durations against each other, and the lease against the heartbeat gap of a running
- * owner. Every problem found is reported at once, in an
- * {@link InvalidIdempotencySettingsException} that names, for each, the properties, their
- * values, why they cannot work and what to set. The engine's {@link IdempotencySettings}
- * check their own values too, for applications that build them in code; the properties
- * are checked here first so that a wrong value is reported by the property that sets it.
+ * the durations against each other, the lease against the heartbeat gap of a running
+ * owner, and the client side's idempotency.client.* properties. Every problem found is
+ * reported at once, in an {@link InvalidIdempotencySettingsException} that names, for
+ * each, the properties, their values, why they cannot work and what to set. The engine's
+ * {@link IdempotencySettings} check their own values too, for applications that build
+ * them in code; the properties are checked here first so that a wrong value is reported
+ * by the property that sets it.
  * <p>
  * The lease check: the next beat of an owner starts at most one
  * {@code heartbeat-interval} after its last one began (the lease counts from about then);
@@ -77,6 +78,17 @@ final class IdempotencyPropertiesValidator {
 	static void validate(IdempotencyMemoryStoreProperties memory) {
 		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
 		validator.memory(memory);
+		validator.throwIfAny();
+	}
+
+	/**
+	 * Checks the client side's properties, for the interceptor the client
+	 * auto-configuration builds from them.
+	 * @throws InvalidIdempotencySettingsException naming every problem found
+	 */
+	static void validate(IdempotencyClientProperties client) {
+		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
+		validator.client(client);
 		validator.throwIfAny();
 	}
 
@@ -231,6 +243,30 @@ final class IdempotencyPropertiesValidator {
 			add(property, property + " must be more than 0 and at most 1, was " + share,
 					"Set " + property + " to a fraction such as 0.25 (a quarter of max-entries and of max-bytes per"
 							+ " scope), 1 for no share, or remove it for the default.");
+		}
+	}
+
+	private void client(IdempotencyClientProperties client) {
+		if (client.getHeaderName().isBlank()) {
+			String property = "idempotency.client.header-name";
+			add(property, property + " must not be empty", "Set " + property
+					+ " to the header the server reads (Idempotency-Key), or remove it for the" + " default.");
+		}
+		if (client.getMethods().isEmpty()) {
+			String property = "idempotency.client.methods";
+			add(property, property + " must name at least one HTTP method, was empty", "Set " + property
+					+ " to the methods that get a key and are retried (POST), or remove it for the" + " default.");
+		}
+		if (client.getMaxAttempts() < 1) {
+			String property = "idempotency.client.max-attempts";
+			add(property, property + " must be at least 1 (the first attempt included), was " + client.getMaxAttempts(),
+					"Set " + property + " to 1 for no retries or more, or remove it for the default.");
+		}
+		notNegative(client.getInitialBackoff(), "idempotency.client.initial-backoff");
+		notNegative(client.getMaxDelay(), "idempotency.client.max-delay");
+		Duration keyLifetime = client.getKeyLifetime();
+		if (keyLifetime != null) {
+			positive(keyLifetime, "idempotency.client.key-lifetime");
 		}
 	}
 

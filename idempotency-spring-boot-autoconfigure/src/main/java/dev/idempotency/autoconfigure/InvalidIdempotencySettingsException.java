@@ -12,8 +12,9 @@ import java.util.Set;
  * what to set, for {@link InvalidIdempotencySettingsFailureAnalyzer}. Every problem found
  * is reported at once.
  * <p>
- * Internal: a start-up failure that applications do not catch; public because the
- * client's properties and the store auto-configurations throw it (see docs/api.md).
+ * Internal: a start-up failure that applications do not catch, thrown by
+ * {@code IdempotencyPropertiesValidator} (the client's properties included); still public
+ * (see docs/api.md).
  *
  * @since 0.1.0
  */

@@ -1,6 +1,8 @@
 /**
- * Auto-configuration of the engine, the web and method front doors, metrics and health,
- * with the {@code idempotency.*} properties.
+ * Auto-configuration of the engine, the stores, metrics and health, the client side and
+ * the endpoint, with the {@code idempotency.*} properties. The two front doors are
+ * configured beside their own package-private types ({@code dev.idempotency.web},
+ * {@code dev.idempotency.method}).
  */
 @NullMarked
 package dev.idempotency.autoconfigure;

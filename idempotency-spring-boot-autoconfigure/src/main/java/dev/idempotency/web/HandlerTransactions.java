@@ -41,10 +41,8 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
  * rolled back at once, a WARN says why, and the door runs as without this. Handlers that
  * answer asynchronously run without it (a WARN names each once): their answer is written
  * on another thread, which a thread-bound transaction does not reach.
- *
- * @since 0.1.0
  */
-public class HandlerTransactions {
+class HandlerTransactions {
 
 	private static final Log logger = LogFactory.getLog(HandlerTransactions.class);
 
@@ -70,7 +68,7 @@ public class HandlerTransactions {
 	 * @param errors answers a request whose transaction did not commit
 	 * @param problemTypeBase the base of the problem {@code type} URIs of its refusals
 	 */
-	public HandlerTransactions(PlatformTransactionManager transactionManager, IdempotencyStore store,
+	HandlerTransactions(PlatformTransactionManager transactionManager, IdempotencyStore store,
 			IdempotencyErrorExceptionResolver errors, String problemTypeBase) {
 		this.transactionManager = transactionManager;
 		this.store = store;

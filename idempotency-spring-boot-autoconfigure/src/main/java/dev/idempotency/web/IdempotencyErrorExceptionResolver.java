@@ -26,10 +26,8 @@ import org.springframework.web.servlet.ModelAndView;
  * application's JSON mapper), {@code instance} the request path; or, when the application
  * declares one, by its {@link IdempotencyErrorRenderer}. The HTTP door also answers
  * through it a request it refuses after the handler ran (its transaction did not commit).
- *
- * @since 0.1.0
  */
-public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolver {
+class IdempotencyErrorExceptionResolver implements HandlerExceptionResolver {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyErrorExceptionResolver.class);
 
@@ -42,7 +40,7 @@ public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolv
 	 * written
 	 * @param renderer the application's renderer, or {@code null} for problem details
 	 */
-	public IdempotencyErrorExceptionResolver(Supplier<List<HttpMessageConverter<?>>> messageConverters,
+	IdempotencyErrorExceptionResolver(Supplier<List<HttpMessageConverter<?>>> messageConverters,
 			@Nullable IdempotencyErrorRenderer renderer) {
 		this.messageConverters = messageConverters;
 		this.renderer = renderer;
@@ -72,7 +70,7 @@ public class IdempotencyErrorExceptionResolver implements HandlerExceptionResolv
 	 * @param response where to write; nothing of it may be committed yet
 	 * @throws IOException if the response could not be written
 	 */
-	public void render(IdempotencyRejectedException refused, HttpServletRequest request, HttpServletResponse response)
+	void render(IdempotencyRejectedException refused, HttpServletRequest request, HttpServletResponse response)
 			throws IOException {
 		refused.getHeaders().forEach((name, values) -> {
 			response.setHeader(name, values.get(0));

@@ -32,19 +32,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * large to store. In record-after-success mode, where two attempts of one request may
  * both run, an attempt whose response was not recorded because another attempt recorded
  * its response first is answered with the recorded response, as a replay.
- *
- * @since 0.1.0
  */
-public class IdempotencyFilter extends OncePerRequestFilter {
-
-	/**
-	 * A request attribute that keeps the answer of this request from being stored (its
-	 * value says why): set when the answer reflects a passing state, such as a keyed call
-	 * it made that was still in flight. The key is released, so a retry runs again. The
-	 * method door sets it by this name (its WebRequestContext), without depending on this
-	 * package.
-	 */
-	public static final String NOT_STORED_ATTRIBUTE = "dev.idempotency.web.IdempotencyFilter.notStored";
+class IdempotencyFilter extends OncePerRequestFilter {
 
 	/** Stored whatever the configuration says, when present. */
 	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
@@ -63,7 +52,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable HandlerTransactions transactions;
 
-	public IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
+	IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
 		this.engine = engine;
 		this.headerName = headerName;
 		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
@@ -117,7 +106,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * record (atomic completion): set by the auto-configuration when the store joins the
 	 * application's transactions; {@code null}: none.
 	 */
-	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
 	}
 

@@ -6,7 +6,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.IdempotencyRejectedException;
@@ -40,16 +39,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
  * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
  * {@link IdempotencyFilter} finishes what this starts.
- *
- * @since 0.1.0
  */
-public class IdempotencyInterceptor implements HandlerInterceptor {
+class IdempotencyInterceptor implements HandlerInterceptor {
 
 	/** Sent on every replayed response. */
-	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+	static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
 	/** The default of {@code idempotency.request.max-body-size}. */
-	public static final long DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+	static final long DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
 	private final IdempotencyEngine engine;
 
@@ -69,9 +66,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	private final JsonFingerprint jsonFingerprint;
 
-	private final Map<HandlerKey, Optional<Idempotent>> annotations = new ConcurrentHashMap<>();
-
-	private final Map<Method, Boolean> answeredLater = new ConcurrentHashMap<>();
+	private final Map<HandlerKey, ProtectedHandler> handlers = new ConcurrentHashMap<>();
 
 	private @Nullable HandlerTransactions transactions;
 
@@ -81,9 +76,8 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * @param maxRequestBytes the largest request body read to fingerprint a keyed
 	 * request; a larger one is answered 413 without being read further
 	 */
-	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes) {
+	IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver, String problemTypeBase,
+			String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired, long maxRequestBytes) {
 		this(engine, scopeResolver, problemTypeBase, headerName, pathPatterns, pathPatternsKeyRequired, maxRequestBytes,
 				KeyFormat.UUID_V7, JsonFingerprint.BYTES);
 	}
@@ -97,9 +91,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * {@link Idempotent#keyFormat()} does not say
 	 * @param jsonFingerprint how a JSON body is fingerprinted
 	 */
-	public IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver,
-			String problemTypeBase, String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired,
-			long maxRequestBytes, KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
+	IdempotencyInterceptor(IdempotencyEngine engine, IdempotencyScopeResolver scopeResolver, String problemTypeBase,
+			String headerName, List<String> pathPatterns, boolean pathPatternsKeyRequired, long maxRequestBytes,
+			KeyFormat keyFormat, JsonFingerprint jsonFingerprint) {
 		this.engine = engine;
 		this.keyFormat = keyFormat.orElse(KeyFormat.UUID_V7);
 		this.jsonFingerprint = jsonFingerprint;
@@ -119,29 +113,39 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			return true;
 		}
 		HandlerMethod handlerMethod = (handler instanceof HandlerMethod method) ? method : null;
-		Idempotent annotation = (handlerMethod != null) ? findAnnotation(handlerMethod) : null;
-		if (annotation != null && !annotation.key().isEmpty()) {
+		ProtectedHandler protectedHandler = (handlerMethod != null) ? protectedHandler(handlerMethod) : null;
+		if (protectedHandler != null && protectedHandler.keyExpression()) {
 			// A key expression: the method door protects this handler with it, whatever
 			// the header says.
 			return true;
 		}
-		if (!IdempotencyFilter.isMutation(request.getMethod())
-				|| (annotation == null && !matchesPathPattern(request))) {
+		if (!IdempotencyFilter.isMutation(request.getMethod())) {
 			return true;
 		}
 		String operation;
-		if (annotation != null && !annotation.operation().isEmpty()) {
-			operation = annotation.operation();
-		}
-		else if (handlerMethod != null) {
-			operation = handlerMethod.getBeanType().getSimpleName() + "." + handlerMethod.getMethod().getName();
+		boolean keyRequired;
+		KeyFormat keyFormat;
+		if (protectedHandler != null && protectedHandler.annotated()) {
+			operation = protectedHandler.operation();
+			keyRequired = protectedHandler.keyRequired();
+			keyFormat = protectedHandler.keyFormat();
 		}
 		else {
-			// A pattern, never the URI: the operation is a metric tag, and one value per
-			// URI would grow without bound.
-			operation = request.getMethod() + " " + matchedPattern(request);
+			PathPattern pattern = matchingPathPattern(request);
+			if (pattern == null) {
+				return true;
+			}
+			// A handler method's name, else a pattern, never the URI: the operation is a
+			// metric tag, and one value per URI would grow without bound.
+			operation = (protectedHandler != null) ? protectedHandler.operation()
+					: request.getMethod() + " " + matchedPattern(request, pattern);
+			keyRequired = this.pathPatternsKeyRequired;
+			keyFormat = this.keyFormat;
 		}
-		boolean keyRequired = (annotation != null) ? annotation.keyRequired() : this.pathPatternsKeyRequired;
+		// Decided once per handler method, before the key is reserved: whether the answer
+		// comes later (on another thread), which both the store's begin and the capture
+		// of the answer depend on.
+		boolean later = protectedHandler != null && protectedHandler.answersLater();
 		List<String> keys = Collections.list(request.getHeaders(this.headerName));
 		IdempotentExchange exchange = IdempotentExchange.of(request);
 		if (!keys.isEmpty() && exchange == null) {
@@ -154,10 +158,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
 					this.jsonFingerprint);
 			decision = this.engine.begin(
-					new IdempotentCall(this.scopeResolver.resolveScope(request), keys,
-							(annotation != null) ? annotation.keyFormat().orElse(this.keyFormat) : this.keyFormat,
-							keyRequired, operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
-					completesAtomically(handlerMethod));
+					new IdempotentCall(this.scopeResolver.resolveScope(request), keys, keyFormat, keyRequired,
+							operation, fingerprint::fingerprint, fingerprint::earlierFingerprints),
+					completesAtomically(handlerMethod, later));
 		}
 		catch (RequestTooLargeException ex) {
 			decision = new Decision.Reject(
@@ -165,8 +168,6 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 		if (decision instanceof Decision.Proceed proceed) {
 			if (proceed.reservation() != null) {
-				boolean later = (handlerMethod != null) && this.answeredLater.computeIfAbsent(handlerMethod.getMethod(),
-						IdempotencyInterceptor::answersLater);
 				// A reservation means a key was sent, so the filter's exchange is there
 				// (checked above).
 				IdempotentExchange reserved = Objects.requireNonNull(exchange, "IdempotentExchange");
@@ -189,10 +190,9 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * is reserved: not before the first protected request checked that the store joins,
 	 * and never for a handler that answers later.
 	 */
-	private boolean completesAtomically(@Nullable HandlerMethod handlerMethod) {
+	private boolean completesAtomically(@Nullable HandlerMethod handlerMethod, boolean answersLater) {
 		HandlerTransactions transactions = this.transactions;
-		return transactions != null && transactions.storeJoins() && handlerMethod != null
-				&& !this.answeredLater.computeIfAbsent(handlerMethod.getMethod(), IdempotencyInterceptor::answersLater);
+		return transactions != null && transactions.storeJoins() && handlerMethod != null && !answersLater;
 	}
 
 	/**
@@ -235,7 +235,7 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 	 * Runs protected synchronous handlers inside a transaction whose commit holds their
 	 * record (atomic completion); {@code null}: no transaction of the door's own.
 	 */
-	public void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
+	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
 	}
 
@@ -276,15 +276,46 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 		return ANSWERED_LATER.contains(type.getName());
 	}
 
-	/** The method's or else its class's annotation, looked up once per handler method. */
-	private @Nullable Idempotent findAnnotation(HandlerMethod handlerMethod) {
-		return this.annotations
-			.computeIfAbsent(new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod()), (key) -> {
-				Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(key.method(), Idempotent.class);
-				return Optional.ofNullable((onMethod != null) ? onMethod
-						: AnnotatedElementUtils.findMergedAnnotation(key.beanType(), Idempotent.class));
-			})
-			.orElse(null);
+	/**
+	 * What the door needs of a handler method, worked out on its first request and kept:
+	 * the method's or else its class's annotation, the operation, and whether it answers
+	 * later.
+	 */
+	private ProtectedHandler protectedHandler(HandlerMethod handlerMethod) {
+		HandlerKey key = new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod());
+		ProtectedHandler known = this.handlers.get(key);
+		// Only the first request of a handler method makes the (capturing) function.
+		return (known != null) ? known : this.handlers.computeIfAbsent(key, this::describe);
+	}
+
+	private ProtectedHandler describe(HandlerKey handler) {
+		Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(handler.method(), Idempotent.class);
+		Idempotent annotation = (onMethod != null) ? onMethod
+				: AnnotatedElementUtils.findMergedAnnotation(handler.beanType(), Idempotent.class);
+		String operation = (annotation != null && !annotation.operation().isEmpty()) ? annotation.operation()
+				: handler.beanType().getSimpleName() + "." + handler.method().getName();
+		if (annotation == null) {
+			return new ProtectedHandler(false, false, operation, false, KeyFormat.DEFAULT,
+					answersLater(handler.method()));
+		}
+		return new ProtectedHandler(true, !annotation.key().isEmpty(), operation, annotation.keyRequired(),
+				annotation.keyFormat().orElse(this.keyFormat), answersLater(handler.method()));
+	}
+
+	/**
+	 * What the door needs of a handler method, read from its {@link Idempotent} once.
+	 *
+	 * @param annotated whether the method or its class is annotated
+	 * @param keyExpression whether the annotation has a key expression (the method
+	 * door's)
+	 * @param operation the operation's name
+	 * @param keyRequired whether a request without a key is refused (annotated only)
+	 * @param keyFormat the format of the header's keys (annotated only)
+	 * @param answersLater whether it answers on another thread ({@link #answersLater})
+	 */
+	private record ProtectedHandler(boolean annotated, boolean keyExpression, String operation, boolean keyRequired,
+			KeyFormat keyFormat, boolean answersLater) {
+
 	}
 
 	/**
@@ -310,19 +341,11 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 
 	/**
 	 * The pattern the handler mapping matched (a functional route, a URL-mapped handler),
-	 * else the first of {@code idempotency.web.path-patterns} that matches.
+	 * else the configured one that matched.
 	 */
-	private String matchedPattern(HttpServletRequest request) {
+	private static String matchedPattern(HttpServletRequest request, PathPattern configured) {
 		Object best = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-		if (best instanceof String pattern && !pattern.isEmpty()) {
-			return pattern;
-		}
-		PathContainer path = pathWithinApplication(request);
-		return this.pathPatterns.stream()
-			.filter((pattern) -> pattern.matches(path))
-			.map(PathPattern::getPatternString)
-			.findFirst()
-			.orElse("(unmatched)");
+		return (best instanceof String pattern && !pattern.isEmpty()) ? pattern : configured.getPatternString();
 	}
 
 	private static PathContainer pathWithinApplication(HttpServletRequest request) {
@@ -331,12 +354,21 @@ public class IdempotencyInterceptor implements HandlerInterceptor {
 				: PathContainer.parsePath(request.getRequestURI().substring(request.getContextPath().length()));
 	}
 
-	private boolean matchesPathPattern(HttpServletRequest request) {
+	/**
+	 * The first of {@code idempotency.web.path-patterns} that matches the request;
+	 * {@code null}: none does.
+	 */
+	private @Nullable PathPattern matchingPathPattern(HttpServletRequest request) {
 		if (this.pathPatterns.isEmpty()) {
-			return false;
+			return null;
 		}
 		PathContainer path = pathWithinApplication(request);
-		return this.pathPatterns.stream().anyMatch((pattern) -> pattern.matches(path));
+		for (PathPattern pattern : this.pathPatterns) {
+			if (pattern.matches(path)) {
+				return pattern;
+			}
+		}
+		return null;
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.core.internal.Reservation;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.http.HttpServletRequest;
@@ -7,10 +8,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What the HTTP door knows of one keyed request, shared by its parts through one request
- * attribute: the {@link IdempotencyFilter} starts it with the response it captures, the
- * {@link IdempotencyInterceptor} adds the reservation, {@link HandlerTransactions} the
- * handler's transaction, and the filter finishes with all of it once the handler and the
- * rendering are done.
+ * attribute, set once: the {@link IdempotencyFilter} starts it with the response it
+ * captures, the {@link IdempotencyInterceptor} adds the reservation,
+ * {@link HandlerTransactions} the handler's transaction, and the filter finishes with all
+ * of it once the handler and the rendering are done.
  */
 final class IdempotentExchange {
 
@@ -93,12 +94,13 @@ final class IdempotentExchange {
 	}
 
 	/**
-	 * Why the answer must not be stored, when something said so (see
-	 * {@link IdempotencyFilter#NOT_STORED_ATTRIBUTE}); {@code null}: it may be.
+	 * Why the answer must not be stored, when the application or the method door said so
+	 * ({@link IdempotencyRequestAttributes#NOT_STORED_REASON}, the one request attribute
+	 * the door reads besides its own); {@code null}: it may be.
 	 */
 	@Nullable String notStoredReason() {
-		return (this.request.getAttribute(IdempotencyFilter.NOT_STORED_ATTRIBUTE) instanceof String reason) ? reason
-				: null;
+		return (this.request.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON) instanceof String reason)
+				? reason : null;
 	}
 
 }

@@ -2,7 +2,6 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencyTemplate;
@@ -13,25 +12,19 @@ import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.web.IdempotencyErrorRenderer;
-import dev.idempotency.web.IdempotencyInterceptor;
 import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.IdempotencyWebMvcAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.http.converter.HttpMessageConverter;
-import org.springframework.http.converter.StringHttpMessageConverter;
-import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,7 +39,7 @@ class IdempotencyAutoConfigurationTests {
 		this.web.run((context) -> {
 			assertThat(context).hasSingleBean(IdempotencyEngine.class)
 				.hasSingleBean(InMemoryIdempotencyStore.class)
-				.hasSingleBean(IdempotencyInterceptor.class)
+				.hasBean("idempotencyInterceptor")
 				.hasBean("idempotentMethodPostProcessor")
 				.hasBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(IdempotencyErrorRenderer.class)
@@ -189,7 +182,7 @@ class IdempotencyAutoConfigurationTests {
 		this.web.withPropertyValues("idempotency.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyStore.class)
-				.doesNotHaveBean(IdempotencyInterceptor.class)
+				.doesNotHaveBean("idempotencyInterceptor")
 				.doesNotHaveBean("idempotentMethodPostProcessor")
 				.doesNotHaveBean("idempotentMethodInterceptor")
 				.doesNotHaveBean(FilterRegistrationBean.class);
@@ -204,33 +197,6 @@ class IdempotencyAutoConfigurationTests {
 				.rootCause()
 				.hasMessageContaining("idempotency.store.type=jdbc")
 				.hasMessageContaining("DataSource"));
-	}
-
-	@Test
-	void refusalsAreWrittenWithTheConvertersOfSpringMvcsOwnHandlerAdapter() {
-		StaticListableBeanFactory beans = new StaticListableBeanFactory();
-		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).isEmpty();
-		HttpMessageConverter<?> mvcs = new JacksonJsonHttpMessageConverter();
-		beans.addBean("requestMappingHandlerAdapter", adapter(mvcs));
-		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
-		beans.addBean("anotherLibrarysHandlerAdapter", adapter(new StringHttpMessageConverter()));
-		assertThat(IdempotencyWebMvcAutoConfiguration.mvcMessageConverters(beans)).containsExactly(mvcs);
-	}
-
-	private static RequestMappingHandlerAdapter adapter(HttpMessageConverter<?> converter) {
-		RequestMappingHandlerAdapter adapter = new RequestMappingHandlerAdapter();
-		adapter.setMessageConverters(List.of(converter));
-		return adapter;
-	}
-
-	@Test
-	void theWebDoorStaysOutOfNonWebApplications() {
-		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
-					IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
-			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
-				.hasBean("idempotentMethodInterceptor")
-				.doesNotHaveBean(IdempotencyInterceptor.class));
 	}
 
 	@Test

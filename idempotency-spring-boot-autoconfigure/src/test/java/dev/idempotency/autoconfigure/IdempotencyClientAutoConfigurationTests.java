@@ -12,6 +12,7 @@ import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
 import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
@@ -80,11 +81,44 @@ class IdempotencyClientAutoConfigurationTests {
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(InvalidIdempotencySettingsException.class)
-				.hasMessageContaining("idempotency.client.max-attempts is 0"));
+				.hasMessageContaining("idempotency.client.max-attempts must be at least 1")
+				.hasMessageContaining("was 0"));
 		this.runner.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.key-lifetime=0s")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("idempotency.client.key-lifetime"));
+				.hasMessageContaining("idempotency.client.key-lifetime must be positive"));
+	}
+
+	@Test
+	void everyInvalidClientPropertyIsReportedAtOnceWithWhatToSet() {
+		this.runner
+			.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.header-name= ",
+					"idempotency.client.methods=", "idempotency.client.max-attempts=0",
+					"idempotency.client.initial-backoff=-1s", "idempotency.client.max-delay=-1s",
+					"idempotency.client.key-lifetime=0s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				Throwable failure = context.getStartupFailure();
+				assertThat(failure).rootCause().isInstanceOf(InvalidIdempotencySettingsException.class);
+				InvalidIdempotencySettingsException invalid = (InvalidIdempotencySettingsException) rootCause(failure);
+				assertThat(invalid.properties()).containsExactly("idempotency.client.header-name",
+						"idempotency.client.methods", "idempotency.client.max-attempts",
+						"idempotency.client.initial-backoff", "idempotency.client.max-delay",
+						"idempotency.client.key-lifetime");
+				FailureAnalysis analysis = new InvalidIdempotencySettingsFailureAnalyzer().analyze(failure);
+				assertThat(analysis.getDescription())
+					.startsWith("The Idempotency-Key settings are invalid (6 problems)");
+				assertThat(analysis.getAction()).contains("Set idempotency.client.max-attempts to 1")
+					.contains("Set idempotency.client.key-lifetime to a positive duration");
+			});
+	}
+
+	private static Throwable rootCause(Throwable failure) {
+		Throwable cause = failure;
+		while (cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
 	}
 
 	private static List<ClientHttpRequestInterceptor> interceptorsOf(RestClient.Builder builder) {

@@ -237,6 +237,18 @@ class IdempotencyWebTests {
 	}
 
 	@Test
+	void anAnswerTheApplicationMarksNotStoredIsSentAndItsRetryRunsAgain() throws Exception {
+		String key = TestKeys.newKey();
+		for (int run = 1; run <= 2; run++) {
+			this.mvc.perform(post("/not-stored").header("Idempotency-Key", key))
+				.andExpect(status().isOk())
+				.andExpect(jsonPath("$.run").value(run))
+				.andExpect(header().doesNotExist("Idempotent-Replayed"));
+		}
+		assertThat(this.controller.runs("not-stored")).isEqualTo(2);
+	}
+
+	@Test
 	void aHandledExceptionWith500IsReleased() throws Exception {
 		String key = TestKeys.newKey();
 		this.mvc.perform(post("/handled-failure").header("Idempotency-Key", key))

@@ -7,8 +7,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -142,6 +144,14 @@ class WebTestApplication {
 		ResponseEntity<Map<String, Object>> status(@PathVariable int code) {
 			int run = count("status-" + code);
 			return ResponseEntity.status(code).body(Map.of("run", run));
+		}
+
+		@PostMapping("/not-stored")
+		@Idempotent
+		Map<String, Object> notStored(HttpServletRequest request) {
+			int run = count("not-stored");
+			request.setAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON, "it reports a passing state");
+			return Map.of("run", run);
 		}
 
 		@PostMapping("/throw")

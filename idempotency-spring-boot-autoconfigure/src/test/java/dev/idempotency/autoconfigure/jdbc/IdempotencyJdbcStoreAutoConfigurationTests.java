@@ -8,8 +8,6 @@ import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.autoconfigure.IdempotencyWebMvcAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
@@ -18,7 +16,6 @@ import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.web.HandlerTransactions;
 import liquibase.integration.spring.SpringLiquibase;
 import org.junit.jupiter.api.Test;
 
@@ -26,12 +23,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
@@ -387,24 +382,6 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 			.run((context) -> assertThat(context.getBean(JdbcIdempotencyStore.class).transactionalCompletion())
 				.as("asked for")
 				.isTrue());
-	}
-
-	@Test
-	void theHttpDoorRunsHandlersInTransactionsWhenTheStoreJoinsThem() {
-		WebApplicationContextRunner web = new WebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-					DataSourceTransactionManagerAutoConfiguration.class, IdempotencyJdbcStoreAutoConfiguration.class,
-					IdempotencyAutoConfiguration.class, IdempotencyWebMvcAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + h2Url(), "spring.datasource.generate-unique-name=false");
-		// What the door gets: none when the store does not join (the factory method
-		// returns null then).
-		web.withPropertyValues("idempotency.store.type=jdbc")
-			.run((context) -> assertThat(context.getBeanProvider(HandlerTransactions.class).getIfAvailable())
-				.isNotNull());
-		web.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.transactional-completion=false")
-			.run((context) -> assertThat(context.getBeanProvider(HandlerTransactions.class).getIfAvailable()).isNull());
-		web.withPropertyValues("idempotency.store.type=memory")
-			.run((context) -> assertThat(context.getBeanProvider(HandlerTransactions.class).getIfAvailable()).isNull());
 	}
 
 	private static void withPostgres(Consumer<ApplicationContextRunner> test) throws Exception {

@@ -1,18 +1,13 @@
-package dev.idempotency.autoconfigure;
+package dev.idempotency.web;
 
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.web.HandlerTransactions;
-import dev.idempotency.web.IdempotencyErrorExceptionResolver;
-import dev.idempotency.web.IdempotencyErrorRenderer;
-import dev.idempotency.web.IdempotencyFilter;
-import dev.idempotency.web.IdempotencyInterceptor;
-import dev.idempotency.web.IdempotencyScopeResolver;
-import dev.idempotency.web.PrincipalScopeResolver;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
