@@ -89,10 +89,15 @@ public final class IdempotencyAutoConfiguration {
 	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyMemoryStoreProperties memory) {
 		// Checked here too: another bean may ask for the store before the settings exist.
 		IdempotencyPropertiesValidator.validate(memory);
+		InMemoryIdempotencyStore.Builder builder = InMemoryIdempotencyStore.builder()
+			.maxEntries(memory.getMaxEntries())
+			.maxSharePerScope(memory.getMaxSharePerScope())
+			.onFull(memory.getOnFull());
 		DataSize maxBytes = memory.getMaxBytes();
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(),
-				(maxBytes != null) ? maxBytes.toBytes() : InMemoryIdempotencyStore.defaultMaxBytes(),
-				memory.getMaxSharePerScope(), memory.getOnFull());
+		if (maxBytes != null) {
+			builder.maxBytes(maxBytes.toBytes());
+		}
+		return builder.build();
 	}
 
 	@Bean(destroyMethod = "close")

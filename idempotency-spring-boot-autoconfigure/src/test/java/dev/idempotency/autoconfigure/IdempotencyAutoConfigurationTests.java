@@ -106,6 +106,17 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
+	void theInMemoryStoresBuilderDefaultsAreThoseOfItsProperties() {
+		IdempotencyMemoryStoreProperties properties = new IdempotencyMemoryStoreProperties();
+		InMemoryIdempotencyStore built = InMemoryIdempotencyStore.builder().build();
+		assertThat(built.maxEntries()).isEqualTo(properties.getMaxEntries());
+		assertThat(built.maxSharePerScope()).isEqualTo(properties.getMaxSharePerScope()).isEqualTo(0.25);
+		assertThat(built.onFull()).isEqualTo(properties.getOnFull());
+		assertThat(properties.getMaxBytes()).isNull();
+		assertThat(built.maxBytes()).isEqualTo(InMemoryIdempotencyStore.defaultMaxBytes());
+	}
+
+	@Test
 	void theInMemoryStoreEvictsCompletedRecordsByDefaultAndRefusesWhenAsked() {
 		this.web.run((context) -> assertThat(context.getBean(InMemoryIdempotencyStore.class).onFull())
 			.isEqualTo(InMemoryIdempotencyStore.OnFull.EVICT));
@@ -276,7 +287,12 @@ class IdempotencyAutoConfigurationTests {
 
 		@Bean
 		IdempotencyStore myStore() {
-			return new InMemoryIdempotencyStore(Clock.systemUTC(), 5);
+			return InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(5)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build();
 		}
 
 		@Bean

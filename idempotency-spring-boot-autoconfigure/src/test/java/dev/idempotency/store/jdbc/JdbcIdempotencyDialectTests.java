@@ -37,9 +37,9 @@ class JdbcIdempotencyDialectTests {
 
 	@Test
 	void durationsBecomeWholeMicrosecondsRoundedUp() {
-		assertThat(JdbcIdempotencyStore.micros(Duration.ofMillis(800))).isEqualTo(800_000);
-		assertThat(JdbcIdempotencyStore.micros(Duration.ofNanos(1))).isEqualTo(1);
-		assertThat(JdbcIdempotencyStore.micros(Duration.ofSeconds(3, 1_500))).isEqualTo(3_000_002);
+		assertThat(JdbcRecordRows.micros(Duration.ofMillis(800))).isEqualTo(800_000);
+		assertThat(JdbcRecordRows.micros(Duration.ofNanos(1))).isEqualTo(1);
+		assertThat(JdbcRecordRows.micros(Duration.ofSeconds(3, 1_500))).isEqualTo(3_000_002);
 	}
 
 }
