@@ -39,6 +39,7 @@ class IdempotencyAutoConfigurationTests {
 
 	private final WebApplicationContextRunner web = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+				IdempotencyHealthAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
 				IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class));
 
 	@Test
@@ -197,14 +198,19 @@ class IdempotencyAutoConfigurationTests {
 
 	@Test
 	void disabledMeansNoBeansAtAll() {
-		this.web.withPropertyValues("idempotency.enabled=false").run((context) -> {
-			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
-				.doesNotHaveBean(IdempotencyStore.class)
-				.doesNotHaveBean(IdempotencyInterceptor.class)
-				.doesNotHaveBean("idempotentMethodPostProcessor")
-				.doesNotHaveBean("idempotentMethodInterceptor")
-				.doesNotHaveBean(FilterRegistrationBean.class);
-		});
+		this.web.withPropertyValues("idempotency.enabled=false")
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
+					.doesNotHaveBean(IdempotencyStoreHealthIndicator.class)
+					.doesNotHaveBean(MicrometerIdempotencyListener.class)
+					.doesNotHaveBean("idempotencyMemoryStoreMeters")
+					.doesNotHaveBean(IdempotencyStore.class)
+					.doesNotHaveBean(IdempotencyInterceptor.class)
+					.doesNotHaveBean("idempotentMethodPostProcessor")
+					.doesNotHaveBean("idempotentMethodInterceptor")
+					.doesNotHaveBean(FilterRegistrationBean.class);
+			});
 	}
 
 	@Test
