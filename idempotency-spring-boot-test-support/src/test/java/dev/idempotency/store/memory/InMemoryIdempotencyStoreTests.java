@@ -31,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
@@ -412,6 +413,19 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(store.retainedBytes()).isZero();
 		assertThat(store.indexedExpiries()).isZero();
 		assertThat(store.countedScopes()).as("no usage kept for scopes that hold nothing").isZero();
+	}
+
+	@Test
+	void theBuilderRefusesBoundsOutOfRangeNamingTheProperty() {
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryIdempotencyStore.builder().maxEntries(0).build())
+			.withMessageContaining("idempotency.store.memory.max-entries");
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryIdempotencyStore.builder().maxBytes(0).build())
+			.withMessageContaining("idempotency.store.memory.max-bytes");
+		for (double share : new double[] { 0, -0.5, 1.5, Double.NaN }) {
+			assertThatIllegalArgumentException().as("share %s", share)
+				.isThrownBy(() -> InMemoryIdempotencyStore.builder().maxSharePerScope(share).build())
+				.withMessageContaining("idempotency.store.memory.max-share-per-scope");
+		}
 	}
 
 	@Test
