@@ -153,7 +153,13 @@ class AtomicCompletionCrashTests {
 		this.dataSource = this.database.dataSource(2);
 		JdbcStoreTestSupport.createSchema(this.dataSource, TABLE);
 		this.jdbc = JdbcClient.create(this.dataSource);
-		this.store = new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.POSTGRESQL, TABLE, false);
+		this.store = JdbcIdempotencyStore.builder(this.dataSource)
+			.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+			.tableName(TABLE)
+			.transactionalCompletion(false)
+			.queryTimeout(Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 		this.jdbc
 			.sql("CREATE TABLE crash_order (id BIGSERIAL PRIMARY KEY, idem_key VARCHAR(64) NOT NULL,"
 					+ " item VARCHAR(100) NOT NULL, amount INT NOT NULL)")

@@ -9,37 +9,31 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
 
 /**
  * The engine, its settings, the lifecycle of its heartbeat thread, the
  * {@link IdempotencyTemplate} over it, and the in-memory store when no other store is
- * configured; the store's health indicator and the Micrometer binding when Actuator and
- * Micrometer are present. Store auto-configurations (JDBC, Redis) run before this one and
- * contribute the {@link IdempotencyStore} bean for their {@code idempotency.store.type}.
- * Invalid settings and a missing store fail the start-up with a failure analysis.
+ * configured. The store's health indicator and the Micrometer binding are auto-configured
+ * apart ({@link IdempotencyHealthAutoConfiguration},
+ * {@link IdempotencyMetricsAutoConfiguration}). Store auto-configurations (JDBC, Redis)
+ * run before this one and contribute the {@link IdempotencyStore} bean for their
+ * {@code idempotency.store.type}. Invalid settings and a missing store fail the start-up
+ * with a failure analysis.
  *
  * @since 0.1.0
  */
-@AutoConfiguration(
-		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
 		IdempotencyObservationProperties.class })
@@ -89,10 +83,15 @@ public final class IdempotencyAutoConfiguration {
 	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyMemoryStoreProperties memory) {
 		// Checked here too: another bean may ask for the store before the settings exist.
 		IdempotencyPropertiesValidator.validate(memory);
+		InMemoryIdempotencyStore.Builder builder = InMemoryIdempotencyStore.builder()
+			.maxEntries(memory.getMaxEntries())
+			.maxSharePerScope(memory.getMaxSharePerScope())
+			.onFull(memory.getOnFull());
 		DataSize maxBytes = memory.getMaxBytes();
-		return new InMemoryIdempotencyStore(Clock.systemUTC(), memory.getMaxEntries(),
-				(maxBytes != null) ? maxBytes.toBytes() : InMemoryIdempotencyStore.defaultMaxBytes(),
-				memory.getMaxSharePerScope(), memory.getOnFull());
+		if (maxBytes != null) {
+			builder.maxBytes(maxBytes.toBytes());
+		}
+		return builder.build();
 	}
 
 	@Bean(destroyMethod = "close")
@@ -132,44 +131,6 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(name = "idempotencyEngineLifecycle")
 	IdempotencyEngineLifecycle idempotencyEngineLifecycle(IdempotencyEngine engine) {
 		return new IdempotencyEngineLifecycle(engine);
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(HealthIndicator.class)
-	@ConditionalOnEnabledHealthIndicator("idempotency")
-	static class HealthConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyHealthIndicator")
-		IdempotencyStoreHealthIndicator idempotencyHealthIndicator(IdempotencyEngine engine) {
-			return new IdempotencyStoreHealthIndicator(engine.store());
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(MeterRegistry.class)
-	@ConditionalOnBean(MeterRegistry.class)
-	static class MetricsConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry,
-				ObjectProvider<IdempotencyStore> store) {
-			IdempotencyStore available = store.getIfUnique();
-			return new MicrometerIdempotencyListener(registry, (available != null) ? available.name() : "none");
-		}
-
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyMemoryStoreMeters")
-		MeterBinder idempotencyMemoryStoreMeters(ObjectProvider<IdempotencyStore> store) {
-			return (registry) -> {
-				if (store.getIfUnique() instanceof InMemoryIdempotencyStore memory) {
-					InMemoryStoreMeters.bind(memory, registry);
-				}
-			};
-		}
-
 	}
 
 }

@@ -51,8 +51,12 @@ class IdempotencyEndpointAutoConfigurationTests {
 
 	@Test
 	void anEndpointOfTheApplicationsOwnReplacesIt() {
-		IdempotencyEndpoint own = new IdempotencyEndpoint(
-				new InMemoryIdempotencyStore(java.time.Clock.systemUTC(), 10));
+		IdempotencyEndpoint own = new IdempotencyEndpoint(InMemoryIdempotencyStore.builder()
+			.clock(java.time.Clock.systemUTC())
+			.maxEntries(10)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build());
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
 			.withBean(IdempotencyEndpoint.class, () -> own)
 			.run((context) -> assertThat(context.getBean(IdempotencyEndpoint.class)).isSameAs(own));

@@ -23,7 +23,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith(OutputCaptureExtension.class)
 class IdempotencyEndpointTests {
 
-	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), 100);
+	private final InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+		.clock(Clock.systemUTC())
+		.maxEntries(100)
+		.maxSharePerScope(1.0)
+		.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+		.build();
 
 	private final IdempotencyEndpoint endpoint = new IdempotencyEndpoint(this.store);
 

@@ -32,6 +32,7 @@ class IdempotencyAutoConfigurationTests {
 
 	private final WebApplicationContextRunner web = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+				IdempotencyHealthAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
 				IdempotencyWebMvcAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class));
 
 	@Test
@@ -96,6 +97,17 @@ class IdempotencyAutoConfigurationTests {
 	void theInMemoryStoreGivesOneScopeAQuarterByDefault() {
 		this.web.run((context) -> assertThat(context.getBean(InMemoryIdempotencyStore.class).maxSharePerScope())
 			.isEqualTo(0.25));
+	}
+
+	@Test
+	void theInMemoryStoresBuilderDefaultsAreThoseOfItsProperties() {
+		IdempotencyMemoryStoreProperties properties = new IdempotencyMemoryStoreProperties();
+		InMemoryIdempotencyStore built = InMemoryIdempotencyStore.builder().build();
+		assertThat(built.maxEntries()).isEqualTo(properties.getMaxEntries());
+		assertThat(built.maxSharePerScope()).isEqualTo(properties.getMaxSharePerScope()).isEqualTo(0.25);
+		assertThat(built.onFull()).isEqualTo(properties.getOnFull());
+		assertThat(properties.getMaxBytes()).isNull();
+		assertThat(built.maxBytes()).isEqualTo(InMemoryIdempotencyStore.defaultMaxBytes());
 	}
 
 	@Test
@@ -179,14 +191,19 @@ class IdempotencyAutoConfigurationTests {
 
 	@Test
 	void disabledMeansNoBeansAtAll() {
-		this.web.withPropertyValues("idempotency.enabled=false").run((context) -> {
-			assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
-				.doesNotHaveBean(IdempotencyStore.class)
-				.doesNotHaveBean("idempotencyInterceptor")
-				.doesNotHaveBean("idempotentMethodPostProcessor")
-				.doesNotHaveBean("idempotentMethodInterceptor")
-				.doesNotHaveBean(FilterRegistrationBean.class);
-		});
+		this.web.withPropertyValues("idempotency.enabled=false")
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
+					.doesNotHaveBean(IdempotencyStoreHealthIndicator.class)
+					.doesNotHaveBean(MicrometerIdempotencyListener.class)
+					.doesNotHaveBean("idempotencyMemoryStoreMeters")
+					.doesNotHaveBean(IdempotencyStore.class)
+					.doesNotHaveBean("idempotencyInterceptor")
+					.doesNotHaveBean("idempotentMethodPostProcessor")
+					.doesNotHaveBean("idempotentMethodInterceptor")
+					.doesNotHaveBean(FilterRegistrationBean.class);
+			});
 	}
 
 	@Test
@@ -242,7 +259,12 @@ class IdempotencyAutoConfigurationTests {
 
 		@Bean
 		IdempotencyStore myStore() {
-			return new InMemoryIdempotencyStore(Clock.systemUTC(), 5);
+			return InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(5)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build();
 		}
 
 		@Bean

@@ -29,7 +29,13 @@ class MicrometerIdempotencyListenerTests {
 
 	private final MeterRegistry registry = new SimpleMeterRegistry();
 
-	private final IdempotencyEngine engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
+	private final IdempotencyEngine engine = new IdempotencyEngine(
+			InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(100)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build(),
 			IdempotencySettings.builder().maxBodyBytes(4).build(), Clock.systemUTC(),
 			new MicrometerIdempotencyListener(this.registry, "memory"));
 

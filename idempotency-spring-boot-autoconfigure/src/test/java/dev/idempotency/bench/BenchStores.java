@@ -64,7 +64,12 @@ final class BenchStores implements AutoCloseable {
 	 */
 	BenchStores(String name, int poolSize, boolean countStatements) throws Exception {
 		switch (name.toLowerCase(Locale.ROOT)) {
-			case "memory" -> this.store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE);
+			case "memory" -> this.store = InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(Integer.MAX_VALUE)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build();
 			case "h2", "postgresql", "mariadb" -> {
 				this.database = switch (name) {
 					case "h2" -> JdbcTestDatabase.h2();
@@ -74,8 +79,12 @@ final class BenchStores implements AutoCloseable {
 				this.database.create();
 				this.pool = this.database.dataSource(poolSize);
 				JdbcStoreTestSupport.createSchema(this.pool, "idempotency_record");
-				this.store = new JdbcIdempotencyStore(countStatements ? counting(this.pool) : this.pool,
-						"idempotency_record");
+				this.store = JdbcIdempotencyStore.builder(countStatements ? counting(this.pool) : this.pool)
+					.tableName("idempotency_record")
+					.transactionalCompletion(false)
+					.queryTimeout(Duration.ZERO)
+					.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+					.build();
 			}
 			case "redis" -> {
 				this.redis = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379),
@@ -83,7 +92,7 @@ final class BenchStores implements AutoCloseable {
 				this.redis.afterPropertiesSet();
 				this.redis.start();
 				this.redisPrefix = "idem_bench_" + UUID.randomUUID().toString().substring(0, 8) + ":";
-				this.store = new RedisIdempotencyStore(this.redis, this.redisPrefix);
+				this.store = RedisIdempotencyStore.builder(this.redis, this.redisPrefix).build();
 			}
 			default -> throw new IllegalArgumentException("unknown store " + name + "; one of " + NAMES);
 		}

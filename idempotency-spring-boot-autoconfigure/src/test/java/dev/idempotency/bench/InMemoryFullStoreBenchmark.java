@@ -41,7 +41,13 @@ public class InMemoryFullStoreBenchmark {
 
 	@Setup
 	public void fill() {
-		this.store = new InMemoryIdempotencyStore(Clock.systemUTC(), this.records, Long.MAX_VALUE);
+		this.store = InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(this.records)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		for (int i = 0; i < this.records; i++) {
 			this.store.reserve(request());
 		}

@@ -65,7 +65,13 @@ public class ObservationBenchmark {
 			}
 		};
 		this.engine = new IdempotencyEngine(
-				new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE, 1L << 30),
+				InMemoryIdempotencyStore.builder()
+					.clock(Clock.systemUTC())
+					.maxEntries(Integer.MAX_VALUE)
+					.maxBytes(1L << 30)
+					.maxSharePerScope(1.0)
+					.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+					.build(),
 				IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, observations, false);
 		this.replayKey = TestKeys.newKey();
 		Decision first = this.engine.begin(EngineBenchmark.call(this.replayKey));

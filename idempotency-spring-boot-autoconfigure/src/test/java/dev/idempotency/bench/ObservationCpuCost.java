@@ -69,7 +69,13 @@ public final class ObservationCpuCost {
 		Map<String, String> replayKeys = new HashMap<>();
 		for (String n : names) {
 			IdempotencyEngine e = new IdempotencyEngine(
-					new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE, 1L << 31),
+					InMemoryIdempotencyStore.builder()
+						.clock(Clock.systemUTC())
+						.maxEntries(Integer.MAX_VALUE)
+						.maxBytes(1L << 31)
+						.maxSharePerScope(1.0)
+						.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+						.build(),
 					IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, registry(n), false);
 			engines.put(n, e);
 			String k = UUID.randomUUID().toString();

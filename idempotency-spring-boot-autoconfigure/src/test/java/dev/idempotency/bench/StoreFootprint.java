@@ -130,8 +130,9 @@ public final class StoreFootprint {
 			}
 			try (BenchStores stores = new BenchStores("redis", 0)) {
 				Map<String, LongAdder> commands = new ConcurrentHashMap<>();
-				IdempotencyStore counted = new RedisIdempotencyStore(counting(stores.redis(), commands),
-						stores.redisPrefix());
+				IdempotencyStore counted = RedisIdempotencyStore
+					.builder(counting(stores.redis(), commands), stores.redisPrefix())
+					.build();
 				IdempotencyEngine engine = engine(counted, mode);
 				String replayKey = TestKeys.newKey();
 				cycle(engine, replayKey);
@@ -153,7 +154,13 @@ public final class StoreFootprint {
 	}
 
 	private static void memory(int records) {
-		IdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), Integer.MAX_VALUE, Long.MAX_VALUE);
+		IdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(Integer.MAX_VALUE)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		// Keys made up front, so that only the store's own objects are counted.
 		List<String> keys = new ArrayList<>(records);
 		for (int i = 0; i < records; i++) {

@@ -48,7 +48,13 @@ class PostgresIdempotencyTemplateTests extends IdempotencyTemplateTests {
 
 	@Override
 	protected IdempotencyStore store() {
-		return new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.POSTGRESQL, TABLE, false);
+		return JdbcIdempotencyStore.builder(this.dataSource)
+			.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+			.tableName(TABLE)
+			.transactionalCompletion(false)
+			.queryTimeout(java.time.Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 	}
 
 }

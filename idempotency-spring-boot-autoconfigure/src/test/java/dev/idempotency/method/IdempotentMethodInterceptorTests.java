@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.internal.Fingerprints;
@@ -43,7 +44,7 @@ class IdempotentMethodInterceptorTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-				IdempotencyMethodAutoConfiguration.class))
+				IdempotencyMetricsAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
 		.withUserConfiguration(Beans.class);
 
 	@Test

@@ -43,8 +43,13 @@ class HandlerTransactionsTests {
 	@Test
 	void onTheStoresDataSourceTheTransactionBeginsAndTheStoreJoinsIt() {
 		DataSource dataSource = h2();
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource, JdbcIdempotencyDialect.H2,
-				"idempotency_record", true);
+		JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource)
+			.dialect(JdbcIdempotencyDialect.H2)
+			.tableName("idempotency_record")
+			.transactionalCompletion(true)
+			.queryTimeout(java.time.Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(dataSource), store,
 				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
 		IdempotentExchange exchange = exchange();
@@ -58,8 +63,13 @@ class HandlerTransactionsTests {
 
 	@Test
 	void aTransactionManagerOnAnotherDataSourceIsDroppedWithOneWarning(CapturedOutput output) {
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(h2(), JdbcIdempotencyDialect.H2, "idempotency_record",
-				true);
+		JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(h2())
+			.dialect(JdbcIdempotencyDialect.H2)
+			.tableName("idempotency_record")
+			.transactionalCompletion(true)
+			.queryTimeout(java.time.Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(h2()), store,
 				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
 		for (int i = 0; i < 3; i++) {

@@ -31,7 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HostileKeyPropertyTests {
 
-	private static final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(Clock.systemUTC(), 1000);
+	private static final InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+		.clock(Clock.systemUTC())
+		.maxEntries(1000)
+		.maxSharePerScope(1.0)
+		.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+		.build();
 
 	private static final IdempotencyEngine engine = new IdempotencyEngine(store, IdempotencySettings.defaults(),
 			Clock.systemUTC(), IdempotencyListener.NONE);

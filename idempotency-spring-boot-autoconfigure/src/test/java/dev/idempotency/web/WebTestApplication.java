@@ -31,7 +31,12 @@ class WebTestApplication {
 
 	@Bean
 	SwitchableStore idempotencyStore() {
-		return new SwitchableStore(new InMemoryIdempotencyStore(Clock.systemUTC(), 10_000));
+		return new SwitchableStore(InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(10_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build());
 	}
 
 	/** A store whose connection can be cut, to show the store-failure policy. */

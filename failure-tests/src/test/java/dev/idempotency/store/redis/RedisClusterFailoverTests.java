@@ -67,8 +67,11 @@ class RedisClusterFailoverTests {
 			LettuceConnectionFactory factory = cluster.connectionFactory(Duration.ofSeconds(2));
 			try {
 				String prefix = "idem-loss-" + UUID.randomUUID() + ":";
-				RedisIdempotencyStore plain = new RedisIdempotencyStore(factory, prefix);
-				RedisIdempotencyStore acking = new RedisIdempotencyStore(factory, prefix, 1, Duration.ofSeconds(2));
+				RedisIdempotencyStore plain = RedisIdempotencyStore.builder(factory, prefix).build();
+				RedisIdempotencyStore acking = RedisIdempotencyStore.builder(factory, prefix)
+					.replicasToAck(1)
+					.replicasAckTimeout(Duration.ofSeconds(2))
+					.build();
 				int primary = cluster.masters().get(0);
 				BitSet slots = cluster.slotsOf(primary);
 				int replica = cluster.replicaOf(primary);
@@ -159,8 +162,11 @@ class RedisClusterFailoverTests {
 			try {
 				for (int round = 0; round < 2; round++) {
 					for (int replicasToAck : new int[] { 0, 1 }) {
-						RedisIdempotencyStore store = new RedisIdempotencyStore(factory,
-								"idem-latency-" + UUID.randomUUID() + ":", replicasToAck, Duration.ofMillis(500));
+						RedisIdempotencyStore store = RedisIdempotencyStore
+							.builder(factory, "idem-latency-" + UUID.randomUUID() + ":")
+							.replicasToAck(replicasToAck)
+							.replicasAckTimeout(Duration.ofMillis(500))
+							.build();
 						System.out.println("[failover] latency, replicas-to-ack=" + replicasToAck + ", round " + round
 								+ ": " + latency(store, 300));
 					}
@@ -206,8 +212,10 @@ class RedisClusterFailoverTests {
 
 	private static FailoverLoad.Result failover(RedisCluster cluster, LettuceConnectionFactory factory,
 			int replicasToAck) throws Exception {
-		RedisIdempotencyStore store = new RedisIdempotencyStore(factory, "idem-failover-" + UUID.randomUUID() + ":",
-				replicasToAck, Duration.ofMillis(500));
+		RedisIdempotencyStore store = RedisIdempotencyStore.builder(factory, "idem-failover-" + UUID.randomUUID() + ":")
+			.replicasToAck(replicasToAck)
+			.replicasAckTimeout(Duration.ofMillis(500))
+			.build();
 		int victim = cluster.masters().get(0);
 		BitSet victimSlots = cluster.slotsOf(victim);
 		int victimSlot = victimSlots.nextSetBit(0);

@@ -49,8 +49,11 @@ class RedisSentinelFailoverTests {
 		try (RedisSentinelGroup group = RedisSentinelGroup.start()) {
 			LettuceConnectionFactory factory = group.connectionFactory(Duration.ofSeconds(2));
 			try {
-				RedisIdempotencyStore store = new RedisIdempotencyStore(factory,
-						"idem-sentinel-" + UUID.randomUUID() + ":", replicasToAck, Duration.ofMillis(500));
+				RedisIdempotencyStore store = RedisIdempotencyStore
+					.builder(factory, "idem-sentinel-" + UUID.randomUUID() + ":")
+					.replicasToAck(replicasToAck)
+					.replicasAckTimeout(Duration.ofMillis(500))
+					.build();
 				int victim = group.primary();
 				try (FailoverLoad load = new FailoverLoad(store, THREADS, (key) -> true)) {
 					Thread.sleep(1500);

@@ -1,10 +1,7 @@
 package dev.idempotency.store.jdbc;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -17,7 +14,6 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
@@ -25,17 +21,7 @@ import dev.idempotency.store.StoredResponseCodec;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.dao.TransientDataAccessException;
-import org.springframework.jdbc.BadSqlGrammarException;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.TransactionException;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
-import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -67,6 +53,9 @@ import org.springframework.util.ClassUtils;
  * ({@link ReserveCommit#ON}), or only for those whose run completes atomically
  * ({@link ReserveCommit#WITH_ATOMIC_COMPLETION}), where the completion's durable commit
  * follows it in the same WAL.
+ * <p>
+ * Built with {@link #builder(DataSource)}, whose defaults are those of the
+ * {@code idempotency.store.jdbc.*} properties.
  *
  * @since 0.1.0
  */
@@ -76,35 +65,22 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * A reservation or recording that sees no row, or an outdated one, runs again; this
 	 * many times at most.
 	 */
-	private static final int MAX_ATTEMPTS = 20;
-
-	/**
-	 * How much later than the network timeout the JDBC query timeout fires. The network
-	 * timeout must come first: PostgreSQL's driver cancels a statement over a new
-	 * connection, and when the network drops everything the statement then waits for that
-	 * cancel request to time out (10 s by default) after its own read has timed out.
-	 */
-	private static final Duration QUERY_TIMEOUT_AFTER_NETWORK_TIMEOUT = Duration.ofSeconds(1);
+	static final int MAX_ATTEMPTS = 20;
 
 	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.core.BaseConnection",
 			JdbcIdempotencyStore.class.getClassLoader());
 
 	private final DataSource dataSource;
 
-	/**
-	 * Where the store's connections come from: {@link #dataSource} with a network timeout
-	 * on each connection while the store holds it, or {@code null} without a query
-	 * timeout.
-	 */
-	private final @Nullable NetworkTimeoutDataSource timedDataSource;
-
 	private final JdbcIdempotencyDialect dialect;
 
-	private final String table;
+	private final JdbcIdempotencyStatements statements;
 
-	private final JdbcClient jdbc;
+	private final JdbcStatementRunner runner;
 
-	private final TransactionTemplate ownTransaction;
+	private final JdbcRecordRows rows;
+
+	private final JdbcReservations reservations;
 
 	private final boolean transactionalCompletion;
 
@@ -116,313 +92,55 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final ReserveCommit reserveCommit;
 
-	private final List<String> reserveSql;
-
-	/**
-	 * The reservation that commits asynchronously, for the requests that
-	 * {@link #reserveCommit} allows it; {@code null} when none may.
-	 */
-	private final @Nullable List<String> asynchronousReserveSql;
-
-	/**
-	 * MariaDB: a fresh key's reservation as one plain insert, and the read of a row that
-	 * refused it; {@code null} elsewhere.
-	 */
-	private final @Nullable List<String> reserveByInsertSql;
-
-	private final String completeSql;
-
-	private final String releaseSql;
-
-	private final String heartbeatSql;
-
-	private final String findSql;
-
-	private final String purgeSql;
-
-	private final String recordCompletedSql;
-
-	private final String findCurrentSql;
-
-	private final String recordOverExpiredSql;
-
-	private final String inspectSql;
-
-	private final String removeSql;
-
-	/**
-	 * Whether the pool's connections are in auto-commit; {@code null} until first
-	 * checked.
-	 */
-	private volatile @Nullable Boolean autoCommitPool;
-
-	/**
-	 * Creates a store whose statements run without a query timeout of their own.
-	 * @param dataSource where the table lives
-	 * @param dialect the SQL dialect of that database
-	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} and
-	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 */
-	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
-			boolean transactionalCompletion) {
-		this(dataSource, dialect, tableName, transactionalCompletion, Duration.ZERO);
-	}
-
-	/**
-	 * Creates a store.
-	 * @param dataSource where the table lives
-	 * @param dialect the SQL dialect of that database
-	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} and
-	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 * @param queryTimeout the longest the store waits for its database in one round trip;
-	 * zero for no limit. It is the network timeout ({@link Connection#setNetworkTimeout})
-	 * of each connection while the store holds it (the previous one is restored when the
-	 * store releases it), so a call ends even when the server never reads the statement.
-	 * Statements also get a JDBC query timeout of this in whole seconds, rounded up, plus
-	 * one, which stops them on the server
-	 */
-	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
-			boolean transactionalCompletion, Duration queryTimeout) {
-		this(dataSource, dialect, tableName, transactionalCompletion, queryTimeout, false);
-	}
-
-	/**
-	 * Creates a store, optionally with reservations that commit without waiting for their
-	 * WAL flush (PostgreSQL only).
-	 * @param dataSource where the table lives
-	 * @param dialect the SQL dialect of that database
-	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} and
-	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 * @param queryTimeout the longest the store waits for its database in one round trip;
-	 * zero for no limit. It is the network timeout ({@link Connection#setNetworkTimeout})
-	 * of each connection while the store holds it (the previous one is restored when the
-	 * store releases it), so a call ends even when the server never reads the statement.
-	 * Statements also get a JDBC query timeout of this in whole seconds, rounded up, plus
-	 * one, which stops them on the server
-	 * @param reserveAsynchronousCommit whether a reservation that writes commits with
-	 * {@code synchronous_commit = off}, set for its own transaction only; completion,
-	 * release, heartbeat and recording stay durable. A crash of the database server can
-	 * then lose a reservation made in the last moments before it.
-	 * @throws IllegalArgumentException if {@code reserveAsynchronousCommit} is asked for
-	 * on another database than PostgreSQL
-	 */
-	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
-			boolean transactionalCompletion, Duration queryTimeout, boolean reserveAsynchronousCommit) {
-		this(dataSource, dialect, tableName, transactionalCompletion, queryTimeout,
-				reserveAsynchronousCommit ? ReserveCommit.ON : ReserveCommit.OFF);
-	}
-
-	/**
-	 * Creates a store, with reservations that commit without waiting for their WAL flush
-	 * as {@code reserveCommit} says (PostgreSQL only).
-	 * @param dataSource where the table lives
-	 * @param dialect the SQL dialect of that database
-	 * @param tableName the table, a plain SQL identifier
-	 * @param transactionalCompletion whether {@link #complete} and
-	 * {@link #recordCompleted} join the caller's transaction on the same data source
-	 * @param queryTimeout the longest the store waits for its database in one round trip;
-	 * zero for no limit (see above)
-	 * @param reserveCommit which reservations commit asynchronously
-	 * @throws IllegalArgumentException if {@link ReserveCommit#ON} is asked for on
-	 * another database than PostgreSQL ({@link ReserveCommit#WITH_ATOMIC_COMPLETION} is
-	 * durable there: they have no per-transaction equivalent)
-	 * @since 0.1.0
-	 */
-	public JdbcIdempotencyStore(DataSource dataSource, JdbcIdempotencyDialect dialect, String tableName,
-			boolean transactionalCompletion, Duration queryTimeout, ReserveCommit reserveCommit) {
-		if (reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
-			throw new IllegalArgumentException("An asynchronous commit of the reservation (synchronous_commit = off)"
-					+ " exists on PostgreSQL only, not on " + dialect);
-		}
-		this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-		this.dialect = Objects.requireNonNull(dialect, "dialect");
-		String table = JdbcIdempotencyDialect.validateTableName(tableName);
-		this.table = table;
-		int querySeconds = querySeconds(queryTimeout);
-		this.timedDataSource = (querySeconds > 0)
-				? new NetworkTimeoutDataSource(dataSource, Math.toIntExact(Math.max(1, queryTimeout.toMillis())))
-				: null;
-		DataSource connections = (this.timedDataSource != null) ? this.timedDataSource : dataSource;
-		JdbcTemplate template = new JdbcTemplate(connections);
-		template.setQueryTimeout(querySeconds);
-		this.jdbc = JdbcClient.create(template);
-		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(connections));
-		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		this.transactionalCompletion = transactionalCompletion;
+	private JdbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
+		this.dataSource = builder.dataSource;
+		this.dialect = dialect;
+		String table = builder.tableName;
+		this.statements = dialect.statements(table);
+		this.runner = new JdbcStatementRunner(this.dataSource, table, builder.queryTimeout);
+		this.rows = new JdbcRecordRows(this.runner.jdbc(), dialect);
+		this.transactionalCompletion = builder.transactionalCompletion;
 		this.emptyTransactionsTold = PGJDBC_PRESENT && dialect == JdbcIdempotencyDialect.POSTGRESQL;
 		boolean asynchronous = (dialect == JdbcIdempotencyDialect.POSTGRESQL)
-				&& Objects.requireNonNull(reserveCommit, "reserveCommit") != ReserveCommit.OFF;
-		this.reserveCommit = asynchronous ? reserveCommit : ReserveCommit.OFF;
-		JdbcIdempotencyStatements statements = dialect.statements(table);
-		this.reserveSql = statements.reserve();
-		this.asynchronousReserveSql = asynchronous
-				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table).reserve() : null;
-		this.reserveByInsertSql = (dialect == JdbcIdempotencyDialect.MARIADB)
-				? List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, table),
-						MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, table))
-				: null;
-		this.completeSql = statements.complete();
-		this.releaseSql = statements.release();
-		this.heartbeatSql = statements.heartbeat();
-		this.findSql = statements.find();
-		this.purgeSql = statements.purge();
-		this.recordCompletedSql = statements.recordCompleted();
-		this.findCurrentSql = statements.findCurrent();
-		this.recordOverExpiredSql = statements.recordOverExpired();
-		this.inspectSql = statements.inspect();
-		this.removeSql = statements.remove();
+				&& builder.reserveCommit != ReserveCommit.OFF;
+		this.reserveCommit = asynchronous ? builder.reserveCommit : ReserveCommit.OFF;
+		this.reservations = new JdbcReservations(this.runner, this.rows, dialect, table, this.statements.reserve(),
+				this.reserveCommit, this.transactionalCompletion);
 	}
 
 	/**
-	 * Creates a store whose dialect is detected from the database and whose completion
-	 * runs in its own transaction.
+	 * A builder of a store whose table lives in {@code dataSource}, with the defaults of
+	 * the {@code idempotency.store.jdbc.*} properties: the dialect detected from the
+	 * database, the table {@code idempotency_record}, a query timeout of two seconds,
+	 * {@link ReserveCommit#WITH_ATOMIC_COMPLETION}; and a completion in a transaction of
+	 * the store's own.
 	 * @param dataSource where the table lives
-	 * @param tableName the table, a plain SQL identifier
+	 * @since 0.2.0
 	 */
-	public JdbcIdempotencyStore(DataSource dataSource, String tableName) {
-		this(dataSource, JdbcIdempotencyDialect.detect(dataSource), tableName, false);
+	public static Builder builder(DataSource dataSource) {
+		return new Builder(dataSource);
 	}
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
-		List<String> byInsert = this.reserveByInsertSql;
-		if (byInsert != null) {
-			// One statement for a fresh key and two for a taken one, no transaction,
-			// where
-			// the write-then-read transaction costs five round trips (autocommit off,
-			// write, read, commit, autocommit on). Only a row free to take (expired, or
-			// its lease over) goes on to that transaction.
-			ReserveResult result = oneStatement("reserve", () -> reserveByInsert(byInsert, request));
-			if (result != null) {
-				return result;
-			}
-		}
-		for (int attempt = 1;; attempt++) {
-			@Nullable ReserveResult result;
-			try {
-				List<String> sql = reserveSql(request);
-				result = (sql.size() == 1) ? oneStatement("reserve", () -> reserveOnce(sql, request))
-						: inOwnTransaction("reserve", () -> reserveOnce(sql, request));
-			}
-			catch (IdempotencyStoreException ex) {
-				// A race lost on a new key (H2) or a deadlock victim: the transaction
-				// rolled back and changed nothing, so running it again is safe.
-				if (!isRetryable(ex.getCause()) || attempt >= MAX_ATTEMPTS) {
-					throw ex;
-				}
-				continue;
-			}
-			if (result != null) {
-				return result;
-			}
-			if (attempt >= MAX_ATTEMPTS) {
-				throw new IdempotencyStoreException("Idempotency record " + request.id()
-						+ " kept changing during reservation; gave up after " + attempt + " attempts");
-			}
-		}
-	}
-
-	/**
-	 * A plain insert of the reservation; if the primary key refuses it, the row that is
-	 * there.
-	 * @return {@code Acquired} for the insert, {@code Existing} for a row that is not
-	 * free to take, {@code null} for one that is (or is gone): reserve it in a
-	 * transaction
-	 */
-	private @Nullable ReserveResult reserveByInsert(List<String> byInsert, ReserveRequest request) {
-		try {
-			reserveStatement(byInsert.get(0), request).update();
-			return new ReserveResult.Acquired(false);
-		}
-		catch (DataIntegrityViolationException ex) {
-			if (!isDuplicateKey(ex)) {
-				throw ex;
-			}
-		}
-		return readReservation(byInsert.get(1), request);
-	}
-
-	/** MariaDB's and MySQL's duplicate entry (ER_DUP_ENTRY, 1062). */
-	private static boolean isDuplicateKey(DataIntegrityViolationException ex) {
-		if (ex instanceof DuplicateKeyException) {
-			return true;
-		}
-		for (Throwable cause = ex.getCause(); cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sql && sql.getErrorCode() == 1062) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static boolean isRetryable(@Nullable Throwable cause) {
-		return cause instanceof DuplicateKeyException || cause instanceof TransientDataAccessException;
-	}
-
-	/** One attempt; {@code null} when the row seen was missing or already outdated. */
-	private @Nullable ReserveResult reserveOnce(List<String> sql, ReserveRequest request) {
-		for (int i = 0; i < sql.size() - 1; i++) {
-			reserveStatement(sql.get(i), request).update();
-		}
-		return readReservation(sql.get(sql.size() - 1), request);
-	}
-
-	/**
-	 * What the row read by {@code sql} means for {@code request}; {@code null} when none
-	 * came back or it was free to take but outdated.
-	 */
-	private @Nullable ReserveResult readReservation(String sql, ReserveRequest request) {
-		List<Optional<ReserveResult>> rows = reserveStatement(sql, request)
-			.query((rs, rowNum) -> Optional.ofNullable(reserveResult(rs, request)))
-			.list();
-		return rows.isEmpty() ? null : rows.get(0).orElse(null);
-	}
-
-	/**
-	 * What the reserve statement's row means: ours ({@code Acquired}), another's
-	 * ({@code Existing}), or {@code null} when it was free to take but outdated when read
-	 * (run again). A row that is ours is judged by its owner token alone: its timestamps
-	 * and response are not read, since reading a timestamp costs the driver a calendar
-	 * per result set (pgjdbc), and a fresh key, the common case, needs none of them.
-	 */
-	private @Nullable ReserveResult reserveResult(ResultSet rs, ReserveRequest request) throws SQLException {
-		if (request.ownerToken().equals(rs.getString("owner_token"))) {
-			return new ReserveResult.Acquired(rs.getBoolean("taken_over"));
-		}
-		if (rs.getBoolean("acquirable")) {
-			return null;
-		}
-		return new ReserveResult.Existing(record(request.id(), rs));
-	}
-
-	private JdbcClient.StatementSpec reserveStatement(String sql, ReserveRequest request) {
-		return this.jdbc.sql(sql)
-			.param("scope", request.id().scope())
-			.param("key", request.id().key())
-			.param("fingerprint", request.fingerprint())
-			.param("operation", request.operation())
-			.param("owner", request.ownerToken())
-			.param("leaseMicros", micros(request.lease()))
-			.param("retentionMicros", micros(request.retention()));
+		return this.reservations.reserve(request);
 	}
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
-		Supplier<Boolean> update = () -> owned(this.completeSql, id, ownerToken).param("response", encoded)
+		Supplier<Boolean> update = () -> this.rows.owned(this.statements.complete(), id, ownerToken)
+			.param("response", encoded)
 			.update() == 1;
 		if (joinsCurrentTransaction()) {
 			try {
-				return onCallerConnection(update);
+				return this.runner.onCallerConnection(update);
 			}
 			catch (DataAccessException ex) {
-				throw failure("complete " + id, ex);
+				throw this.runner.failure("complete " + id, ex);
 			}
 		}
-		return oneStatement("complete", update);
+		return this.runner.oneStatement("complete", update);
 	}
 
 	/**
@@ -431,7 +149,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public boolean joinsCurrentTransaction() {
-		return this.transactionalCompletion && joinsCallerTransaction();
+		return this.transactionalCompletion && this.runner.callerTransactionActive();
 	}
 
 	/**
@@ -463,25 +181,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	/** Whether a Spring transaction is active on this store's data source right now. */
-	private boolean joinsCallerTransaction() {
-		return TransactionSynchronizationManager.isActualTransactionActive()
-				&& TransactionSynchronizationManager.hasResource(this.dataSource);
-	}
-
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return oneStatement("release", () -> owned(this.releaseSql, id, ownerToken).update() == 1);
+		return this.runner.oneStatement("release",
+				() -> this.rows.owned(this.statements.release(), id, ownerToken).update() == 1);
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		return oneStatement("heartbeat",
-				() -> owned(this.heartbeatSql, id, ownerToken).param("leaseMicros", micros(lease)).update() == 1);
-	}
-
-	private JdbcClient.StatementSpec owned(String sql, RecordId id, String ownerToken) {
-		return this.jdbc.sql(sql).param("scope", id.scope()).param("key", id.key()).param("owner", ownerToken);
+		return this.runner.oneStatement("heartbeat",
+				() -> this.rows.owned(this.statements.heartbeat(), id, ownerToken)
+					.param("leaseMicros", JdbcRecordRows.micros(lease))
+					.update() == 1);
 	}
 
 	/**
@@ -504,19 +215,21 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				if (recorded(request, encoded, joined)) {
 					return Optional.empty();
 				}
-				Optional<IdempotencyRecord> live = recordingStep(joined, () -> read(this.findCurrentSql, request.id()));
+				Optional<IdempotencyRecord> live = recordingStep(joined,
+						() -> this.rows.read(this.statements.findCurrent(), request.id()));
 				if (live.isPresent()) {
 					return live;
 				}
 				if (recordingStep(joined,
-						() -> recordStatement(this.recordOverExpiredSql, request, encoded).update() == 1)) {
+						() -> this.rows.recordStatement(this.statements.recordOverExpired(), request, encoded)
+							.update() == 1)) {
 					return Optional.empty();
 				}
 			}
 			catch (IdempotencyStoreException ex) {
 				// A deadlock victim on its own rolled back and changed nothing; in the
 				// caller's transaction it took the caller's work with it.
-				if (joined || !isRetryable(ex.getCause()) || attempt >= MAX_ATTEMPTS) {
+				if (joined || !JdbcReservations.isRetryable(ex.getCause()) || attempt >= MAX_ATTEMPTS) {
 					throw ex;
 				}
 				continue;
@@ -537,7 +250,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	private boolean recorded(CompletedRecordRequest request, byte[] encoded, boolean joined) {
 		try {
 			return recordingStep(joined,
-					() -> recordStatement(this.recordCompletedSql, request, encoded).update() == 1);
+					() -> this.rows.recordStatement(this.statements.recordCompleted(), request, encoded).update() == 1);
 		}
 		catch (IdempotencyStoreException ex) {
 			if (ex.getCause() instanceof DuplicateKeyException) {
@@ -549,54 +262,29 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private <T extends @Nullable Object> T recordingStep(boolean joined, Supplier<T> statement) {
 		if (!joined) {
-			return oneStatement("record", statement);
+			return this.runner.oneStatement("record", statement);
 		}
 		try {
-			return onCallerConnection(statement);
+			return this.runner.onCallerConnection(statement);
 		}
 		catch (DataAccessException ex) {
-			throw failure("record", ex);
+			throw this.runner.failure("record", ex);
 		}
-	}
-
-	private JdbcClient.StatementSpec recordStatement(String sql, CompletedRecordRequest request, byte[] encoded) {
-		return this.jdbc.sql(sql)
-			.param("scope", request.id().scope())
-			.param("key", request.id().key())
-			.param("fingerprint", request.fingerprint())
-			.param("operation", request.operation())
-			.param("retentionMicros", micros(request.retention()))
-			.param("response", encoded);
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return oneStatement("find", () -> read(this.findSql, id));
-	}
-
-	private Optional<IdempotencyRecord> read(String sql, RecordId id) {
-		return this.jdbc.sql(sql)
-			.param("scope", id.scope())
-			.param("key", id.key())
-			.query((rs, rowNum) -> record(id, rs))
-			.optional();
+		return this.runner.oneStatement("find", () -> this.rows.read(this.statements.find(), id));
 	}
 
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		return oneStatement("inspect",
-				() -> this.jdbc.sql(this.inspectSql)
-					.param("scope", id.scope())
-					.param("key", id.key())
-					.query((rs, rowNum) -> new InspectedRecord(record(id, rs),
-							this.dialect.readInstant(rs, "created_at"), rs.getString("owner_token")))
-					.optional());
+		return this.runner.oneStatement("inspect", () -> this.rows.inspect(this.statements.inspect(), id));
 	}
 
 	@Override
 	public boolean remove(RecordId id) {
-		return oneStatement("remove",
-				() -> this.jdbc.sql(this.removeSql).param("scope", id.scope()).param("key", id.key()).update() == 1);
+		return this.runner.oneStatement("remove", () -> this.rows.keyed(this.statements.remove(), id).update() == 1);
 	}
 
 	@Override
@@ -604,7 +292,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		if (maxRecords < 1) {
 			return 0;
 		}
-		return inOwnTransaction("purge", () -> this.jdbc.sql(this.purgeSql).param("max", maxRecords).update());
+		return this.runner.inOwnTransaction("purge",
+				() -> this.rows.purge(this.statements.purge(), maxRecords).update());
 	}
 
 	@Override
@@ -617,10 +306,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		return this.dialect;
 	}
 
-	/**
-	 * Whether every reservation commits without waiting for its WAL flush (PostgreSQL
-	 * only).
-	 */
+	/** Whether every reservation commits without waiting for its WAL flush. */
 	public boolean reserveAsynchronousCommit() {
 		return this.reserveCommit == ReserveCommit.ON;
 	}
@@ -632,104 +318,6 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public ReserveCommit reserveCommit() {
 		return this.reserveCommit;
-	}
-
-	/** The statements of a reservation for this request. */
-	private List<String> reserveSql(ReserveRequest request) {
-		List<String> asynchronous = this.asynchronousReserveSql;
-		if (asynchronous != null && (this.reserveCommit == ReserveCommit.ON
-				|| (request.atomicCompletion() && this.transactionalCompletion))) {
-			return asynchronous;
-		}
-		return this.reserveSql;
-	}
-
-	/**
-	 * Runs work on the connection of the caller's transaction, with the store's network
-	 * timeout for the time of the work.
-	 */
-	private <T extends @Nullable Object> T onCallerConnection(Supplier<T> work) {
-		return (this.timedDataSource != null) ? this.timedDataSource.onBoundConnection(work) : work.get();
-	}
-
-	/**
-	 * Runs work that is one statement, atomic on its own: alone in auto-commit when that
-	 * cannot join a caller's transaction, else in a transaction of its own.
-	 */
-	private <T extends @Nullable Object> T oneStatement(String action, Supplier<T> statement) {
-		if (TransactionSynchronizationManager.isSynchronizationActive()
-				|| TransactionSynchronizationManager.hasResource(this.dataSource) || !autoCommitPool()) {
-			// A transaction (or a connection bound to this thread) would be joined:
-			// suspend it instead.
-			return inOwnTransaction(action, statement);
-		}
-		try {
-			return statement.get();
-		}
-		catch (DataAccessException ex) {
-			throw failure(action, ex);
-		}
-	}
-
-	private boolean autoCommitPool() {
-		Boolean autoCommit = this.autoCommitPool;
-		if (autoCommit == null) {
-			try (Connection connection = ((this.timedDataSource != null) ? this.timedDataSource : this.dataSource)
-				.getConnection()) {
-				autoCommit = connection.getAutoCommit();
-			}
-			catch (SQLException ex) {
-				throw new IdempotencyStoreException("Idempotency store cannot reach its database", ex);
-			}
-			this.autoCommitPool = autoCommit;
-		}
-		return autoCommit;
-	}
-
-	private <T extends @Nullable Object> T inOwnTransaction(String action, Supplier<T> work) {
-		try {
-			return this.ownTransaction.execute((status) -> work.get());
-		}
-		catch (DataAccessException | TransactionException ex) {
-			throw failure(action, ex);
-		}
-	}
-
-	/**
-	 * The store's failure; a missing table is named, so the health detail says what is
-	 * wrong.
-	 */
-	private IdempotencyStoreException failure(String action, RuntimeException ex) {
-		String problem = (ex instanceof BadSqlGrammarException)
-				? ": table " + this.table + " not found (or not the starter's schema)" : "";
-		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
-	}
-
-	private IdempotencyRecord record(RecordId id, ResultSet rs) throws SQLException {
-		RecordState state = RecordState.valueOf(rs.getString("state"));
-		byte @Nullable [] response = rs.getBytes("response");
-		StoredResponse stored = (state == RecordState.COMPLETED && response != null)
-				? StoredResponseCodec.decode(response) : null;
-		return new IdempotencyRecord(id, rs.getString("fingerprint"), rs.getString("operation"), state,
-				this.dialect.readInstant(rs, "lease_expires_at"),
-				Objects.requireNonNull(this.dialect.readInstant(rs, "expires_at"), "expires_at (NOT NULL)"), stored);
-	}
-
-	/** The JDBC query timeout: zero, or after the network timeout. */
-	private static int querySeconds(Duration timeout) {
-		if (timeout.isNegative()) {
-			throw new IllegalArgumentException("Query timeout must not be negative");
-		}
-		if (timeout.isZero()) {
-			return 0;
-		}
-		return Math.toIntExact(timeout.plus(QUERY_TIMEOUT_AFTER_NETWORK_TIMEOUT).plusNanos(999_999_999).getSeconds());
-	}
-
-	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */
-	static long micros(Duration duration) {
-		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
-		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
 	}
 
 	/**
@@ -759,6 +347,102 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		 * durable.
 		 */
 		WITH_ATOMIC_COMPLETION
+
+	}
+
+	/**
+	 * The configuration of a {@link JdbcIdempotencyStore}, checked by {@link #build()}.
+	 *
+	 * @since 0.2.0
+	 */
+	public static final class Builder {
+
+		private final DataSource dataSource;
+
+		private @Nullable JdbcIdempotencyDialect dialect;
+
+		private String tableName = "idempotency_record";
+
+		private boolean transactionalCompletion;
+
+		private Duration queryTimeout = Duration.ofSeconds(2);
+
+		private ReserveCommit reserveCommit = ReserveCommit.WITH_ATOMIC_COMPLETION;
+
+		private Builder(DataSource dataSource) {
+			this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+		}
+
+		/**
+		 * The SQL dialect of the database; detected from it by {@link #build()} when not
+		 * set ({@link JdbcIdempotencyDialect#detect}).
+		 */
+		public Builder dialect(JdbcIdempotencyDialect dialect) {
+			this.dialect = Objects.requireNonNull(dialect, "dialect");
+			return this;
+		}
+
+		/** The table, a plain SQL identifier; {@code idempotency_record} by default. */
+		public Builder tableName(String tableName) {
+			this.tableName = Objects.requireNonNull(tableName, "tableName");
+			return this;
+		}
+
+		/**
+		 * Whether {@link JdbcIdempotencyStore#complete} and
+		 * {@link JdbcIdempotencyStore#recordCompleted} join a Spring transaction active
+		 * on the same data source, so that the completed record commits or rolls back
+		 * with the business write; {@code false} by default.
+		 */
+		public Builder transactionalCompletion(boolean transactionalCompletion) {
+			this.transactionalCompletion = transactionalCompletion;
+			return this;
+		}
+
+		/**
+		 * The longest the store waits for its database in one round trip; zero for no
+		 * limit. It is the network timeout
+		 * ({@link java.sql.Connection#setNetworkTimeout}) of each connection while the
+		 * store holds it (the previous one is restored when the store releases it), so a
+		 * call ends even when the server never reads the statement. Statements also get a
+		 * JDBC query timeout of this in whole seconds, rounded up, plus one, which stops
+		 * them on the server. Two seconds by default.
+		 */
+		public Builder queryTimeout(Duration queryTimeout) {
+			this.queryTimeout = Objects.requireNonNull(queryTimeout, "queryTimeout");
+			return this;
+		}
+
+		/**
+		 * Which reservations commit without waiting for their WAL flush (PostgreSQL only:
+		 * elsewhere every reservation is durable, and {@link ReserveCommit#ON} is
+		 * refused). {@link ReserveCommit#WITH_ATOMIC_COMPLETION} by default.
+		 */
+		public Builder reserveCommit(ReserveCommit reserveCommit) {
+			this.reserveCommit = Objects.requireNonNull(reserveCommit, "reserveCommit");
+			return this;
+		}
+
+		/**
+		 * The store; detects the dialect first if none was set.
+		 * @throws IllegalArgumentException for a table name that is not a plain SQL
+		 * identifier, a negative query timeout, or {@link ReserveCommit#ON} on another
+		 * database than PostgreSQL
+		 */
+		public JdbcIdempotencyStore build() {
+			JdbcIdempotencyDialect.validateTableName(this.tableName);
+			if (this.queryTimeout.isNegative()) {
+				throw new IllegalArgumentException("Query timeout must not be negative, was " + this.queryTimeout);
+			}
+			JdbcIdempotencyDialect dialect = (this.dialect != null) ? this.dialect
+					: JdbcIdempotencyDialect.detect(this.dataSource);
+			if (this.reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+				throw new IllegalArgumentException(
+						"An asynchronous commit of the reservation (synchronous_commit = off)"
+								+ " exists on PostgreSQL only, not on " + dialect);
+			}
+			return new JdbcIdempotencyStore(this, dialect);
+		}
 
 	}
 

@@ -3,26 +3,19 @@ package dev.idempotency.store.memory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
@@ -66,36 +59,15 @@ import org.jspecify.annotations.Nullable;
  * evicts first from the scopes past theirs. A store with one scope therefore uses all of
  * it.
  * <p>
+ * Built with {@link #builder()}, whose defaults are those of the
+ * {@code idempotency.store.memory.*} properties.
+ * <p>
  * A record expires at the end of its retention, as in every store; heartbeats extend its
  * lease, not its retention, so they leave its place in the index unchanged.
  *
  * @since 0.1.0
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
-
-	/**
-	 * Bytes counted per entry besides its strings and response: map node, record,
-	 * instants, its place in the expiry index.
-	 */
-	static final int ENTRY_OVERHEAD_BYTES = 256;
-
-	/**
-	 * Most index elements one eviction looks at for a completed record it may take before
-	 * the request that needs room is refused.
-	 */
-	static final int MAX_EVICTION_VISITS = 4_096;
-
-	/**
-	 * Attempts to fit one change, each after making the room it lacked (other threads may
-	 * take it first); past them the change is refused.
-	 */
-	private static final int MAX_FIT_ATTEMPTS = 100;
-
-	/**
-	 * Retry-After of a refusal by a store full of live records: they end within their
-	 * lease, not at their expiry.
-	 */
-	private static final Duration LIVE_RECORDS_RETRY_AFTER = Duration.ofSeconds(1);
 
 	/**
 	 * What a reservation or completion that does not fit gets once expired records are
@@ -114,102 +86,34 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	}
 
-	private final ConcurrentHashMap<RecordId, Entry> entries = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<RecordId, InMemoryEntry> entries = new ConcurrentHashMap<>();
 
-	/**
-	 * One element per entry, oldest expiry first. Changed only inside the compute that
-	 * changes the entry, so under the entry's lock the two agree.
-	 */
+	/** One element per entry, oldest expiry first; kept by {@link #quota}. */
 	private final ConcurrentSkipListMap<Expiry, RecordId> byExpiry = new ConcurrentSkipListMap<>();
 
 	private final AtomicLong tickets = new AtomicLong();
 
-	/**
-	 * What each scope holds, changed inside its own compute (nested in the entry's);
-	 * {@code null} when a scope may fill the whole store.
-	 */
-	private final @Nullable ConcurrentHashMap<String, ScopeUsage> scopes;
-
-	private final AtomicInteger size = new AtomicInteger();
-
-	/** Scopes that hold more than their share now; changed inside their compute. */
-	private final AtomicInteger scopesPastShare = new AtomicInteger();
-
-	private final AtomicLong bytes = new AtomicLong();
-
-	private final LongAdder purgeVisits = new LongAdder();
-
-	private final LongAdder evictions = new LongAdder();
-
 	private final Clock clock;
 
-	private final int maxEntries;
+	private final InMemoryQuota quota;
 
-	private final long maxBytes;
+	private final InMemoryReclaimer reclaimer;
 
-	private final double maxSharePerScope;
-
-	private final int maxEntriesPerScope;
-
-	private final long maxBytesPerScope;
-
-	private final OnFull onFull;
-
-	/**
-	 * A store bounded by {@code maxEntries} and by {@link #defaultMaxBytes()}, which one
-	 * scope may fill.
-	 */
-	public InMemoryIdempotencyStore(Clock clock, int maxEntries) {
-		this(clock, maxEntries, defaultMaxBytes());
+	private InMemoryIdempotencyStore(Builder builder) {
+		this.clock = builder.clock;
+		this.quota = new InMemoryQuota(builder.maxEntries, builder.maxBytes, builder.maxSharePerScope, builder.onFull,
+				this.byExpiry);
+		this.reclaimer = new InMemoryReclaimer(this.entries, this.byExpiry, this.quota, this.clock);
 	}
 
 	/**
-	 * A store bounded by {@code maxEntries} and {@code maxBytes}, which one scope may
-	 * fill.
-	 */
-	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes) {
-		this(clock, maxEntries, maxBytes, 1.0);
-	}
-
-	/**
-	 * A store bounded by {@code maxEntries} and {@code maxBytes}, of which one scope may
-	 * hold at most {@code maxSharePerScope} (each bound times the share, rounded down, at
-	 * least one record and one byte).
-	 * @param maxSharePerScope more than 0, at most 1 (1: no share)
-	 */
-	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes, double maxSharePerScope) {
-		this(clock, maxEntries, maxBytes, maxSharePerScope, OnFull.REFUSE);
-	}
-
-	/**
-	 * A store bounded by {@code maxEntries} and {@code maxBytes}, of which one scope may
-	 * hold at most {@code maxSharePerScope}, that makes room as {@code onFull} says (the
-	 * auto-configuration's default is {@link OnFull#EVICT}; the other constructors keep
-	 * {@link OnFull#REFUSE}).
-	 * @param maxSharePerScope more than 0, at most 1 (1: no share)
+	 * A builder with the defaults of the {@code idempotency.store.memory.*} properties:
+	 * 100,000 records, {@link #defaultMaxBytes()}, a share of 0.25 per scope,
+	 * {@link OnFull#EVICT}, the system's UTC clock.
 	 * @since 0.2.0
 	 */
-	public InMemoryIdempotencyStore(Clock clock, int maxEntries, long maxBytes, double maxSharePerScope,
-			OnFull onFull) {
-		if (maxEntries < 1) {
-			throw new IllegalArgumentException("idempotency.store.memory.max-entries must be at least 1");
-		}
-		if (maxBytes < 1) {
-			throw new IllegalArgumentException("idempotency.store.memory.max-bytes must be positive");
-		}
-		if (!(maxSharePerScope > 0 && maxSharePerScope <= 1)) {
-			throw new IllegalArgumentException(
-					"idempotency.store.memory.max-share-per-scope must be more than 0 and at most 1, was "
-							+ maxSharePerScope);
-		}
-		this.clock = clock;
-		this.maxEntries = maxEntries;
-		this.maxBytes = maxBytes;
-		this.maxSharePerScope = maxSharePerScope;
-		this.maxEntriesPerScope = (int) Math.max(1, Math.floor(maxEntries * maxSharePerScope));
-		this.maxBytesPerScope = (long) Math.max(1, Math.floor(maxBytes * maxSharePerScope));
-		this.scopes = (maxSharePerScope < 1) ? new ConcurrentHashMap<>() : null;
-		this.onFull = onFull;
+	public static Builder builder() {
+		return new Builder();
 	}
 
 	/** The byte bound used when none is configured: 1/16 of the JVM's maximum heap. */
@@ -220,7 +124,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
 		try {
-			return withRoomMade(request.id().scope(), () -> tryReserve(request));
+			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryReserve(request));
 		}
 		catch (StoreFullException stillFull) {
 			throw stillFull.refusal("new key refused, live records are never evicted", this.clock.instant());
@@ -231,8 +135,9 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
 		try {
-			return withRoomMade(id.scope(), () -> transition(id, ownerToken, (current) -> new Entry(current.fingerprint,
-					current.operation, null, null, current.expiry, encoded)));
+			return this.reclaimer.withRoomMade(id.scope(),
+					() -> transition(id, ownerToken, (current) -> new InMemoryEntry(current.fingerprint(),
+							current.operation(), null, null, current.expiry(), encoded)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
@@ -248,7 +153,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
 		byte[] encoded = StoredResponseCodec.encode(request.response());
 		try {
-			return withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
+			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
 		}
 		catch (StoreFullException stillFull) {
 			throw stillFull.refusal("the response of " + encoded.length + " bytes was not recorded",
@@ -261,149 +166,15 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		IdempotencyRecord[] existing = new IdempotencyRecord[1];
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
-				Entry next = new Entry(request.fingerprint(), request.operation(), null, null,
+				InMemoryEntry next = new InMemoryEntry(request.fingerprint(), request.operation(), null, null,
 						newExpiry(now, request.retention()), encoded);
-				account(id, current, next);
+				this.quota.account(id, current, next);
 				return next;
 			}
 			existing[0] = current.toRecord(id);
 			return current;
 		});
 		return Optional.ofNullable(existing[0]);
-	}
-
-	/**
-	 * Runs {@code change}; if the store is full, drops the expired records and runs it
-	 * once more; if it is still full and the store evicts, evicts completed records for
-	 * the room it lacks and runs it again, a few times at most (others may take the room
-	 * made).
-	 * @throws StoreFullException if it is still full
-	 */
-	private <T> T withRoomMade(String scope, Supplier<T> change) {
-		try {
-			return change.get();
-		}
-		catch (StoreFullException ex) {
-			purgeExpired(Integer.MAX_VALUE);
-		}
-		for (int attempt = 1;; attempt++) {
-			try {
-				return change.get();
-			}
-			catch (StoreFullException full) {
-				if (this.onFull == OnFull.REFUSE || !full.evictionCanHelp || attempt == MAX_FIT_ATTEMPTS
-						|| !evictFor(scope, full.entriesShort, full.bytesShort)) {
-					throw (this.onFull == OnFull.EVICT && full.evictionCanHelp)
-							? full.ofLiveRecords(this.clock.instant().plus(LIVE_RECORDS_RETRY_AFTER)) : full;
-				}
-			}
-		}
-	}
-
-	/**
-	 * Evicts completed records until {@code entries} records and {@code bytes} bytes are
-	 * free: from {@code scope} alone when it is past its share, else first from the
-	 * scopes past theirs.
-	 * @return whether that room was made
-	 */
-	private boolean evictFor(String scope, int entries, long bytes) {
-		boolean ownOnly = isPastShare(scope, 1, 0);
-		int freedEntries = 0;
-		long freedBytes = 0;
-		while (freedEntries < entries || freedBytes < bytes) {
-			long freed = evictOne(scope, ownOnly);
-			if (freed < 0) {
-				return false;
-			}
-			freedEntries++;
-			freedBytes += freed;
-		}
-		return true;
-	}
-
-	/**
-	 * Evicts the completed record closest to its expiry that {@code scope} may take: of
-	 * {@code scope} alone if {@code ownOnly}; else of a scope past its share if there is
-	 * one, else of any scope. A candidate that another thread removed or completed
-	 * meanwhile is passed over for the next.
-	 * @return the weight it freed, or -1 if none was found
-	 */
-	private long evictOne(String scope, boolean ownOnly) {
-		if (ownOnly) {
-			return evictFirst((id) -> id.scope().equals(scope));
-		}
-		if (this.scopes != null && this.scopesPastShare.get() > 0) {
-			long freed = evictFirst((id) -> isPastShare(id.scope(), 0, 0));
-			if (freed >= 0) {
-				return freed;
-			}
-		}
-		return evictFirst((id) -> true);
-	}
-
-	/**
-	 * Evicts the first completed record in the index whose id {@code may} take, looking
-	 * at {@link #MAX_EVICTION_VISITS} elements at most.
-	 * @return the weight it freed, or -1 if none was found
-	 */
-	private long evictFirst(Predicate<RecordId> may) {
-		int visited = 0;
-		for (Map.Entry<Expiry, RecordId> candidate : this.byExpiry.entrySet()) {
-			if (++visited > MAX_EVICTION_VISITS) {
-				break;
-			}
-			RecordId id = candidate.getValue();
-			if (!may.test(id)) {
-				continue;
-			}
-			Entry entry = this.entries.get(id);
-			if (entry == null || entry.encodedResponse == null || !entry.expiry.equals(candidate.getKey())) {
-				continue;
-			}
-			long freed = evict(candidate);
-			if (freed >= 0) {
-				return freed;
-			}
-		}
-		return -1;
-	}
-
-	private long evict(Map.Entry<Expiry, RecordId> candidate) {
-		long freed = removeIfCompleted(candidate.getValue(), candidate.getKey());
-		if (freed >= 0) {
-			this.evictions.increment();
-		}
-		return freed;
-	}
-
-	/**
-	 * Whether {@code scope} holds more than its share once it grows by {@code entries}
-	 * and {@code bytes}; never when there is no share. Read outside the scope's compute:
-	 * a hint for choosing what to evict, not a bound.
-	 */
-	private boolean isPastShare(String scope, int entries, long bytes) {
-		ConcurrentHashMap<String, ScopeUsage> counts = this.scopes;
-		ScopeUsage usage = (counts != null) ? counts.get(scope) : null;
-		return usage != null
-				&& (usage.entries + entries > this.maxEntriesPerScope || usage.bytes + bytes > this.maxBytesPerScope);
-	}
-
-	/**
-	 * Removes the entry of {@code id} if it is still the completed record of
-	 * {@code expiry}.
-	 * @return the weight freed, or -1 if it was not
-	 */
-	private long removeIfCompleted(RecordId id, Expiry expiry) {
-		long[] freed = { -1 };
-		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.encodedResponse == null || !current.expiry.equals(expiry)) {
-				return current;
-			}
-			freed[0] = current.weight(key);
-			account(key, current, null);
-			return null;
-		});
-		return freed[0];
 	}
 
 	@Override
@@ -414,26 +185,27 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
 		Instant leaseExpiresAt = this.clock.instant().plus(lease);
-		return transition(id, ownerToken, (current) -> new Entry(current.fingerprint, current.operation, ownerToken,
-				leaseExpiresAt, current.expiry, null));
+		return transition(id, ownerToken, (current) -> new InMemoryEntry(current.fingerprint(), current.operation(),
+				ownerToken, leaseExpiresAt, current.expiry(), null));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		Entry entry = this.entries.get(id);
-		if (entry == null || entry.isExpired(this.clock.instant())) {
-			return Optional.empty();
-		}
-		return Optional.of(entry.toRecord(id));
+		InMemoryEntry entry = live(id);
+		return (entry != null) ? Optional.of(entry.toRecord(id)) : Optional.empty();
 	}
 
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		Entry entry = this.entries.get(id);
-		if (entry == null || entry.isExpired(this.clock.instant())) {
-			return Optional.empty();
-		}
-		return Optional.of(new InspectedRecord(entry.toRecord(id), entry.expiry.created(), entry.ownerToken));
+		InMemoryEntry entry = live(id);
+		return (entry != null)
+				? Optional.of(new InspectedRecord(entry.toRecord(id), entry.expiry().created(), entry.ownerToken()))
+				: Optional.empty();
+	}
+
+	private @Nullable InMemoryEntry live(RecordId id) {
+		InMemoryEntry entry = this.entries.get(id);
+		return (entry == null || entry.isExpired(this.clock.instant())) ? null : entry;
 	}
 
 	@Override
@@ -445,32 +217,17 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			if (current.isExpired(now)) {
 				return current;
 			}
-			account(key, current, null);
+			this.quota.account(key, current, null);
 			removed[0] = true;
 			return null;
 		});
 		return removed[0];
 	}
 
-	/**
-	 * Drops up to {@code maxRecords} expired records, oldest first: visits the expired
-	 * records only, and stops at the first that has not expired.
-	 */
+	/** Drops expired records oldest first, visiting only those and the next one. */
 	@Override
 	public int purgeExpired(int maxRecords) {
-		Instant now = this.clock.instant();
-		int removed = 0;
-		while (removed < maxRecords) {
-			Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
-			if (oldest == null || now.isBefore(oldest.getKey().at())) {
-				break;
-			}
-			this.purgeVisits.increment();
-			if (removeIfExpired(oldest.getValue(), oldest.getKey())) {
-				removed++;
-			}
-		}
-		return removed;
+		return this.reclaimer.purgeExpired(this.clock.instant(), maxRecords);
 	}
 
 	@Override
@@ -480,27 +237,27 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	/** How many records the store holds now, expired ones not yet dropped included. */
 	public int size() {
-		return this.size.get();
+		return this.quota.size();
 	}
 
 	/** The estimated bytes the held records retain, counted as described on the class. */
 	public long retainedBytes() {
-		return this.bytes.get();
+		return this.quota.bytes();
 	}
 
 	/** The bound on the number of records this store was created with. */
 	public int maxEntries() {
-		return this.maxEntries;
+		return this.quota.maxEntries();
 	}
 
 	/** The bound on {@link #retainedBytes()} this store was created with. */
 	public long maxBytes() {
-		return this.maxBytes;
+		return this.quota.maxBytes();
 	}
 
 	/** The most of each bound one scope may hold (1: the whole store). */
 	public double maxSharePerScope() {
-		return this.maxSharePerScope;
+		return this.quota.maxSharePerScope();
 	}
 
 	/**
@@ -508,7 +265,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * @since 0.2.0
 	 */
 	public OnFull onFull() {
-		return this.onFull;
+		return this.quota.onFull();
 	}
 
 	/**
@@ -516,7 +273,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * @since 0.2.0
 	 */
 	public long evictions() {
-		return this.evictions.sum();
+		return this.reclaimer.evictions();
 	}
 
 	/**
@@ -526,24 +283,13 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 * @since 0.2.0
 	 */
 	public Duration oldestRecordAge() {
-		Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
-		if (oldest == null) {
-			return Duration.ZERO;
-		}
-		Duration age = Duration.between(oldest.getKey().created(), this.clock.instant());
-		return age.isNegative() ? Duration.ZERO : age;
+		return this.reclaimer.oldestRecordAge();
 	}
 
-	/**
-	 * Sum of the entries' weights, walked now; equals {@link #retainedBytes()} when
-	 * nothing runs.
-	 */
+	// Package-private: the tests compare the counts with the entries walked now.
+
 	long recountBytes() {
-		long total = 0;
-		for (Map.Entry<RecordId, Entry> entry : this.entries.entrySet()) {
-			total += entry.getValue().weight(entry.getKey());
-		}
-		return total;
+		return this.reclaimer.recountBytes(null);
 	}
 
 	int recountEntries() {
@@ -551,50 +297,27 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	long recountEntries(String scope) {
-		return this.entries.keySet().stream().filter((id) -> id.scope().equals(scope)).count();
+		return this.reclaimer.recountEntries(scope);
 	}
 
 	long recountBytes(String scope) {
-		long total = 0;
-		for (Map.Entry<RecordId, Entry> entry : this.entries.entrySet()) {
-			if (entry.getKey().scope().equals(scope)) {
-				total += entry.getValue().weight(entry.getKey());
-			}
-		}
-		return total;
+		return this.reclaimer.recountBytes(scope);
 	}
 
-	/** Elements of the expiry index; equals {@link #size()} when nothing runs. */
 	int indexedExpiries() {
 		return this.byExpiry.size();
 	}
 
-	/** Records the purge has looked at since the store was created. */
 	long recordsVisitedByPurge() {
-		return this.purgeVisits.sum();
+		return this.reclaimer.recordsVisitedByPurge();
 	}
 
-	/**
-	 * Records, bytes and indexed expiries (only with {@link OnFull#REFUSE}) counted for
-	 * {@code scope}: zeros for none, or no share.
-	 */
 	long[] scopeUsage(String scope) {
-		ScopeUsage usage = (this.scopes != null) ? this.scopes.get(scope) : null;
-		return (usage != null) ? new long[] { usage.entries, usage.bytes, usage.expiries.size() }
-				: new long[] { 0, 0, 0 };
+		return this.quota.scopeUsage(scope);
 	}
 
-	/** Scopes with a usage counted; none once the store is empty. */
 	int countedScopes() {
-		return (this.scopes != null) ? this.scopes.size() : 0;
-	}
-
-	int maxEntriesPerScope() {
-		return this.maxEntriesPerScope;
-	}
-
-	long maxBytesPerScope() {
-		return this.maxBytesPerScope;
+		return this.quota.countedScopes();
 	}
 
 	private ReserveResult tryReserve(ReserveRequest request) {
@@ -602,17 +325,17 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		ReserveResult[] result = new ReserveResult[1];
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
-				Entry next = new Entry(request.fingerprint(), request.operation(), request.ownerToken(),
+				InMemoryEntry next = new InMemoryEntry(request.fingerprint(), request.operation(), request.ownerToken(),
 						now.plus(request.lease()), newExpiry(now, request.retention()), null);
-				account(id, current, next);
+				this.quota.account(id, current, next);
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
 			}
-			if (current.encodedResponse == null && !now.isBefore(current.leaseExpiresAt)
-					&& current.fingerprint.equals(request.fingerprint())) {
-				Entry next = new Entry(current.fingerprint, current.operation, request.ownerToken(),
-						now.plus(request.lease()), current.expiry, null);
-				account(id, current, next);
+			if (current.encodedResponse() == null && !now.isBefore(current.leaseExpiresAt())
+					&& current.fingerprint().equals(request.fingerprint())) {
+				InMemoryEntry next = new InMemoryEntry(current.fingerprint(), current.operation(), request.ownerToken(),
+						now.plus(request.lease()), current.expiry(), null);
+				this.quota.account(id, current, next);
 				result[0] = new ReserveResult.Acquired(true);
 				return next;
 			}
@@ -625,39 +348,21 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	/**
 	 * Applies {@code change} if the in-progress record is owned by {@code ownerToken}.
 	 */
-	private boolean transition(RecordId id, String ownerToken, Function<Entry, @Nullable Entry> change) {
+	private boolean transition(RecordId id, String ownerToken,
+			Function<InMemoryEntry, @Nullable InMemoryEntry> change) {
 		Instant now = this.clock.instant();
 		boolean[] changed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.isExpired(now) || current.encodedResponse != null || !ownerToken.equals(current.ownerToken)) {
+			if (current.isExpired(now) || current.encodedResponse() != null
+					|| !ownerToken.equals(current.ownerToken())) {
 				return current;
 			}
-			Entry next = change.apply(current);
-			account(key, current, next);
+			InMemoryEntry next = change.apply(current);
+			this.quota.account(key, current, next);
 			changed[0] = true;
 			return next;
 		});
 		return changed[0];
-	}
-
-	/**
-	 * Removes the entry of {@code id} if {@code expiry} is still its expiry (then it has
-	 * expired: the caller found it due in the index). Under the entry's lock the index
-	 * agrees with the map, so an element naming another expiry is already gone; it is
-	 * removed regardless, so that a purge always moves on.
-	 */
-	private boolean removeIfExpired(RecordId id, Expiry expiry) {
-		boolean[] removed = new boolean[1];
-		this.entries.compute(id, (key, current) -> {
-			if (current != null && current.expiry.equals(expiry)) {
-				account(key, current, null);
-				removed[0] = true;
-				return null;
-			}
-			this.byExpiry.remove(expiry, id);
-			return current;
-		});
-		return removed[0];
 	}
 
 	private Expiry newExpiry(Instant now, Duration retention) {
@@ -665,226 +370,71 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Moves the counts from {@code current} to {@code next} (either may be null), and
-	 * their places in the expiry indexes, inside the compute that makes that change.
-	 * Growth past a bound throws {@link StoreFullException} with the counts and indexes
-	 * unchanged, which leaves the map unchanged too. Compare-and-set, not add-then-undo,
-	 * so that no reader ever sees a count past its bound.
+	 * The configuration of an {@link InMemoryIdempotencyStore}, checked by
+	 * {@link #build()}.
+	 *
+	 * @since 0.2.0
 	 */
-	private void account(RecordId id, @Nullable Entry current, @Nullable Entry next) {
-		int entriesDelta = ((next != null) ? 1 : 0) - ((current != null) ? 1 : 0);
-		long bytesDelta = ((next != null) ? next.weight(id) : 0) - ((current != null) ? current.weight(id) : 0);
-		countInStore(entriesDelta, bytesDelta);
-		if (this.scopes != null) {
-			// Counted in the store first: a scope refused undoes that count, which
-			// never passed its bound.
-			try {
-				countInScope(id.scope(), current, next, entriesDelta, bytesDelta);
-			}
-			catch (StoreFullException scopeFull) {
-				this.bytes.addAndGet(-bytesDelta);
-				this.size.addAndGet(-entriesDelta);
-				throw scopeFull;
-			}
-		}
-		Expiry leaving = (current != null) ? current.expiry : null;
-		Expiry coming = (next != null) ? next.expiry : null;
-		if (leaving != null && leaving != coming) {
-			this.byExpiry.remove(leaving);
-		}
-		if (coming != null && coming != leaving) {
-			this.byExpiry.put(coming, id);
-		}
-	}
+	public static final class Builder {
 
-	private void countInStore(int entriesDelta, long bytesDelta) {
-		if (entriesDelta > 0) {
-			int held;
-			do {
-				held = this.size.get();
-				if (held + entriesDelta > this.maxEntries) {
-					throw new StoreFullException(
-							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries, oldestExpiry(),
-							held + entriesDelta - this.maxEntries, 0, true);
-				}
-			}
-			while (!this.size.compareAndSet(held, held + entriesDelta));
-		}
-		long retained;
-		do {
-			retained = this.bytes.get();
-			if (bytesDelta > 0 && retained + bytesDelta > this.maxBytes) {
-				if (entriesDelta > 0) {
-					this.size.addAndGet(-entriesDelta);
-				}
-				throw new StoreFullException(
-						retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
-								+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes,
-						(bytesDelta <= this.maxBytes) ? oldestExpiry() : null, 0, retained + bytesDelta - this.maxBytes,
-						bytesDelta <= this.maxBytes);
-			}
-		}
-		while (!this.bytes.compareAndSet(retained, retained + bytesDelta));
-		if (entriesDelta < 0) {
-			this.size.addAndGet(entriesDelta);
-		}
-	}
+		private Clock clock = Clock.systemUTC();
 
-	private @Nullable Instant oldestExpiry() {
-		Map.Entry<Expiry, RecordId> oldest = this.byExpiry.firstEntry();
-		return (oldest != null) ? oldest.getKey().at() : null;
-	}
+		private int maxEntries = 100_000;
 
-	private void countInScope(String scope, @Nullable Entry current, @Nullable Entry next, int entriesDelta,
-			long bytesDelta) {
-		ConcurrentHashMap<String, ScopeUsage> counts = this.scopes;
-		if (counts == null) {
-			return;
-		}
-		boolean capped = this.onFull == OnFull.REFUSE;
-		counts.compute(scope, (name, counted) -> {
-			ScopeUsage usage = (counted != null) ? counted : new ScopeUsage();
-			if (capped && entriesDelta > 0 && usage.entries + entriesDelta > this.maxEntriesPerScope) {
-				throw new StoreFullException("this scope holds " + usage.entries + " records, its share"
-						+ " idempotency.store.memory.max-share-per-scope=" + this.maxSharePerScope + " of max-entries="
-						+ this.maxEntries, usage.oldestExpiry(), 0, 0, false);
-			}
-			if (capped && bytesDelta > 0 && usage.bytes + bytesDelta > this.maxBytesPerScope) {
-				throw new StoreFullException("this scope retains " + usage.bytes + " bytes, " + bytesDelta
-						+ " more needed, its share idempotency.store.memory.max-share-per-scope="
-						+ this.maxSharePerScope + " of max-bytes=" + this.maxBytes + " is " + this.maxBytesPerScope,
-						(bytesDelta <= this.maxBytesPerScope) ? usage.oldestExpiry() : null, 0, 0, false);
-			}
-			boolean wasPastShare = usage.isPastShare(this.maxEntriesPerScope, this.maxBytesPerScope);
-			usage.entries += entriesDelta;
-			usage.bytes += bytesDelta;
-			boolean isPastShare = usage.isPastShare(this.maxEntriesPerScope, this.maxBytesPerScope);
-			if (wasPastShare != isPastShare) {
-				this.scopesPastShare.addAndGet(isPastShare ? 1 : -1);
-			}
-			if (capped) {
-				// Only a capped share's refusal names when the scope's oldest record
-				// expires: evicting needs no index per scope.
-				Expiry leaving = (current != null) ? current.expiry : null;
-				Expiry coming = (next != null) ? next.expiry : null;
-				if (leaving != null && leaving != coming) {
-					usage.expiries.remove(leaving);
-				}
-				if (coming != null && coming != leaving) {
-					usage.expiries.add(coming);
-				}
-			}
-			return (usage.entries == 0) ? null : usage;
-		});
-	}
+		private long maxBytes = defaultMaxBytes();
 
-	/**
-	 * A bound would be passed; thrown inside a compute, so the map stays unchanged.
-	 * Carries when the oldest record that could make room expires.
-	 */
-	private static final class StoreFullException extends RuntimeException {
+		private double maxSharePerScope = 0.25;
 
-		private final @Nullable Instant roomAt;
+		private OnFull onFull = OnFull.EVICT;
 
-		/** Records past the bound, to evict. */
-		final int entriesShort;
-
-		/** Bytes past the bound, to evict. */
-		final long bytesShort;
-
-		/**
-		 * Whether evicting could make it fit (not a share, not larger than the store).
-		 */
-		final boolean evictionCanHelp;
-
-		StoreFullException(String message, @Nullable Instant roomAt, int entriesShort, long bytesShort,
-				boolean evictionCanHelp) {
-			super(message, null, false, false);
-			this.roomAt = roomAt;
-			this.entriesShort = entriesShort;
-			this.bytesShort = bytesShort;
-			this.evictionCanHelp = evictionCanHelp;
+		private Builder() {
 		}
 
 		/**
-		 * This refusal once eviction found nothing it may take: the room is held by live
-		 * records, which end within their lease.
+		 * The clock that decides expiry and leases; the system's UTC clock by default.
 		 */
-		StoreFullException ofLiveRecords(Instant roomAt) {
-			return new StoreFullException(getMessage() + ", no completed record to evict", roomAt, this.entriesShort,
-					this.bytesShort, false);
+		public Builder clock(Clock clock) {
+			this.clock = Objects.requireNonNull(clock, "clock");
+			return this;
 		}
 
-		IdempotencyStoreFullException refusal(String consequence, Instant now) {
-			Duration retryAfter = (this.roomAt != null) ? Duration.between(now, this.roomAt) : null;
-			if (retryAfter != null && retryAfter.isNegative()) {
-				retryAfter = Duration.ZERO;
-			}
-			return new IdempotencyStoreFullException("in-memory idempotency store is full (" + getMessage() + "); "
-					+ consequence + ((retryAfter != null) ? "; the oldest record expires in " + retryAfter : ""),
-					retryAfter);
-		}
-
-	}
-
-	/**
-	 * When a record expires; the ticket makes it unique and ties break by age. Carries
-	 * when the record was made (a take-over keeps it), for {@link #oldestRecordAge()} and
-	 * {@link #inspect}.
-	 */
-	private record Expiry(Instant at, long ticket, Instant created) implements Comparable<Expiry> {
-
-		@Override
-		public int compareTo(Expiry other) {
-			int byTime = this.at.compareTo(other.at);
-			return (byTime != 0) ? byTime : Long.compare(this.ticket, other.ticket);
-		}
-
-	}
-
-	/** What one scope holds; read and changed only inside its compute. */
-	private static final class ScopeUsage {
-
-		volatile int entries;
-
-		volatile long bytes;
-
-		final TreeSet<Expiry> expiries = new TreeSet<>();
-
-		boolean isPastShare(int maxEntries, long maxBytes) {
-			return this.entries > maxEntries || this.bytes > maxBytes;
-		}
-
-		@Nullable Instant oldestExpiry() {
-			return this.expiries.isEmpty() ? null : this.expiries.first().at();
-		}
-
-	}
-
-	private record Entry(String fingerprint, String operation, @Nullable String ownerToken,
-			@Nullable Instant leaseExpiresAt, Expiry expiry, byte @Nullable [] encodedResponse) {
-
-		boolean isExpired(Instant now) {
-			return !now.isBefore(this.expiry.at());
+		/** The most records held, expired ones not yet dropped included; at least 1. */
+		public Builder maxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+			return this;
 		}
 
 		/**
-		 * Estimated bytes retained: two bytes per character, the response, a fixed
-		 * overhead.
+		 * The most bytes the records retain, estimated as described on the store;
+		 * positive. {@link InMemoryIdempotencyStore#defaultMaxBytes()} by default.
 		 */
-		long weight(RecordId id) {
-			long characters = id.scope().length() + id.key().length() + this.fingerprint.length()
-					+ this.operation.length() + ((this.ownerToken != null) ? this.ownerToken.length() : 0);
-			return ENTRY_OVERHEAD_BYTES + 2 * characters
-					+ ((this.encodedResponse != null) ? this.encodedResponse.length : 0);
+		public Builder maxBytes(long maxBytes) {
+			this.maxBytes = maxBytes;
+			return this;
 		}
 
-		IdempotencyRecord toRecord(RecordId id) {
-			byte[] encoded = this.encodedResponse;
-			StoredResponse response = (encoded != null) ? StoredResponseCodec.decode(encoded) : null;
-			return new IdempotencyRecord(id, this.fingerprint, this.operation,
-					(response != null) ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt,
-					this.expiry.at(), response);
+		/**
+		 * The most of each bound one scope may hold (each bound times the share, rounded
+		 * down, at least one record and one byte): more than 0, at most 1 (1: no share).
+		 */
+		public Builder maxSharePerScope(double maxSharePerScope) {
+			this.maxSharePerScope = maxSharePerScope;
+			return this;
+		}
+
+		/** What a change that does not fit gets once expired records are dropped. */
+		public Builder onFull(OnFull onFull) {
+			this.onFull = Objects.requireNonNull(onFull, "onFull");
+			return this;
+		}
+
+		/**
+		 * The store.
+		 * @throws IllegalArgumentException naming the property of a value out of range
+		 */
+		public InMemoryIdempotencyStore build() {
+			InMemoryQuota.checkBounds(this.maxEntries, this.maxBytes, this.maxSharePerScope);
+			return new InMemoryIdempotencyStore(this);
 		}
 
 	}

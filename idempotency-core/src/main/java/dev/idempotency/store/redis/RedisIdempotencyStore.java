@@ -5,11 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
@@ -20,7 +17,6 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
@@ -56,6 +52,9 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Values go through byte serializers only, so the stored response comes back byte for
  * byte.
+ * <p>
+ * Built with {@link #builder(RedisConnectionFactory, String)}, whose defaults are those
+ * of the {@code idempotency.store.redis.*} properties.
  *
  * @since 0.1.0
  */
@@ -77,53 +76,12 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private final Duration replicasAckTimeout;
 
-	/**
-	 * Creates a store over the given connections that acknowledges as soon as the primary
-	 * has applied a transition.
-	 * @param connectionFactory where the records live
-	 * @param keyPrefix put before every key; must not contain <code>{</code> or
-	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
-	 * slot
-	 */
-	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
-		this(connectionFactory, keyPrefix, 0, Duration.ZERO);
-	}
-
-	/**
-	 * Creates a store over the given connections that, after a reservation it acquired,
-	 * after a completion and after a response it recorded ({@link #recordCompleted}),
-	 * waits ({@code WAIT}) until {@code replicasToAck} replicas have the write.
-	 * @param connectionFactory where the records live
-	 * @param keyPrefix put before every key; must not contain <code>{</code> or
-	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
-	 * slot
-	 * @param replicasToAck replicas that must acknowledge a reservation, completion or
-	 * recorded response; 0 for none
-	 * @param replicasAckTimeout how long to wait for them; a transition they did not all
-	 * acknowledge in time fails with {@link IdempotencyStoreException}
-	 */
-	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory, String keyPrefix, int replicasToAck,
-			Duration replicasAckTimeout) {
-		Objects.requireNonNull(connectionFactory, "connectionFactory");
-		Objects.requireNonNull(keyPrefix, "keyPrefix");
-		Objects.requireNonNull(replicasAckTimeout, "replicasAckTimeout");
-		if (replicasToAck < 0) {
-			throw new IllegalArgumentException("replicas to acknowledge must not be negative: " + replicasToAck);
-		}
-		if (replicasToAck > 0 && (replicasAckTimeout.isNegative() || replicasAckTimeout.isZero())) {
-			// WAIT with a timeout of 0 blocks forever
-			throw new IllegalArgumentException("the replicas' acknowledgement timeout must be positive");
-		}
-		this.replicasToAck = replicasToAck;
-		this.replicasAckTimeout = replicasAckTimeout;
-		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-			// Redis Cluster hashes the first {...} of a key: braces in the prefix would
-			// put every record in one slot
-			throw new IllegalArgumentException("key prefix must not contain '{' or '}': " + keyPrefix);
-		}
-		this.keyPrefix = keyPrefix;
+	private RedisIdempotencyStore(Builder builder) {
+		this.keyPrefix = builder.keyPrefix;
+		this.replicasToAck = builder.replicasToAck;
+		this.replicasAckTimeout = builder.replicasAckTimeout;
 		RedisTemplate<byte[], byte[]> template = new RedisTemplate<>();
-		template.setConnectionFactory(connectionFactory);
+		template.setConnectionFactory(builder.connectionFactory);
 		template.setEnableDefaultSerializer(false);
 		template.setKeySerializer(RedisSerializer.byteArray());
 		template.setValueSerializer(RedisSerializer.byteArray());
@@ -131,7 +89,21 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		template.setHashValueSerializer(RedisSerializer.byteArray());
 		template.afterPropertiesSet();
 		this.redis = template;
-		this.lettuce = LETTUCE_PRESENT ? LettuceCommands.of(connectionFactory) : null;
+		this.lettuce = LETTUCE_PRESENT ? LettuceCommands.of(builder.connectionFactory) : null;
+	}
+
+	/**
+	 * A builder of a store over the given connections, with the defaults of the
+	 * {@code idempotency.store.redis.*} properties: acknowledged as soon as the primary
+	 * has applied a transition.
+	 * @param connectionFactory where the records live
+	 * @param keyPrefix put before every key; must not contain <code>{</code> or
+	 * <code>}</code>, so that the hash tag the store appends decides the Redis Cluster
+	 * slot
+	 * @since 0.2.0
+	 */
+	public static Builder builder(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		return new Builder(connectionFactory, keyPrefix);
 	}
 
 	@Override
@@ -139,9 +111,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		RecordId id = request.id();
 		List<?> result;
 		try {
-			result = run("reserve", this.scripts.reserve, id, RedisIdempotencyStore::reservedHere,
-					bytes(request.fingerprint()), bytes(request.operation()), bytes(request.ownerToken()),
-					millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
+			result = run("reserve", this.scripts.reserve, id, RedisReplies::reservedHere, bytes(request.fingerprint()),
+					bytes(request.operation()), bytes(request.ownerToken()), millis(request.lease()),
+					millis(request.retention()), bytes(id.scope()), bytes(id.key()));
 		}
 		catch (NotReplicatedException ex) {
 			// the reservation is on the primary only: give it back rather than leave it
@@ -158,7 +130,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return switch (outcome) {
 			case "acquired" -> new ReserveResult.Acquired(false);
 			case "taken_over" -> new ReserveResult.Acquired(true);
-			case "existing" -> new ReserveResult.Existing(toRecord(id, (List<?>) result.get(1)));
+			case "existing" -> new ReserveResult.Existing(RedisReplies.toRecord(id, (List<?>) result.get(1)));
 			default -> throw new IdempotencyStoreException("unexpected reserve outcome from Redis: " + outcome);
 		};
 	}
@@ -190,13 +162,13 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
 		RecordId id = request.id();
 		List<?> result = run("record a completed response", this.scripts.recordCompleted, id,
-				RedisIdempotencyStore::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
+				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
 				StoredResponseCodec.encode(request.response()), millis(request.retention()), bytes(id.scope()),
 				bytes(id.key()));
 		String outcome = string((byte[]) result.get(0));
 		return switch (outcome) {
 			case "recorded" -> Optional.empty();
-			case "existing" -> Optional.of(toRecord(id, (List<?>) result.get(1)));
+			case "existing" -> Optional.of(RedisReplies.toRecord(id, (List<?>) result.get(1)));
 			default -> throw new IdempotencyStoreException("unexpected record outcome from Redis: " + outcome);
 		};
 	}
@@ -204,7 +176,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
 		List<?> fields = run("find", this.scripts.find, id, noWait());
-		return fields.isEmpty() ? Optional.empty() : Optional.of(toRecord(id, fields));
+		return fields.isEmpty() ? Optional.empty() : Optional.of(RedisReplies.toRecord(id, fields));
 	}
 
 	/**
@@ -216,11 +188,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		if (flat.isEmpty()) {
 			return Optional.empty();
 		}
-		Map<String, byte[]> fields = fields(flat);
-		byte[] created = fields.get("created_ms");
-		byte[] owner = fields.get("owner");
-		return Optional.of(new InspectedRecord(toRecord(id, fields),
-				(created != null) ? instant(string(created)) : null, (owner != null) ? string(owner) : null));
+		return Optional.of(RedisReplies.toInspectedRecord(id, flat));
 	}
 
 	/**
@@ -262,11 +230,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		sha256.update(scope);
 		sha256.update(key);
 		return this.keyPrefix + "{" + HexFormat.of().formatHex(sha256.digest()) + "}";
-	}
-
-	/** The scripts this store runs, for tests that check how they are sent. */
-	RedisScripts scripts() {
-		return this.scripts;
 	}
 
 	/**
@@ -378,52 +341,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	private static boolean reservedHere(List<?> result) {
-		String outcome = string((byte[]) result.get(0));
-		return outcome.equals("acquired") || outcome.equals("taken_over");
-	}
-
-	private static boolean recordedHere(List<?> result) {
-		return string((byte[]) result.get(0)).equals("recorded");
-	}
-
-	private static IdempotencyRecord toRecord(RecordId id, List<?> flat) {
-		return toRecord(id, fields(flat));
-	}
-
-	private static Map<String, byte[]> fields(List<?> flat) {
-		Map<String, byte[]> fields = new HashMap<>();
-		for (int i = 0; i + 1 < flat.size(); i += 2) {
-			fields.put(string((byte[]) flat.get(i)), (byte[]) flat.get(i + 1));
-		}
-		return fields;
-	}
-
-	private static IdempotencyRecord toRecord(RecordId id, Map<String, byte[]> fields) {
-		RecordState state = RecordState.valueOf(requiredString(fields, "state"));
-		boolean inProgress = state == RecordState.IN_PROGRESS;
-		return new IdempotencyRecord(id, requiredString(fields, "fingerprint"), requiredString(fields, "operation"),
-				state, inProgress ? instant(requiredString(fields, "lease_until_ms")) : null,
-				instant(requiredString(fields, "expires_at_ms")),
-				inProgress ? null : StoredResponseCodec.decode(required(fields, "response")));
-	}
-
-	private static String requiredString(Map<String, byte[]> fields, String name) {
-		return string(required(fields, name));
-	}
-
-	private static byte[] required(Map<String, byte[]> fields, String name) {
-		byte[] value = fields.get(name);
-		if (value == null) {
-			throw new IdempotencyStoreException("Redis idempotency record lacks field '" + name + "'");
-		}
-		return value;
-	}
-
-	private static Instant instant(String epochMillis) {
-		return Instant.ofEpochMilli(Long.parseLong(epochMillis));
-	}
-
 	/** Whole milliseconds, rounded up so that a positive duration never becomes zero. */
 	private static byte[] millis(Duration duration) {
 		long millis = duration.toMillis();
@@ -451,21 +368,77 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return (result) -> false;
 	}
 
-	/** A write the primary applied but too few replicas acknowledged in time. */
-	static final class NotReplicatedException extends IdempotencyStoreException {
-
-		NotReplicatedException(String message) {
-			super(message);
-		}
-
-	}
-
-	private static byte[] bytes(String value) {
+	static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
-	private static String string(byte[] value) {
+	static String string(byte[] value) {
 		return new String(value, StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * The configuration of a {@link RedisIdempotencyStore}, checked by {@link #build()}.
+	 *
+	 * @since 0.2.0
+	 */
+	public static final class Builder {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		private final String keyPrefix;
+
+		private int replicasToAck;
+
+		private Duration replicasAckTimeout = Duration.ofMillis(500);
+
+		private Builder(RedisConnectionFactory connectionFactory, String keyPrefix) {
+			this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
+			this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
+		}
+
+		/**
+		 * Replicas that must acknowledge ({@code WAIT}) a reservation the store acquired,
+		 * a completion and a response it recorded ({@link #recordCompleted}); 0, the
+		 * default, for none.
+		 */
+		public Builder replicasToAck(int replicasToAck) {
+			this.replicasToAck = replicasToAck;
+			return this;
+		}
+
+		/**
+		 * How long to wait for the replicas; a transition they did not all acknowledge in
+		 * time fails with {@link IdempotencyStoreException}. 500 ms by default.
+		 */
+		public Builder replicasAckTimeout(Duration replicasAckTimeout) {
+			this.replicasAckTimeout = Objects.requireNonNull(replicasAckTimeout, "replicasAckTimeout");
+			return this;
+		}
+
+		/**
+		 * The store.
+		 * @throws IllegalArgumentException for a key prefix with a brace, a negative
+		 * number of replicas, or replicas to wait for without a positive timeout
+		 */
+		public RedisIdempotencyStore build() {
+			if (this.keyPrefix.indexOf('{') >= 0 || this.keyPrefix.indexOf('}') >= 0) {
+				// Redis Cluster hashes the first {...} of a key: braces in the prefix
+				// would
+				// put every record in one slot
+				throw new IllegalArgumentException("key prefix must not contain '{' or '}': " + this.keyPrefix);
+			}
+			if (this.replicasToAck < 0) {
+				throw new IllegalArgumentException(
+						"replicas to acknowledge must not be negative: " + this.replicasToAck);
+			}
+			if (this.replicasToAck > 0 && (this.replicasAckTimeout.isNegative() || this.replicasAckTimeout.isZero())) {
+				// WAIT with a timeout of 0 blocks forever
+				throw new IllegalArgumentException(
+						"the replicas' acknowledgement timeout must be positive, was " + this.replicasAckTimeout);
+			}
+			return new RedisIdempotencyStore(this);
+		}
+
 	}
 
 }

@@ -62,12 +62,6 @@ final class RedisScripts {
 		}
 	}
 
-	/** All scripts, for checks that every one of them is cached on the server. */
-	List<RedisScript<?>> all() {
-		return List.of(this.reserve, this.complete, this.recordCompleted, this.release, this.heartbeat, this.find,
-				this.remove);
-	}
-
 	private static <T> RedisScript<T> script(Map<String, String> scripts, String name, Class<T> resultType) {
 		String text = scripts.remove(name);
 		if (text == null) {

@@ -123,8 +123,13 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		Boolean transactionalCompletion = properties.getTransactionalCompletion();
 		boolean joins = (transactionalCompletion != null) ? transactionalCompletion
 				: target == applicationDataSource.getIfUnique();
-		return new JdbcIdempotencyStore(target, dialect, properties.getTableName(), joins, properties.getQueryTimeout(),
-				reserveCommit);
+		return JdbcIdempotencyStore.builder(target)
+			.dialect(dialect)
+			.tableName(properties.getTableName())
+			.transactionalCompletion(joins)
+			.queryTimeout(properties.getQueryTimeout())
+			.reserveCommit(reserveCommit)
+			.build();
 	}
 
 	@Bean

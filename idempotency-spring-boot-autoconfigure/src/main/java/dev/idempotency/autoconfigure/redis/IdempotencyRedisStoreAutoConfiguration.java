@@ -93,8 +93,10 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 	@DependsOn("idempotencyRedisEvictionPolicyCheck")
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
 			IdempotencyRedisStoreProperties properties) {
-		return new RedisIdempotencyStore(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix(),
-				properties.getReplicasToAck(), properties.getReplicasAckTimeout());
+		return RedisIdempotencyStore.builder(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix())
+			.replicasToAck(properties.getReplicasToAck())
+			.replicasAckTimeout(properties.getReplicasAckTimeout())
+			.build();
 	}
 
 }

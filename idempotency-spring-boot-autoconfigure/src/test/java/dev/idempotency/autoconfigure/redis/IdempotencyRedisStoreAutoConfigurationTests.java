@@ -314,7 +314,12 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 
 		@Bean
 		IdempotencyStore userStore() {
-			return new InMemoryIdempotencyStore(Clock.systemUTC(), 100);
+			return InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(100)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build();
 		}
 
 	}

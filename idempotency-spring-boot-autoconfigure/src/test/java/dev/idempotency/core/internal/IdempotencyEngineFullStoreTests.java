@@ -26,8 +26,12 @@ class IdempotencyEngineFullStoreTests {
 
 	@Test
 	void aNewKeyIsRefusedWith503AndRetryAfterWhenTheStoreIsFull() {
-		try (IdempotencyEngine engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 1),
-				IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE)) {
+		try (IdempotencyEngine engine = new IdempotencyEngine(InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(1)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build(), IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE)) {
 			String live = TestKeys.newKey();
 			assertThat(engine.begin(call(live))).isInstanceOf(Decision.Proceed.class);
 			Decision refused = engine.begin(call(TestKeys.newKey()));
@@ -47,9 +51,13 @@ class IdempotencyEngineFullStoreTests {
 
 	@Test
 	void aResponseThatDoesNotFitIsNotStoredAndARetryRunsAgainAtOnce() {
-		try (IdempotencyEngine engine = new IdempotencyEngine(
-				new InMemoryIdempotencyStore(Clock.systemUTC(), 100, 10_000), IdempotencySettings.defaults(),
-				Clock.systemUTC(), IdempotencyListener.NONE)) {
+		try (IdempotencyEngine engine = new IdempotencyEngine(InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(100)
+			.maxBytes(10_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build(), IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE)) {
 			String key = TestKeys.newKey();
 			Reservation owner = ((Decision.Proceed) engine.begin(call(key))).reservation();
 			byte[] body = new byte[20_000];

@@ -45,21 +45,25 @@ class IdempotencyEngineHeartbeatTests {
 	 */
 	private static final Duration LEASE = Duration.ofSeconds(1);
 
-	private final IdempotencyEngine engine = new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 100),
-			settings(LEASE, Duration.ofMillis(200)), Clock.systemUTC(), new IdempotencyListener() {
+	private final IdempotencyEngine engine = new IdempotencyEngine(InMemoryIdempotencyStore.builder()
+		.clock(Clock.systemUTC())
+		.maxEntries(100)
+		.maxSharePerScope(1.0)
+		.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+		.build(), settings(LEASE, Duration.ofMillis(200)), Clock.systemUTC(), new IdempotencyListener() {
 
-				@Override
-				public void onOutcome(IdempotencyOutcome outcome, String operation) {
+			@Override
+			public void onOutcome(IdempotencyOutcome outcome, String operation) {
+			}
+
+			@Override
+			public void onStoreCall(String call, long nanos, boolean failed) {
+				if (call.equals("heartbeat") && !failed) {
+					IdempotencyEngineHeartbeatTests.this.heartbeats.incrementAndGet();
 				}
+			}
 
-				@Override
-				public void onStoreCall(String call, long nanos, boolean failed) {
-					if (call.equals("heartbeat") && !failed) {
-						IdempotencyEngineHeartbeatTests.this.heartbeats.incrementAndGet();
-					}
-				}
-
-			});
+		});
 
 	@AfterEach
 	void close() {
@@ -104,7 +108,12 @@ class IdempotencyEngineHeartbeatTests {
 
 	@Test
 	void handlersRunningSeveralLeasesUnderTheTightestAcceptedSettingsAreNeverTakenOverInMemory() throws Exception {
-		assertLongHandlersAreNeverTakenOver(new InMemoryIdempotencyStore(Clock.systemUTC(), 1_000));
+		assertLongHandlersAreNeverTakenOver(InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(1_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build());
 	}
 
 	@Test
@@ -118,7 +127,7 @@ class IdempotencyEngineHeartbeatTests {
 		factory.afterPropertiesSet();
 		factory.start();
 		try {
-			assertLongHandlersAreNeverTakenOver(new RedisIdempotencyStore(factory, prefix));
+			assertLongHandlersAreNeverTakenOver(RedisIdempotencyStore.builder(factory, prefix).build());
 		}
 		finally {
 			try (RedisConnection connection = factory.getConnection();

@@ -32,7 +32,12 @@ class IdempotencyEngineKeyWindowTests {
 
 	private final SettableClock clock = new SettableClock(START);
 
-	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000);
+	private final InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+		.clock(this.clock)
+		.maxEntries(1_000)
+		.maxSharePerScope(1.0)
+		.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+		.build();
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(this.store,
 			IdempotencySettings.builder()

@@ -161,8 +161,12 @@ class IdempotencyEngineObservationTests {
 	}
 
 	private IdempotencyEngine engine(IdempotencySettings settings, boolean keyHash) {
-		return new IdempotencyEngine(new InMemoryIdempotencyStore(Clock.systemUTC(), 1000), settings, Clock.systemUTC(),
-				IdempotencyListener.NONE, this.registry, keyHash);
+		return new IdempotencyEngine(InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(1000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build(), settings, Clock.systemUTC(), IdempotencyListener.NONE, this.registry, keyHash);
 	}
 
 	/** The outcomes of the stopped observations, in the order they stopped. */
@@ -186,7 +190,12 @@ class IdempotencyEngineObservationTests {
 	}
 
 	private static IdempotencyStore failingStore() {
-		InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(Clock.systemUTC(), 10);
+		InMemoryIdempotencyStore memory = InMemoryIdempotencyStore.builder()
+			.clock(Clock.systemUTC())
+			.maxEntries(10)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		return (IdempotencyStore) java.lang.reflect.Proxy.newProxyInstance(IdempotencyStore.class.getClassLoader(),
 				new Class<?>[] { IdempotencyStore.class }, (proxy, method, args) -> {
 					if (method.getName().equals("name")) {

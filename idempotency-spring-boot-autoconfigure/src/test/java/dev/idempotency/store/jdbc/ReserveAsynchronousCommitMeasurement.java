@@ -42,10 +42,20 @@ public final class ReserveAsynchronousCommitMeasurement {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
 		try (HikariDataSource pool = database.dataSource(8)) {
 			JdbcStoreTestSupport.createSchema(pool, "idempotency_record");
-			JdbcIdempotencyStore durable = new JdbcIdempotencyStore(pool, JdbcIdempotencyDialect.POSTGRESQL,
-					"idempotency_record", false, Duration.ZERO, false);
-			JdbcIdempotencyStore asynchronous = new JdbcIdempotencyStore(pool, JdbcIdempotencyDialect.POSTGRESQL,
-					"idempotency_record", false, Duration.ZERO, true);
+			JdbcIdempotencyStore durable = JdbcIdempotencyStore.builder(pool)
+				.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+				.tableName("idempotency_record")
+				.transactionalCompletion(false)
+				.queryTimeout(Duration.ZERO)
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+				.build();
+			JdbcIdempotencyStore asynchronous = JdbcIdempotencyStore.builder(pool)
+				.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+				.tableName("idempotency_record")
+				.transactionalCompletion(false)
+				.queryTimeout(Duration.ZERO)
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.ON)
+				.build();
 			run(durable, 1, warmup, false);
 			run(asynchronous, 1, warmup, false);
 			System.out.println("| operation | threads | option | round | calls/s | median µs | p90 µs |");

@@ -67,8 +67,13 @@ class SpringDataJdbcTransactionalCompletionTests {
 		JdbcClient.create(dataSource)
 			.sql("CREATE TABLE app_order (id BIGSERIAL PRIMARY KEY, item VARCHAR(100) NOT NULL)")
 			.update();
-		this.store = new JdbcIdempotencyStore(dataSource, JdbcIdempotencyDialect.POSTGRESQL, TABLE, true,
-				Duration.ofSeconds(2));
+		this.store = JdbcIdempotencyStore.builder(dataSource)
+			.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+			.tableName(TABLE)
+			.transactionalCompletion(true)
+			.queryTimeout(Duration.ofSeconds(2))
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 	}
 
 	@AfterEach

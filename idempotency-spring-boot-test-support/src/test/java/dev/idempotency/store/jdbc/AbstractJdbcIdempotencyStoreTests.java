@@ -97,7 +97,13 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	}
 
 	protected JdbcIdempotencyStore store(DataSource dataSource, String table, boolean transactionalCompletion) {
-		return new JdbcIdempotencyStore(dataSource, expectedDialect(), table, transactionalCompletion);
+		return JdbcIdempotencyStore.builder(dataSource)
+			.dialect(expectedDialect())
+			.tableName(table)
+			.transactionalCompletion(transactionalCompletion)
+			.queryTimeout(Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 	}
 
 	/** Applies the starter's changelog for this table, as the auto-configuration does. */
@@ -112,7 +118,13 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Test
 	void theDialectIsDetectedFromTheDatabase() {
 		assertThat(JdbcIdempotencyDialect.detect(this.dataSource)).isEqualTo(expectedDialect());
-		assertThat(new JdbcIdempotencyStore(this.dataSource, TABLE).dialect()).isEqualTo(expectedDialect());
+		assertThat(JdbcIdempotencyStore.builder(this.dataSource)
+			.tableName(TABLE)
+			.transactionalCompletion(false)
+			.queryTimeout(Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build()
+			.dialect()).isEqualTo(expectedDialect());
 	}
 
 	/**
@@ -123,8 +135,13 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	 */
 	@Test
 	void aStatementThatCannotFinishIsCancelledByTheQueryTimeout() throws Exception {
-		JdbcIdempotencyStore timed = new JdbcIdempotencyStore(this.dataSource, expectedDialect(), TABLE, false,
-				Duration.ofSeconds(1));
+		JdbcIdempotencyStore timed = JdbcIdempotencyStore.builder(this.dataSource)
+			.dialect(expectedDialect())
+			.tableName(TABLE)
+			.transactionalCompletion(false)
+			.queryTimeout(Duration.ofSeconds(1))
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+			.build();
 		RecordId id = newId();
 		String owner = token();
 		timed.reserve(request(id, "fp", owner, LONG_LEASE));
@@ -163,8 +180,13 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 			connection.setNetworkTimeout(Runnable::run, 7000);
 			int own = connection.getNetworkTimeout();
 			SingleConnectionDataSource shared = new SingleConnectionDataSource(connection, true);
-			JdbcIdempotencyStore timed = new JdbcIdempotencyStore(shared, expectedDialect(), TABLE, true,
-					Duration.ofSeconds(1));
+			JdbcIdempotencyStore timed = JdbcIdempotencyStore.builder(shared)
+				.dialect(expectedDialect())
+				.tableName(TABLE)
+				.transactionalCompletion(true)
+				.queryTimeout(Duration.ofSeconds(1))
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
+				.build();
 			RecordId id = newId();
 			String owner = token();
 			assertThat(timed.reserve(request(id, "fp", owner, LONG_LEASE))).isInstanceOf(ReserveResult.Acquired.class);

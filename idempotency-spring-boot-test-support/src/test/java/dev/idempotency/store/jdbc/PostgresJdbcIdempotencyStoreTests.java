@@ -125,10 +125,20 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 		createSchema(table);
 		observeSynchronousCommit(table);
 		try (HikariDataSource single = this.database.dataSource(1)) {
-			JdbcIdempotencyStore joining = new JdbcIdempotencyStore(single, JdbcIdempotencyDialect.POSTGRESQL, table,
-					true, Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
-			JdbcIdempotencyStore dedicated = new JdbcIdempotencyStore(single, JdbcIdempotencyDialect.POSTGRESQL, table,
-					false, Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
+			JdbcIdempotencyStore joining = JdbcIdempotencyStore.builder(single)
+				.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+				.tableName(table)
+				.transactionalCompletion(true)
+				.queryTimeout(Duration.ZERO)
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)
+				.build();
+			JdbcIdempotencyStore dedicated = JdbcIdempotencyStore.builder(single)
+				.dialect(JdbcIdempotencyDialect.POSTGRESQL)
+				.tableName(table)
+				.transactionalCompletion(false)
+				.queryTimeout(Duration.ZERO)
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)
+				.build();
 			assertThat(joining.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION);
 			assertThat(joining.reserveAsynchronousCommit()).isFalse();
 
@@ -150,12 +160,22 @@ class PostgresJdbcIdempotencyStoreTests extends AbstractJdbcIdempotencyStoreTest
 	/** On another database the default is durable, and only 'on' fails. */
 	@Test
 	void withAtomicCompletionIsDurableAndOnFailsOnAnotherDialect() {
-		assertThat(new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.MARIADB, "t", true, Duration.ZERO,
-				JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)
+		assertThat(JdbcIdempotencyStore.builder(this.dataSource)
+			.dialect(JdbcIdempotencyDialect.MARIADB)
+			.tableName("t")
+			.transactionalCompletion(true)
+			.queryTimeout(Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION)
+			.build()
 			.reserveCommit()).isEqualTo(JdbcIdempotencyStore.ReserveCommit.OFF);
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new JdbcIdempotencyStore(this.dataSource, JdbcIdempotencyDialect.MARIADB, "t", true,
-					Duration.ZERO, JdbcIdempotencyStore.ReserveCommit.ON))
+			.isThrownBy(() -> JdbcIdempotencyStore.builder(this.dataSource)
+				.dialect(JdbcIdempotencyDialect.MARIADB)
+				.tableName("t")
+				.transactionalCompletion(true)
+				.queryTimeout(Duration.ZERO)
+				.reserveCommit(JdbcIdempotencyStore.ReserveCommit.ON)
+				.build())
 			.withMessageContaining("PostgreSQL only");
 	}
 

@@ -14,8 +14,13 @@ class PostgresReserveAsynchronousCommitJdbcIdempotencyStoreTests extends Postgre
 
 	@Override
 	protected JdbcIdempotencyStore store(DataSource dataSource, String table, boolean transactionalCompletion) {
-		return new JdbcIdempotencyStore(dataSource, expectedDialect(), table, transactionalCompletion, Duration.ZERO,
-				true);
+		return JdbcIdempotencyStore.builder(dataSource)
+			.dialect(expectedDialect())
+			.tableName(table)
+			.transactionalCompletion(transactionalCompletion)
+			.queryTimeout(Duration.ZERO)
+			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.ON)
+			.build();
 	}
 
 	@Override

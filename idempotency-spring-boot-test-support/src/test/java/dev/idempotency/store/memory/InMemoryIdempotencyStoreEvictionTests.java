@@ -44,8 +44,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 	void aSingleScopeUnderSustainedLoadIsNeverRefusedAndKeepsTheNewestRecords() {
 		// The default share (a quarter) with one scope: before, every new key was refused
 		// after a quarter of max-entries, until the oldest record expired a day later.
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 100, Long.MAX_VALUE, 0.25,
-				OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(100)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(0.25)
+			.onFull(OnFull.EVICT)
+			.build();
 		List<RecordId> made = new ArrayList<>();
 		for (int i = 0; i < 1_000; i++) {
 			made.add(completed(store, "anonymous", 100));
@@ -63,7 +68,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void aRetryOfAnEvictedKeyIsANewKeyAgain() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 2, Long.MAX_VALUE, 1.0, OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(2)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(1.0)
+			.onFull(OnFull.EVICT)
+			.build();
 		ReserveRequest first = reserve("s", DAY);
 		store.reserve(first);
 		store.complete(first.id(), first.ownerToken(), response(10));
@@ -75,7 +86,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void liveRecordsAreNeverEvictedAndAStoreFullOfThemRefusesForAMoment() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 4, Long.MAX_VALUE, 1.0, OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(4)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(1.0)
+			.onFull(OnFull.EVICT)
+			.build();
 		ReserveRequest oldestLive = reserve("s", DAY);
 		store.reserve(oldestLive);
 		RecordId done = completed(store, "s", 10);
@@ -105,7 +122,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void aLargeResponseEvictsAsManyRecordsAsItNeedsBytes() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000, 100_000, 1.0, OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxBytes(100_000)
+			.maxSharePerScope(1.0)
+			.onFull(OnFull.EVICT)
+			.build();
 		List<RecordId> small = new ArrayList<>();
 		while (store.retainedBytes() < 90_000) {
 			small.add(completed(store, "s", 1_000));
@@ -126,7 +149,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void aResponseLargerThanTheWholeStoreIsRefusedWithoutEvictingAnything() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000, 100_000, 1.0, OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxBytes(100_000)
+			.maxSharePerScope(1.0)
+			.onFull(OnFull.EVICT)
+			.build();
 		RecordId kept = completed(store, "s", 1_000);
 		ReserveRequest request = reserve("s", DAY);
 		store.reserve(request);
@@ -140,8 +169,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void theShareBitesOnlyWhenScopesCompete() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 10, Long.MAX_VALUE, 0.5,
-				OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(10)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(0.5)
+			.onFull(OnFull.EVICT)
+			.build();
 		List<RecordId> mallory = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			mallory.add(completed(store, "mallory", 10));
@@ -173,8 +207,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void aScopePastItsShareWhoseRecordsAreAllLiveIsRefusedWhileOthersAreServed() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 10, Long.MAX_VALUE, 0.5,
-				OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(10)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(0.5)
+			.onFull(OnFull.EVICT)
+			.build();
 		for (int i = 0; i < 5; i++) {
 			completed(store, "alice", 10);
 		}
@@ -190,8 +229,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void refuseKeepsEveryRecordsRetention() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 3, Long.MAX_VALUE, 1.0,
-				OnFull.REFUSE);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(3)
+			.maxBytes(Long.MAX_VALUE)
+			.maxSharePerScope(1.0)
+			.onFull(OnFull.REFUSE)
+			.build();
 		for (int i = 0; i < 3; i++) {
 			completed(store, "s", 10);
 		}
@@ -204,7 +248,13 @@ class InMemoryIdempotencyStoreEvictionTests {
 
 	@Test
 	void countsStayExactAndLiveRecordsSurviveWhenManyThreadsEvict() throws Exception {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 300, 200_000, 0.4, OnFull.EVICT);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(300)
+			.maxBytes(200_000)
+			.maxSharePerScope(0.4)
+			.onFull(OnFull.EVICT)
+			.build();
 		List<String> scopes = List.of("user:a", "user:b", "user:c", "anonymous");
 		Map<RecordId, String> live = new ConcurrentHashMap<>();
 		AtomicInteger refusals = new AtomicInteger();

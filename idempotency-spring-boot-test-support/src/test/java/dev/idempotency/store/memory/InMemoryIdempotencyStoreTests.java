@@ -31,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
@@ -38,7 +39,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Override
 	protected IdempotencyStore createStore() {
-		return new InMemoryIdempotencyStore(this.clock, 10_000);
+		return InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(10_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 	}
 
 	@Override
@@ -48,7 +54,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void aFullStoreDropsExpiredRecordsBeforeRefusing() {
-		InMemoryIdempotencyStore small = new InMemoryIdempotencyStore(this.clock, 3);
+		InMemoryIdempotencyStore small = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(3)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		for (int i = 0; i < 3; i++) {
 			assertThat(small.reserve(reserve(Duration.ofSeconds(10)))).isInstanceOf(ReserveResult.Acquired.class);
 		}
@@ -63,7 +74,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void aFloodOfDistinctKeysStaysWithinTheBound() {
-		InMemoryIdempotencyStore bounded = new InMemoryIdempotencyStore(this.clock, 1_000);
+		InMemoryIdempotencyStore bounded = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		int refused = 0;
 		for (int i = 0; i < 50_000; i++) {
 			try {
@@ -83,7 +99,13 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Test
 	void aStoreBoundedByBytesRefusesNewKeysOnceStoredResponsesFillItInsteadOfGrowingTheHeap() {
 		// 11.3: a count bound alone let 1,000 responses of ~920 KB fill a 1 GB heap.
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000, 300_000);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxBytes(300_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		int stored = 0;
 		IdempotencyStoreException refusal = null;
 		for (int i = 0; i < 1_000 && refusal == null; i++) {
@@ -107,7 +129,13 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void aResponseThatDoesNotFitIsNotStoredAndItsKeyIsFreedForARetry() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000, 100_000);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxBytes(100_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		ReserveRequest request = reserve(Duration.ofSeconds(10));
 		store.reserve(request);
 		assertThatExceptionOfType(IdempotencyStoreException.class)
@@ -120,7 +148,13 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void aStoreFullOfBytesDropsExpiredRecordsBeforeRefusing() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_000, 100_000);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_000)
+			.maxBytes(100_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		ReserveRequest first = reserve(Duration.ofSeconds(10));
 		store.reserve(first);
 		assertThat(store.complete(first.id(), first.ownerToken(), response(80_000))).isTrue();
@@ -138,7 +172,13 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void theByteCountStaysExactWhenManyThreadsReserveCompleteReleaseAndPurge() throws Exception {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 5_000, 2_000_000);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(5_000)
+			.maxBytes(2_000_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		int threads = 8;
 		CyclicBarrier start = new CyclicBarrier(threads);
 		ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -200,7 +240,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@ValueSource(ints = { 1_000, 20_000 })
 	void aFullStoreRefusesWithoutVisitingItsRecords(int records) {
 		// 20.4: every refused request walked every record looking for expired ones.
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, records);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(records)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		for (int i = 0; i < records; i++) {
 			store.reserve(reserve(Duration.ofSeconds(10)));
 		}
@@ -215,7 +260,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void droppingExpiredRecordsVisitsOnlyThoseThatExpired() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 10_000);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(10_000)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		for (int i = 0; i < 9_700; i++) {
 			store.reserve(reserve(Duration.ofMinutes(10)));
 		}
@@ -232,7 +282,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void heartbeatsExtendTheLeaseButNotTheRecordsPlaceInTheExpiryOrder() {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 100);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(100)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		ReserveRequest request = reserve(Duration.ofSeconds(10));
 		store.reserve(request);
 		for (int i = 0; i < 4; i++) {
@@ -257,7 +312,13 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void countsIndexAndScopeSharesStayExactWhenManyThreadsWorkOnManyScopes() throws Exception {
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(this.clock, 1_500, 600_000, 0.4);
+		InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1_500)
+			.maxBytes(600_000)
+			.maxSharePerScope(0.4)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
 		AtomicInteger scopeRefusals = new AtomicInteger();
 		AtomicInteger storeRefusals = new AtomicInteger();
 		List<String> scopes = List.of("user:a", "user:b", "user:c", "user:d", "anonymous");
@@ -337,8 +398,8 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			assertThat(usage[0]).as("records of " + scope).isEqualTo(store.recountEntries(scope));
 			assertThat(usage[1]).as("bytes of " + scope).isEqualTo(store.recountBytes(scope));
 			assertThat(usage[2]).as("expiries indexed for " + scope).isEqualTo(usage[0]);
-			assertThat(usage[0]).isLessThanOrEqualTo(store.maxEntriesPerScope());
-			assertThat(usage[1]).isLessThanOrEqualTo(store.maxBytesPerScope());
+			assertThat(usage[0]).isLessThanOrEqualTo((long) Math.floor(store.maxEntries() * store.maxSharePerScope()));
+			assertThat(usage[1]).isLessThanOrEqualTo((long) Math.floor(store.maxBytes() * store.maxSharePerScope()));
 			entries += usage[0];
 			bytes += usage[1];
 		}
@@ -352,6 +413,19 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(store.retainedBytes()).isZero();
 		assertThat(store.indexedExpiries()).isZero();
 		assertThat(store.countedScopes()).as("no usage kept for scopes that hold nothing").isZero();
+	}
+
+	@Test
+	void theBuilderRefusesBoundsOutOfRangeNamingTheProperty() {
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryIdempotencyStore.builder().maxEntries(0).build())
+			.withMessageContaining("idempotency.store.memory.max-entries");
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryIdempotencyStore.builder().maxBytes(0).build())
+			.withMessageContaining("idempotency.store.memory.max-bytes");
+		for (double share : new double[] { 0, -0.5, 1.5, Double.NaN }) {
+			assertThatIllegalArgumentException().as("share %s", share)
+				.isThrownBy(() -> InMemoryIdempotencyStore.builder().maxSharePerScope(share).build())
+				.withMessageContaining("idempotency.store.memory.max-share-per-scope");
+		}
 	}
 
 	@Test

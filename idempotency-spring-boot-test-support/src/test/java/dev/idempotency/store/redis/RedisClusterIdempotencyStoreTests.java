@@ -19,7 +19,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -57,7 +56,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	protected IdempotencyStore createStore() {
 		// the cluster is this run's own and is thrown away when the JVM exits: nothing to
 		// clean up
-		return new RedisIdempotencyStore(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":");
+		return RedisIdempotencyStore.builder(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
 	}
 
 	private RedisIdempotencyStore redisStore() {
@@ -99,7 +98,7 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			this.store.remove(id);
 			this.store.recordCompleted(completed(newId(), "fp", response(200, "{}"), RETENTION));
 		}
-		List<String> shas = redisStore().scripts().all().stream().map(RedisScript::getSha1).toList();
+		List<String> shas = StoreScriptShas.all();
 		for (int primary : cluster.masters()) {
 			String[] command = new String[shas.size() + 2];
 			command[0] = "SCRIPT";
@@ -117,8 +116,11 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void withReplicasToAckAReservationOrCompletionWaitsForTheReplicaOfItsSlot() {
-		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory,
-				"idem-cluster-ack-" + UUID.randomUUID() + ":", 1, Duration.ofSeconds(2));
+		RedisIdempotencyStore acking = RedisIdempotencyStore
+			.builder(connectionFactory, "idem-cluster-ack-" + UUID.randomUUID() + ":")
+			.replicasToAck(1)
+			.replicasAckTimeout(Duration.ofSeconds(2))
+			.build();
 		RecordId id = newId();
 		String owner = token();
 		assertThat(acking.reserve(request(id, "fp", owner, LONG_LEASE))).isEqualTo(new ReserveResult.Acquired(false));

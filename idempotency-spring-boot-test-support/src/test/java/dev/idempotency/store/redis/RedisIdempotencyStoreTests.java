@@ -27,7 +27,6 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.core.types.RedisClientInfo;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -93,7 +92,7 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	private RedisIdempotencyStore newStore(LettuceConnectionFactory factory) {
 		String prefix = "idem-test-" + UUID.randomUUID() + ":";
 		this.prefixes.add(prefix);
-		return new RedisIdempotencyStore(factory, prefix);
+		return RedisIdempotencyStore.builder(factory, prefix).build();
 	}
 
 	private RedisIdempotencyStore redisStore() {
@@ -211,8 +210,10 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Test
 	void withReplicasToAckAndNoReplicaAReservationFailsAndIsGivenBack() {
 		// the shared Redis has no replica: WAIT 1 times out with 0
-		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory, redisStore().keyPrefix(), 1,
-				Duration.ofMillis(100));
+		RedisIdempotencyStore acking = RedisIdempotencyStore.builder(connectionFactory, redisStore().keyPrefix())
+			.replicasToAck(1)
+			.replicasAckTimeout(Duration.ofMillis(100))
+			.build();
 		RecordId id = newId();
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> acking.reserve(request(id, "fp", token(), LONG_LEASE)))
@@ -233,8 +234,10 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Test
 	void withReplicasToAckAndNoReplicaARecordedResponseFailsAndStaysOnThePrimary() {
 		// the shared Redis has no replica: WAIT 1 times out with 0
-		RedisIdempotencyStore acking = new RedisIdempotencyStore(connectionFactory, redisStore().keyPrefix(), 1,
-				Duration.ofMillis(100));
+		RedisIdempotencyStore acking = RedisIdempotencyStore.builder(connectionFactory, redisStore().keyPrefix())
+			.replicasToAck(1)
+			.replicasAckTimeout(Duration.ofMillis(100))
+			.build();
 		RecordId id = newId();
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> acking.recordCompleted(completed(id, "fp", response(201, "{\"a\":1}"), RETENTION)))
@@ -273,15 +276,20 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	@Test
 	void aNegativeReplicaCountOrAMissingTimeoutIsRefused() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "p:", -1, Duration.ofSeconds(1)));
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "p:", 1, Duration.ZERO));
+		assertThatIllegalArgumentException().isThrownBy(() -> RedisIdempotencyStore.builder(connectionFactory, "p:")
+			.replicasToAck(-1)
+			.replicasAckTimeout(Duration.ofSeconds(1))
+			.build());
+		assertThatIllegalArgumentException().isThrownBy(() -> RedisIdempotencyStore.builder(connectionFactory, "p:")
+			.replicasToAck(1)
+			.replicasAckTimeout(Duration.ZERO)
+			.build());
 	}
 
 	@Test
 	void aPrefixWithBracesIsRefused() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new RedisIdempotencyStore(connectionFactory, "app{1}:"))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> RedisIdempotencyStore.builder(connectionFactory, "app{1}:").build())
 			.withMessageContaining("'{'");
 	}
 
@@ -381,9 +389,8 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			lastCommands.add(lastCommand(inspector, clientName));
 			assertThat(lastCommands).containsExactly("evalsha");
 
-			List<RedisScript<?>> scripts = store.scripts().all();
-			List<String> shas = scripts.stream().map(RedisScript::getSha1).toList();
-			assertThat(shas).doesNotHaveDuplicates();
+			List<String> shas = StoreScriptShas.all();
+			assertThat(shas).hasSize(7).doesNotHaveDuplicates();
 			assertThat(inspector.scriptingCommands().scriptExists(shas.toArray(String[]::new)))
 				.as("every script is in the server's cache")
 				.containsOnly(true);
