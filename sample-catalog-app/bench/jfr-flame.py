@@ -2,11 +2,14 @@
 """A flame graph (SVG) of a JFR recording's CPU samples, with the JDK's own `jfr` tool.
 
 Usage:
-  python3 bench/jfr-flame.py RECORDING.jfr OUT.svg [--through dev.idempotency] [--title T]
+  python3 bench/jfr-flame.py RECORDING.jfr OUT.svg [--through dev.idempotency] [--title T] \
+      [--pass-through dev.idempotency.web.IdempotencyFilter.doFilterInternal] [--not dev.idempotency.sample] [--trim]
 
 --through keeps only the samples whose stack passes through a frame whose class name
 starts with that prefix (dots or slashes), so the graph shows where the starter's own
-path spends its CPU; the title says how many samples that is of all. Frames are drawn
+path spends its CPU; the title says how many samples that is of all. --pass-through names
+frames that only hand the call on (the filter around the whole request) and do not count;
+--trim cuts each kept stack below its first counted frame, so the starter's parts are the roots. Frames are drawn
 root at the bottom, width proportional to samples, one colour per top-level package.
 """
 
@@ -19,9 +22,10 @@ import sys
 
 WIDTH = 1200
 ROW = 16
+MIN_WIDTH = 3  # px: narrower frames (under 1/400 of the samples drawn) are left out, which keeps the file small
 
 
-def stacks(recording, through):
+def stacks(recording, through, pass_through=(), trim=False, others=()):
     out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", "--stack-depth", "256",
                           recording], check=True, capture_output=True, text=True).stdout
     events = json.loads(out)["recording"]["events"]
@@ -33,9 +37,15 @@ def stacks(recording, through):
             continue
         frames = [f["method"]["type"]["name"].replace(".", "/") + "." + f["method"]["name"] for f in trace["frames"]]
         total += 1
-        if prefix and not any(f.startswith(prefix) for f in frames):
-            continue
-        kept[tuple(reversed(frames))] += 1
+        frames.reverse()  # root first
+        if prefix:
+            hits = [i for i, f in enumerate(frames) if f.startswith(prefix) and f not in pass_through
+                    and not any(f.startswith(o) for o in others)]
+            if not hits:
+                continue
+            if trim:
+                frames = frames[hits[0]:]
+        kept[tuple(frames)] += 1
     return kept, total
 
 
@@ -64,7 +74,7 @@ def colour(name):
 
 def draw(node, x, level, scale, height, out):
     width = node["count"] * scale
-    if width < 1:
+    if width < MIN_WIDTH:
         return
     y = height - (level + 1) * ROW
     label = node["name"].split("/")[-1]
@@ -88,9 +98,19 @@ def main():
     parser.add_argument("recording")
     parser.add_argument("svg")
     parser.add_argument("--through")
+    parser.add_argument("--pass-through", action="append", default=[],
+                        help="a frame (Class.method, dotted) that only passes the call on: it does not count as "
+                             "'through' (e.g. dev.idempotency.web.IdempotencyFilter.doFilterInternal)")
+    parser.add_argument("--not", dest="others", action="append", default=[],
+                        help="a package under --through whose frames do not count (e.g. the application's own "
+                             "dev.idempotency.sample)")
+    parser.add_argument("--trim", action="store_true",
+                        help="draw each kept stack from its first --through frame up (the callers below it cut)")
     parser.add_argument("--title", default="")
     args = parser.parse_args()
-    counted, total = stacks(args.recording, args.through)
+    counted, total = stacks(args.recording, args.through, {f.replace(".", "/").rsplit("/", 1)[0] + "." +
+                                                           f.rsplit(".", 1)[1] for f in args.pass_through}, args.trim,
+                            tuple(o.replace(".", "/") for o in args.others))
     root = tree(counted)
     if root["count"] == 0:
         sys.exit("no samples kept")

@@ -11,7 +11,7 @@ redis-server) from /proc before and after each phase.
 Usage, from sample-catalog-app, after building the test classpath:
   ../mvnw -o -q -pl sample-catalog-app -am -DskipTests -P'!nullaway' test-compile \
       dependency:build-classpath -Dmdep.outputFile=target/cp.txt -Dmdep.includeScope=test
-  python3 bench/light-wrk.py [--variants V,V] [--seconds 5] [--pairs 3] [--warmup 10] \
+  python3 bench/light-wrk.py [--variants V,V] [--seconds 5] [--pairs 3] [--warmup 15] [--keyed-warmup 40] \
       [--connections 16] [--out FILE] [--jfr DIR]
 
 A variant is endpoint:store/mode[/atomic|/dedicated], e.g. orders:memory/lease,
@@ -88,12 +88,11 @@ end
 """
 
 
-def proc_ticks(pid, part=None):
-    """CPU ticks of a process: user + system, or only "user" or "sys"."""
+def proc_ticks(pid):
+    """CPU ticks of a process, (user, system), from one read of /proc/PID/stat."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    user, system = int(fields[11]), int(fields[12])
-    return {"user": user, "sys": system}.get(part, user + system)
+    return int(fields[11]), int(fields[12])
 
 
 def context_switches(pid):
@@ -119,7 +118,7 @@ def server_ticks():
             with open(f"/proc/{pid}/comm") as f:
                 comm = f.read().strip()
             if comm in SERVERS or comm.startswith("postgres"):
-                total += proc_ticks(pid)
+                total += sum(proc_ticks(pid))
         except (FileNotFoundError, ProcessLookupError):
             pass  # ended during the scan
     return total
@@ -151,13 +150,11 @@ def latency_us(out, quantile):
 
 
 def phase(app_pid, port, path, keyed, args, scripts):
-    app0, sys0, cs0, srv0, t0 = (proc_ticks(app_pid), proc_ticks(app_pid, "sys"), context_switches(app_pid),
-                                 server_ticks(), time.monotonic())
+    (user0, sys0), cs0, srv0, t0 = proc_ticks(app_pid), context_switches(app_pid), server_ticks(), time.monotonic()
     requests, failed, latency = wrk(port, path, keyed, args.seconds, args.connections, scripts)
-    app1, sys1, cs1, srv1, t1 = (proc_ticks(app_pid), proc_ticks(app_pid, "sys"), context_switches(app_pid),
-                                 server_ticks(), time.monotonic())
+    (user1, sys1), cs1, srv1, t1 = proc_ticks(app_pid), context_switches(app_pid), server_ticks(), time.monotonic()
     return {"requests": requests, "failed": failed, "seconds": t1 - t0, "p50": latency["50"], "p99": latency["99"],
-            "app_us": (app1 - app0) / TICK * 1e6, "app_sys_us": (sys1 - sys0) / TICK * 1e6,
+            "app_us": (user1 + sys1 - user0 - sys0) / TICK * 1e6, "app_sys_us": (sys1 - sys0) / TICK * 1e6,
             "app_cs": cs1 - cs0, "srv_us": (srv1 - srv0) / TICK * 1e6}
 
 
@@ -225,7 +222,7 @@ def wait_until_up(port, proc, timeout=90):
     raise SystemExit("the application did not answer in time")
 
 
-def run_variant(variant, args, classpath, report, workdir):
+def run_variant(variant, args, classpath, report, workdir, baselines):
     name = "wrk_bench_" + secrets.token_hex(6)
     path, props = properties(variant, name)
     psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
@@ -255,8 +252,11 @@ def run_variant(variant, args, classpath, report, workdir):
             with open(log.name) as f:
                 print(f.read()[-4000:], file=sys.stderr)
             raise
-        for keyed in (False, True):
-            wrk(port, path, keyed, args.warmup, args.connections, scripts)
+        # The keyed side warms up longer and last: after a short warm-up the C2 compiler threads were
+        # still a third of the application's CPU samples (perf) in the first keyed phases, which then
+        # counted JIT compilation as the starter's cost.
+        wrk(port, path, False, args.warmup, args.connections, scripts)
+        wrk(port, path, True, args.keyed_warmup, args.connections, scripts)
         plain, keyed = [], []
         for pair in range(args.pairs):
             order = (True, False) if pair % 2 else (False, True)
@@ -279,6 +279,7 @@ def run_variant(variant, args, classpath, report, workdir):
                 f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
                 f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
         emit(report, line)
+        baselines.setdefault(path, []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
     finally:
         proc.terminate()
         try:
@@ -306,7 +307,8 @@ def main():
     parser.add_argument("--variants", default=DEFAULT_VARIANTS)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--pairs", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=15, help="seconds of unkeyed warm-up")
+    parser.add_argument("--keyed-warmup", type=int, default=40, help="seconds of keyed warm-up, after the unkeyed one")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--out")
     parser.add_argument("--jfr", help="directory for one JFR profile per variant")
@@ -316,11 +318,11 @@ def main():
     with open(os.path.join(module, "target", "cp.txt")) as f:
         classpath = ":".join([os.path.join(module, "target", "test-classes"),
                               os.path.join(module, "target", "classes"), f.read().strip()])
-    report = []
+    report, baselines = [], {}
     emit(report, f"# Light endpoint from outside (wrk), {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     emit(report, "")
     emit(report, f"cores={os.cpu_count()} connections={args.connections} seconds/phase={args.seconds} "
-                 f"pairs={args.pairs} warmup={args.warmup}s per side; load before={os.getloadavg()[0]:.1f}; "
+                 f"pairs={args.pairs} warmup={args.warmup}s unkeyed, {args.keyed_warmup}s keyed; load before={os.getloadavg()[0]:.1f}; "
                  f"git {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, cwd=here).stdout.strip()}")
     emit(report, "")
     emit(report, "| variant | unkeyed req/s | keyed req/s | keyed/unkeyed | app CPU µs/req unkeyed → keyed "
@@ -330,7 +332,16 @@ def main():
     emit(report, "|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="light-wrk-") as workdir:
         for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
-            run_variant(variant, args, classpath, report, workdir)
+            run_variant(variant, args, classpath, report, workdir, baselines)
+    if "/orders" in baselines and "/orders/db" in baselines:
+        # The application's own cost of one durable write, measured in the same run: what a store
+        # round trip with a commit costs on this machine, against which the rows above compare.
+        app = [statistics.median(a for a, _ in baselines[p]) for p in ("/orders", "/orders/db")]
+        srv = [statistics.median(s for _, s in baselines[p]) for p in ("/orders", "/orders/db")]
+        emit(report, "")
+        emit(report, f"The application's own insert (unkeyed /orders/db minus unkeyed /orders, medians over the "
+                     f"variants): app {app[1] - app[0]:+.0f} µs/req, store server {srv[1] - srv[0]:+.0f} µs/req, "
+                     f"together **{app[1] - app[0] + srv[1] - srv[0]:+.0f}** for one auto-commit INSERT round trip.")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(report) + "\n")
