@@ -41,16 +41,18 @@ public final class IdempotencyAutoConfiguration {
 
 	/**
 	 * The engine's settings from the idempotency.* properties, checked first, every
-	 * property at once (the in-memory store's too when it is the store, and the lease
-	 * against the configured store's timeout).
+	 * property at once (the in-memory store's too when it is the store, the JDBC or Redis
+	 * store's own when one is configured, and the lease against the configured store's
+	 * timeout).
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencySettings idempotencySettings(IdempotencyProperties properties, IdempotencyMemoryStoreProperties memory,
-			ObjectProvider<IdempotencyStoreTimeout> storeTimeout) {
+			ObjectProvider<IdempotencyStoreTimeout> storeTimeout,
+			ObjectProvider<IdempotencyStorePropertyValues> storeValues) {
 		IdempotencyPropertiesValidator.validate(properties,
 				(properties.getStore().getType() == IdempotencyProperties.StoreType.MEMORY) ? memory : null,
-				storeTimeout.getIfAvailable());
+				storeTimeout.getIfAvailable(), storeValues.getIfAvailable());
 		return settings(properties);
 	}
 

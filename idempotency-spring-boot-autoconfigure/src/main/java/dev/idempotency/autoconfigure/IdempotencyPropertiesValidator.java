@@ -14,9 +14,10 @@ import org.springframework.util.unit.DataSize;
 /**
  * The one place where the idempotency.* properties are checked: each value on its own,
  * the durations against each other, the lease against the heartbeat gap of a running
- * owner, and the client side's idempotency.client.* properties. Every problem found is
- * reported at once, in an {@link InvalidIdempotencySettingsException} that names, for
- * each, the properties, their values, why they cannot work and what to set. The engine's
+ * owner, the configured store's own properties ({@link IdempotencyStorePropertyValues}),
+ * and the client side's idempotency.client.* properties. Every problem found is reported
+ * at once, in an {@link InvalidIdempotencySettingsException} that names, for each, the
+ * properties, their values, why they cannot work and what to set. The engine's
  * {@link IdempotencySettings} check their own values too, for applications that build
  * them in code; the properties are checked here first so that a wrong value is reported
  * by the property that sets it.
@@ -57,15 +58,23 @@ final class IdempotencyPropertiesValidator {
 	 * @param memory the in-memory store's properties when that store is used, else
 	 * {@code null}
 	 * @param storeTimeout the configured store's timeout when it has one to check
+	 * @param storeValues the JDBC or Redis store's own properties when that store is
+	 * configured, else {@code null}
 	 * @throws InvalidIdempotencySettingsException naming every problem found
 	 */
 	static void validate(IdempotencyProperties properties, @Nullable IdempotencyMemoryStoreProperties memory,
-			@Nullable IdempotencyStoreTimeout storeTimeout) {
+			@Nullable IdempotencyStoreTimeout storeTimeout, @Nullable IdempotencyStorePropertyValues storeValues) {
 		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
 		validator.engine(properties, storeTimeout);
 		validator.httpDoor(properties);
 		if (memory != null) {
 			validator.memory(memory);
+		}
+		if (storeValues instanceof IdempotencyStorePropertyValues.Jdbc jdbc) {
+			validator.jdbc(jdbc);
+		}
+		else if (storeValues instanceof IdempotencyStorePropertyValues.Redis redis) {
+			validator.redis(redis);
 		}
 		validator.throwIfAny();
 	}
@@ -243,6 +252,44 @@ final class IdempotencyPropertiesValidator {
 			add(property, property + " must be more than 0 and at most 1, was " + share,
 					"Set " + property + " to a fraction such as 0.25 (a quarter of max-entries and of max-bytes per"
 							+ " scope), 1 for no share, or remove it for the default.");
+		}
+	}
+
+	private void jdbc(IdempotencyStorePropertyValues.Jdbc jdbc) {
+		if (jdbc.purgeEnabled()) {
+			positive(jdbc.purgeInterval(), "idempotency.store.jdbc.purge.interval");
+			if (jdbc.purgeBatchSize() < 1) {
+				String property = "idempotency.store.jdbc.purge.batch-size";
+				add(property,
+						property + " must be at least 1 (records one DELETE removes), was " + jdbc.purgeBatchSize(),
+						"Set " + property + " to a positive number, or remove it for the default.");
+			}
+		}
+		if (jdbc.reserveAsynchronousCommitOn() && jdbc.otherDialect() != null) {
+			String property = "idempotency.store.jdbc.postgresql.reserve-asynchronous-commit";
+			add(List.of(property, "idempotency.store.jdbc.dialect"),
+					property + "=on needs PostgreSQL, but idempotency.store.jdbc.dialect is " + jdbc.otherDialect(),
+					"Remove " + property + " (reservations are durable on that database), or set"
+							+ " idempotency.store.jdbc.dialect to the database the store uses.");
+		}
+	}
+
+	private void redis(IdempotencyStorePropertyValues.Redis redis) {
+		String replicas = "idempotency.store.redis.replicas-to-ack";
+		if (redis.replicasToAck() < 0) {
+			add(replicas, replicas + " must not be negative, was " + redis.replicasToAck(),
+					"Set " + replicas + " to 0 (no WAIT, the default) or to the number of replicas that must"
+							+ " acknowledge each write.");
+			return;
+		}
+		Duration timeout = redis.replicasAckTimeout();
+		if (redis.replicasToAck() > 0 && (timeout == null || timeout.isNegative() || timeout.isZero())) {
+			String property = "idempotency.store.redis.replicas-ack-timeout";
+			add(List.of(property, replicas),
+					property + " must be positive when " + replicas + " is " + redis.replicasToAck() + ", was "
+							+ timeout + ": a WAIT with a timeout of 0 blocks for ever",
+					"Set " + property + " to a positive duration below idempotency.store.redis.command-timeout, or"
+							+ " remove it for the default.");
 		}
 	}
 

@@ -1,6 +1,5 @@
 package dev.idempotency.web;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -38,23 +37,14 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	private final ReentrantLock lock = new ReentrantLock();
 
-	private @Nullable ByteArrayOutputStream copy;
-
-	private long limit;
-
-	private long produced;
-
-	private long declaredLength = -1;
-
-	private boolean overflow;
+	/** The copy of the body and what is known of it, from {@link #startCapture}. */
+	private @Nullable CapturedBody copy;
 
 	private volatile boolean holding;
 
 	private boolean closedWhileHolding;
 
 	private boolean errorSent;
-
-	private @Nullable String failure;
 
 	private @Nullable ServletOutputStream outputStream;
 
@@ -71,10 +61,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * handler)
 	 */
 	void startCapture(long maxBytes, boolean hold) {
-		// Starts small (it grows by doubling): most answers that are kept are short, and
-		// an 8 kB array per protected request showed in the allocation samples.
-		this.copy = new ByteArrayOutputStream((int) Math.min(maxBytes, 1024));
-		this.limit = maxBytes;
+		this.copy = new CapturedBody(maxBytes);
 		this.holding = hold;
 	}
 
@@ -99,7 +86,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 			if (this.outputStream == null) {
 				return;
 			}
-			if (this.declaredLength < 0 && !isCommitted()) {
+			if ((this.copy == null || !this.copy.lengthDeclared()) && !isCommitted()) {
 				super.setContentLengthLong(held.length);
 			}
 			ServletOutputStream target = ((TeeOutputStream) this.outputStream).target;
@@ -125,7 +112,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 				return false;
 			}
 			this.holding = false;
-			this.copy = new ByteArrayOutputStream(0);
+			if (this.copy != null) {
+				this.copy.drop();
+			}
 			this.closedWhileHolding = false;
 			getResponse().reset();
 			return true;
@@ -170,11 +159,11 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
 	/** How many body bytes the handler produced since the capture started. */
 	long bytesWritten() {
-		return this.produced;
+		return (this.copy != null) ? this.copy.produced() : 0;
 	}
 
 	boolean overflowed() {
-		return this.overflow;
+		return this.copy != null && this.copy.overflowed();
 	}
 
 	boolean errorSent() {
@@ -187,14 +176,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	 * so.
 	 */
 	@Nullable String incomplete() {
-		if (this.failure != null) {
-			return this.failure;
-		}
-		if (this.declaredLength != -1 && this.declaredLength != this.produced) {
-			return "the handler declared Content-Length " + this.declaredLength + " but wrote " + this.produced
-					+ " bytes";
-		}
-		return null;
+		return (this.copy != null) ? this.copy.incomplete() : null;
 	}
 
 	@Override
@@ -206,7 +188,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	@Override
 	public void reset() {
 		forgetHeld();
-		this.declaredLength = -1;
+		declare(-1);
 		super.reset();
 	}
 
@@ -219,9 +201,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.writer != null) {
 			this.writer.flush();
 		}
-		if (this.copy != null && !this.overflow && (this.holding || !isCommitted())) {
-			this.copy.reset();
-			this.produced = 0;
+		if (this.copy != null && (this.holding || !isCommitted())) {
+			this.copy.restart();
 		}
 	}
 
@@ -252,7 +233,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	@Override
 	public void setHeader(String name, @Nullable String value) {
 		if ("Content-Length".equalsIgnoreCase(name)) {
-			declare((value != null) ? parseLength(value) : -1);
+			declare((value != null) ? CapturedBody.parseLength(value) : -1);
 		}
 		super.setHeader(name, value);
 	}
@@ -260,7 +241,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	@Override
 	public void addHeader(String name, @Nullable String value) {
 		if ("Content-Length".equalsIgnoreCase(name) && value != null) {
-			declare(parseLength(value));
+			declare(CapturedBody.parseLength(value));
 		}
 		super.addHeader(name, value);
 	}
@@ -282,18 +263,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	private void declare(long length) {
-		if (capturing()) {
-			this.declaredLength = length;
-		}
-	}
-
-	private static long parseLength(String value) {
-		try {
-			return Long.parseLong(value.trim());
-		}
-		catch (NumberFormatException ex) {
-			// Not a length the body can match: never stored.
-			return Long.MIN_VALUE;
+		if (this.copy != null) {
+			this.copy.declare(length);
 		}
 	}
 
@@ -364,19 +335,16 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	private boolean hold(ServletOutputStream target, byte[] bytes, int offset, int length) throws IOException {
 		this.lock.lock();
 		try {
-			ByteArrayOutputStream copy = this.copy;
+			CapturedBody copy = this.copy;
 			if (!this.holding || copy == null) {
 				return false;
 			}
-			if (copy.size() + (long) length <= this.limit) {
-				this.produced += length;
-				copy.write(bytes, offset, length);
+			if (copy.fits(length)) {
+				copy.keep(bytes, offset, length);
 				return true;
 			}
-			byte[] held = copy.toByteArray();
+			byte[] held = copy.overflow();
 			this.holding = false;
-			this.overflow = true;
-			this.copy = new ByteArrayOutputStream(0);
 			try {
 				target.write(held);
 			}
@@ -392,21 +360,14 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	private void record(byte[] bytes, int offset, int length) {
-		this.produced += length;
-		if (this.copy == null || this.overflow) {
-			return;
+		if (this.copy != null) {
+			this.copy.record(bytes, offset, length);
 		}
-		if (this.copy.size() + (long) length > this.limit) {
-			this.overflow = true;
-			this.copy = new ByteArrayOutputStream(0);
-			return;
-		}
-		this.copy.write(bytes, offset, length);
 	}
 
 	private void failed(IOException ex) {
-		if (capturing() && this.failure == null) {
-			this.failure = "writing the response failed after " + this.produced + " bytes (" + ex + ")";
+		if (this.copy != null) {
+			this.copy.failed(ex);
 		}
 	}
 

@@ -19,7 +19,7 @@ class IdempotencyPropertiesTests {
 	@Test
 	void unsetPropertiesAreTheEnginesDefaults() {
 		IdempotencyProperties defaults = new IdempotencyProperties();
-		IdempotencyPropertiesValidator.validate(defaults, new IdempotencyMemoryStoreProperties(), null);
+		IdempotencyPropertiesValidator.validate(defaults, new IdempotencyMemoryStoreProperties(), null, null);
 		assertThat(IdempotencyAutoConfiguration.settings(defaults)).isEqualTo(IdempotencySettings.defaults());
 	}
 
@@ -103,7 +103,7 @@ class IdempotencyPropertiesTests {
 		memory.setMaxBytes(DataSize.ofBytes(0));
 		memory.setMaxSharePerScope(1.5);
 		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
-			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(properties, memory, null))
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(properties, memory, null, null))
 			.satisfies((ex) -> assertThat(ex.problems())
 				.extracting(InvalidIdempotencySettingsException.Problem::message)
 				.containsExactly("idempotency.lifetime must be positive, was PT0S",
@@ -135,17 +135,60 @@ class IdempotencyPropertiesTests {
 		IdempotencyStoreTimeout none = new IdempotencyStoreTimeout("idempotency.store.jdbc.query-timeout",
 				Duration.ZERO, Duration.ofSeconds(2));
 		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
-			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, none))
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, none, null))
 			.withMessageStartingWith("idempotency.store.jdbc.query-timeout is PT0S (none)")
 			.satisfies((ex) -> assertThat(ex.action())
 				.isEqualTo("Set idempotency.store.jdbc.query-timeout to a positive duration (the default is 2s)."));
 		IdempotencyProperties recordAfterSuccess = new IdempotencyProperties();
 		recordAfterSuccess.setMode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS);
-		IdempotencyPropertiesValidator.validate(recordAfterSuccess, null, none);
+		IdempotencyPropertiesValidator.validate(recordAfterSuccess, null, none, null);
+	}
+
+	/** The JDBC store's own properties are reported with the rest, each by its name. */
+	@Test
+	void theJdbcStoresPropertiesAreReportedWithTheRest() {
+		IdempotencyProperties properties = new IdempotencyProperties();
+		properties.setLifetime(Duration.ZERO);
+		IdempotencyStorePropertyValues.Jdbc jdbc = new IdempotencyStorePropertyValues.Jdbc(true, Duration.ZERO, 0, true,
+				"MARIADB");
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(properties, null, null, jdbc))
+			.satisfies((ex) -> assertThat(ex.problems())
+				.extracting(InvalidIdempotencySettingsException.Problem::message)
+				.containsExactly("idempotency.lifetime must be positive, was PT0S",
+						"idempotency.store.jdbc.purge.interval must be positive, was PT0S",
+						"idempotency.store.jdbc.purge.batch-size must be at least 1 (records one DELETE removes), was 0",
+						"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on needs PostgreSQL, but"
+								+ " idempotency.store.jdbc.dialect is MARIADB"))
+			.satisfies((ex) -> assertThat(ex.properties()).contains("idempotency.store.jdbc.purge.interval",
+					"idempotency.store.jdbc.purge.batch-size",
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "idempotency.store.jdbc.dialect"));
+		// A purge that is off is not checked; a detected dialect is checked once known.
+		IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, null,
+				new IdempotencyStorePropertyValues.Jdbc(false, Duration.ZERO, 0, true, null));
+	}
+
+	/** The Redis store's acknowledgement settings are reported with the rest. */
+	@Test
+	void theRedisStoresAcknowledgementSettingsAreReportedWithTheRest() {
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, null,
+					new IdempotencyStorePropertyValues.Redis(-1, Duration.ofMillis(500))))
+			.withMessage("idempotency.store.redis.replicas-to-ack must not be negative, was -1");
+		assertThatExceptionOfType(InvalidIdempotencySettingsException.class)
+			.isThrownBy(() -> IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, null,
+					new IdempotencyStorePropertyValues.Redis(1, Duration.ZERO)))
+			.withMessage("idempotency.store.redis.replicas-ack-timeout must be positive when"
+					+ " idempotency.store.redis.replicas-to-ack is 1, was PT0S: a WAIT with a timeout of 0 blocks for ever")
+			.satisfies((ex) -> assertThat(ex.properties()).containsExactly(
+					"idempotency.store.redis.replicas-ack-timeout", "idempotency.store.redis.replicas-to-ack"));
+		// Without replicas to wait for, the timeout is not used.
+		IdempotencyPropertiesValidator.validate(new IdempotencyProperties(), null, null,
+				new IdempotencyStorePropertyValues.Redis(0, Duration.ZERO));
 	}
 
 	private static void validate(IdempotencyProperties properties) {
-		IdempotencyPropertiesValidator.validate(properties, null, null);
+		IdempotencyPropertiesValidator.validate(properties, null, null, null);
 	}
 
 	@Test

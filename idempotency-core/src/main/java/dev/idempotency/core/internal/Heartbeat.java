@@ -23,6 +23,8 @@ final class Heartbeat {
 
 	private final IdempotencyEngine engine;
 
+	private final EngineReporter reporter;
+
 	private final long intervalNanos;
 
 	private final long sweepNanos;
@@ -39,8 +41,9 @@ final class Heartbeat {
 	/** Reservations whose operation is running. */
 	private final Set<Reservation.Lease> running = ConcurrentHashMap.newKeySet();
 
-	Heartbeat(IdempotencyEngine engine) {
+	Heartbeat(IdempotencyEngine engine, EngineReporter reporter) {
 		this.engine = engine;
+		this.reporter = reporter;
 		this.intervalNanos = engine.settings().lease().heartbeatInterval().toNanos();
 		this.sweepNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), this.intervalNanos / 4);
 	}
@@ -139,14 +142,14 @@ final class Heartbeat {
 		// instant.
 		long start = System.nanoTime();
 		try {
-			if (this.engine.timed("heartbeat", () -> this.engine.store()
+			if (this.reporter.timed("heartbeat", () -> this.engine.store()
 				.heartbeat(reservation.id(), reservation.ownerToken(), this.engine.settings().lease().duration()))) {
 				reservation.beaten(start);
 			}
 			else if (this.engine.finish(reservation)) {
 				// Not merely finished meanwhile: another request took the record over.
 				logger.warn("Lost ownership of " + reservation + " while it runs; another request took it over");
-				this.engine.finished(ExecutionResult.OWNERSHIP_LOST, reservation);
+				this.reporter.finished(ExecutionResult.OWNERSHIP_LOST, reservation);
 			}
 		}
 		catch (RuntimeException ex) {

@@ -1,23 +1,16 @@
 package dev.idempotency.core.internal;
 
 import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyError;
-import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
-import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.IdempotencyStoreFullException;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.StoredResponse;
 import io.micrometer.observation.Observation;
@@ -60,9 +53,9 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private final IdempotencySettings settings;
 
-	private final Clock clock;
+	private final EngineReporter reporter;
 
-	private final IdempotencyListener listener;
+	private final Refusals refusals;
 
 	private final Heartbeat heartbeat;
 
@@ -94,12 +87,14 @@ public class IdempotencyEngine implements AutoCloseable {
 			IdempotencyListener listener, ObservationRegistry observationRegistry, boolean observeKeyHash) {
 		this.store = store;
 		this.settings = settings;
-		this.clock = clock;
-		this.listener = listener;
-		this.heartbeat = new Heartbeat(this);
+		this.reporter = new EngineReporter(listener);
+		this.refusals = new Refusals(settings, store, this.reporter);
+		this.heartbeat = new Heartbeat(this, this.reporter);
 		this.keyWindow = new KeyWindow(settings, clock);
+		ExistingRecords existing = new ExistingRecords(settings, clock, this.refusals, this.reporter);
 		this.model = (settings.mode() == IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
-				? new RecordAfterSuccessModel(this) : new LeaseModel(this, this.heartbeat);
+				? new RecordAfterSuccessModel(this, this.reporter, this.refusals, existing)
+				: new LeaseModel(this, this.heartbeat, this.reporter, this.refusals, existing);
 		this.observations = new RequestObservations(observationRegistry, observeKeyHash, settings.mode(), store.name());
 	}
 
@@ -145,7 +140,7 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	/** Told of every decision, run and store call of this engine. */
 	public IdempotencyListener listener() {
-		return this.listener;
+		return this.reporter.listener();
 	}
 
 	/**
@@ -213,39 +208,33 @@ public class IdempotencyEngine implements AutoCloseable {
 	private Decision decide(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
-				return reject(IdempotencyOutcome.INVALID_KEY, call.operation(), IdempotencyError
-					.of(IdempotencyErrorType.KEY_REQUIRED, "this operation requires an idempotency key"));
+				return this.refusals.keyRequired(call.operation());
 			}
-			report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
+			this.reporter.report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
 			return new Decision.Proceed(null);
 		}
 		if (call.keyValues().size() > 1) {
-			return invalidKey(call, "send exactly one idempotency key, got " + call.keyValues().size());
+			return this.refusals.invalidKey(call.operation(),
+					"send exactly one idempotency key, got " + call.keyValues().size());
 		}
 		IdempotencyKey key;
 		try {
-			String raw = call.keyValues().get(0);
-			key = switch (call.keyFormat()) {
-				case UUID_V7 -> IdempotencyKey.parseUuidV7(raw);
-				case UUID -> IdempotencyKey.parseUuid(raw);
-				case OPAQUE -> IdempotencyKey.opaque(raw);
-				case DEFAULT -> throw new IllegalStateException("IdempotentCall refuses DEFAULT");
-			};
+			key = IdempotencyKey.parse(call.keyValues().get(0), call.keyFormat());
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			return invalidKey(call, ex.getMessage());
+			return this.refusals.invalidKey(call.operation(), ex.getMessage());
 		}
 		String windowProblem = this.keyWindow.problem(key);
 		if (windowProblem != null) {
 			if (this.settings.keyAgePolicy() == IdempotencySettings.KeyAgePolicy.REJECT) {
-				return invalidKey(call, windowProblem);
+				return this.refusals.invalidKey(call.operation(), windowProblem);
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
 		}
 		if (observation != null && this.observations.keyHash()) {
 			RequestObservations.keyHash(observation, key.value());
 		}
-		RecordId id = new RecordId(storableScope(call.scope()), storableKey(key.value()));
+		RecordId id = StoredIds.of(call.scope(), key);
 		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion);
 	}
 
@@ -318,7 +307,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public void transactionEnded(Reservation reservation, AtomicOutcome outcome, boolean committed) {
 		if (committed) {
-			finished(outcome.result(), reservation);
+			this.reporter.finished(outcome.result(), reservation);
 			return;
 		}
 		this.model.rolledBack(reservation, outcome, outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result());
@@ -330,9 +319,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * @param why what happened, in words
 	 */
 	public IdempotencyError transactionRolledBack(String why) {
-		return new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
-				"the request's transaction was" + " rolled back (" + why + "); nothing was done, retry later",
-				this.settings.storeFailure().retryAfter());
+		return this.refusals.transactionRolledBack(why);
 	}
 
 	/**
@@ -364,7 +351,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	public void abandoned(Reservation reservation, String reason) {
 		if (finish(reservation)) {
 			logger.info("Abandoned " + reservation + ": " + reason + "; " + this.model.afterAbandoning());
-			finished(ExecutionResult.ABANDONED, reservation);
+			this.reporter.finished(ExecutionResult.ABANDONED, reservation);
 		}
 	}
 
@@ -385,88 +372,6 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	// The steps both models share
 
-	/** Until when a call waits for a run of the same request in flight elsewhere. */
-	Instant inFlightDeadline() {
-		return this.clock.instant().plus(this.settings.inFlight().maxWait());
-	}
-
-	/**
-	 * The fingerprint this call goes on with: the record's, when the record was made by
-	 * the same request under an earlier fingerprint format (so that it is replayed, or
-	 * taken over by the store, as the same request), else {@code fingerprint}.
-	 */
-	static String sameRequestFingerprint(IdempotencyRecord record, String fingerprint, IdempotentCall call) {
-		if (record.fingerprint().equals(fingerprint)
-				|| !call.earlierFingerprints().get().contains(record.fingerprint())) {
-			return fingerprint;
-		}
-		return record.fingerprint();
-	}
-
-	/**
-	 * The answer to a call whose key holds a record: 422 for another request, the replay
-	 * of a completed one, or for one in progress, after a wait until {@code deadline},
-	 * the in-flight error; {@code null} means look again after one poll interval.
-	 */
-	@Nullable Decision answerExisting(IdempotencyRecord record, String fingerprint, String operation, Instant deadline) {
-		if (!record.fingerprint().equals(fingerprint)) {
-			return reject(IdempotencyOutcome.MISMATCH, operation, keyReusedError());
-		}
-		if (record.state() == RecordState.COMPLETED) {
-			report(IdempotencyOutcome.REPLAYED, operation, record.id());
-			return new Decision.Replay(record.completedResponse());
-		}
-		Duration remaining = Duration.between(this.clock.instant(), deadline);
-		// Waited long enough, or interrupted while waiting: an interruption is not a
-		// store failure, so never a reason to run unprotected.
-		if (remaining.isNegative() || remaining.isZero()
-				|| !sleep(min(remaining, this.settings.inFlight().pollInterval()))) {
-			return reject(IdempotencyOutcome.IN_FLIGHT, operation, inFlightError());
-		}
-		return null;
-	}
-
-	Decision storeFailed(String operation, Exception ex) {
-		if (this.settings.storeFailure().mode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
-			logger.warn("Idempotency store " + this.store.name() + " failed; running " + operation
-					+ " unprotected (fail-open): " + ex);
-			report(IdempotencyOutcome.FAIL_OPEN, operation, null);
-			return new Decision.Proceed(null);
-		}
-		if (ex instanceof IdempotencyStoreFullException full) {
-			// Not a fault: no stack trace, and a refusal as cheap as the store's.
-			logger.warn("Idempotency store " + this.store.name() + " is full; refusing " + operation
-					+ " (fail-closed): " + full.getMessage());
-			return reject(IdempotencyOutcome.STORE_ERROR, operation,
-					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
-							"the idempotency store is full; nothing was done, retry later",
-							(full.retryAfter() != null) ? wholeSecondsAtLeastOne(full.retryAfter())
-									: this.settings.storeFailure().retryAfter()));
-		}
-		logger.error("Idempotency store " + this.store.name() + " failed; refusing " + operation + " (fail-closed)",
-				ex);
-		return reject(IdempotencyOutcome.STORE_ERROR, operation,
-				new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
-						"the idempotency store is unavailable; nothing was done, retry later",
-						this.settings.storeFailure().retryAfter()));
-	}
-
-	Decision reject(IdempotencyOutcome outcome, String operation, IdempotencyError error) {
-		report(outcome, operation, null);
-		return new Decision.Reject(error);
-	}
-
-	static IdempotencyError keyReusedError() {
-		return IdempotencyError.of(IdempotencyErrorType.KEY_REUSED,
-				"this idempotency key was already used for a different request; use a new key");
-	}
-
-	IdempotencyError inFlightError() {
-		return new IdempotencyError(IdempotencyErrorType.REQUEST_IN_FLIGHT, this.settings.inFlight().status().status(),
-				"a request with this idempotency key is still in progress; retry later",
-				this.settings.inFlight().retryAfter());
-	}
-
 	/** A response too large to store: logged, and the key freed as after a failure. */
 	void bodyTooLarge(Reservation reservation, long bodyBytes) {
 		boolean recordsAfterSuccess = reservation instanceof Reservation.RecordAfterSuccess;
@@ -474,49 +379,6 @@ public class IdempotencyEngine implements AutoCloseable {
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
 				+ (recordsAfterSuccess ? " not recorded" : " released") + ", a retry runs it again");
 		this.model.notRecorded(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE);
-	}
-
-	/**
-	 * Reports the one outcome of a request and logs it at DEBUG as
-	 * {@code outcome=<outcome> operation=<name>
-	 * key=<key> scope=<first 12 hex of SHA-256(scope)>}: the scope is hashed because it
-	 * names a principal.
-	 */
-	void report(IdempotencyOutcome outcome, String operation, @Nullable RecordId id) {
-		if (logger.isDebugEnabled()) {
-			logger.debug("outcome=" + outcome.name().toLowerCase(java.util.Locale.ROOT) + " operation=" + operation
-					+ ((id != null)
-							? " key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
-							: ""));
-		}
-		this.listener.onOutcome(outcome, operation);
-	}
-
-	/** Reports what became of a run, once, and logs it at DEBUG like {@link #report}. */
-	void finished(ExecutionResult result, Reservation reservation) {
-		if (logger.isDebugEnabled()) {
-			logger.debug("result=" + result.name().toLowerCase(java.util.Locale.ROOT) + " operation="
-					+ reservation.operation() + " key=" + reservation.id().key() + " scope="
-					+ Fingerprints.sha256Hex(reservation.id().scope()).substring(0, 12));
-		}
-		Observation observation = reservation.observation();
-		if (observation != null) {
-			RequestObservations.stop(observation, ObservedOutcome.of(result));
-		}
-		this.listener.onExecutionFinished(result, reservation.operation());
-	}
-
-	<T> T timed(String call, java.util.function.Supplier<T> storeCall) {
-		long start = System.nanoTime();
-		boolean failed = true;
-		try {
-			T result = storeCall.get();
-			failed = false;
-			return result;
-		}
-		finally {
-			this.listener.onStoreCall(call, System.nanoTime() - start, failed);
-		}
 	}
 
 	/**
@@ -530,11 +392,6 @@ public class IdempotencyEngine implements AutoCloseable {
 		return true;
 	}
 
-	private Decision invalidKey(IdempotentCall call, String reason) {
-		return reject(IdempotencyOutcome.INVALID_KEY, call.operation(),
-				IdempotencyError.of(IdempotencyErrorType.INVALID_KEY, reason));
-	}
-
 	/**
 	 * The records a key may be kept under in a scope, given as the client sent it, for an
 	 * operator looking one up: the canonical form of a UUID (quoted or not, any case),
@@ -543,56 +400,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * @return the candidates, most likely first, empty for a key no format accepts
 	 */
 	public static List<RecordId> recordIds(String scope, String key) {
-		Set<String> canonical = new LinkedHashSet<>();
-		try {
-			canonical.add(IdempotencyKey.parseUuid(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notAUuid) {
-			// an opaque key, if any
-		}
-		try {
-			canonical.add(IdempotencyKey.opaque(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notOpaque) {
-			// no operation accepts it
-		}
-		return canonical.stream().map((value) -> new RecordId(storableScope(scope), storableKey(value))).toList();
-	}
-
-	static String storableScope(String scope) {
-		return (scope.length() <= RecordId.MAX_SCOPE_LENGTH) ? scope : "sha256:" + Fingerprints.sha256Hex(scope);
-	}
-
-	/**
-	 * The key as stored: as it is up to {@value RecordId#MAX_KEY_LENGTH} characters
-	 * (every UUID, most opaque keys), else {@code "sha256 "} and the first 56 hex digits
-	 * of its SHA-256 (63 characters). The space keeps a hashed key apart from every key a
-	 * client can send (visible ASCII only), and stores keep their key column as it was.
-	 */
-	static String storableKey(String key) {
-		return (key.length() <= RecordId.MAX_KEY_LENGTH) ? key
-				: "sha256 " + Fingerprints.sha256Hex(key).substring(0, 56);
-	}
-
-	/** A store's wait as a Retry-After: rounded up to whole seconds, at least one. */
-	private static Duration wholeSecondsAtLeastOne(Duration wait) {
-		long seconds = wait.getSeconds() + ((wait.getNano() > 0) ? 1 : 0);
-		return Duration.ofSeconds(Math.max(1, seconds));
-	}
-
-	private static Duration min(Duration a, Duration b) {
-		return (a.compareTo(b) <= 0) ? a : b;
-	}
-
-	private static boolean sleep(Duration duration) {
-		try {
-			Thread.sleep(Math.max(1, duration.toMillis()));
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
+		return StoredIds.candidates(scope, key);
 	}
 
 }

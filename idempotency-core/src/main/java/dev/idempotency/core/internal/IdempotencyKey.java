@@ -3,6 +3,7 @@ package dev.idempotency.core.internal;
 import java.time.Instant;
 import java.util.Locale;
 
+import dev.idempotency.core.KeyFormat;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,6 +27,21 @@ public record IdempotencyKey(String value, @Nullable Instant timestamp) {
 	public static final int MAX_OPAQUE_LENGTH = 255;
 
 	private static final int UUID_LENGTH = 36;
+
+	/**
+	 * Parses a key as the format of its operation says.
+	 * @throws InvalidIdempotencyKeyException with the reason in words
+	 * @throws IllegalStateException for {@link KeyFormat#DEFAULT}, which the door
+	 * resolves to a format
+	 */
+	static IdempotencyKey parse(String raw, KeyFormat format) {
+		return switch (format) {
+			case UUID_V7 -> parseUuidV7(raw);
+			case UUID -> parseUuid(raw);
+			case OPAQUE -> opaque(raw);
+			case DEFAULT -> throw new IllegalStateException("IdempotentCall refuses DEFAULT");
+		};
+	}
 
 	/**
 	 * Parses a header value as a UUIDv7.

@@ -5,8 +5,6 @@ import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.idempotency.core.ExecutionResult;
-import dev.idempotency.core.IdempotencyError;
-import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
@@ -32,9 +30,19 @@ final class LeaseModel implements ProtocolModel {
 
 	private final Heartbeat heartbeat;
 
-	LeaseModel(IdempotencyEngine engine, Heartbeat heartbeat) {
+	private final EngineReporter reporter;
+
+	private final Refusals refusals;
+
+	private final ExistingRecords existingRecords;
+
+	LeaseModel(IdempotencyEngine engine, Heartbeat heartbeat, EngineReporter reporter, Refusals refusals,
+			ExistingRecords existingRecords) {
 		this.engine = engine;
 		this.heartbeat = heartbeat;
+		this.reporter = reporter;
+		this.refusals = refusals;
+		this.existingRecords = existingRecords;
 	}
 
 	@Override
@@ -42,14 +50,10 @@ final class LeaseModel implements ProtocolModel {
 			boolean atomicCompletion) {
 		String operation = call.operation();
 		if (!this.heartbeat.ensureRunning()) {
-			return this.engine.reject(IdempotencyOutcome.STORE_ERROR, operation,
-					new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
-							"the idempotency engine is stopped (the application is shutting down); nothing was done,"
-									+ " retry later",
-							this.engine.settings().storeFailure().retryAfter()));
+			return this.refusals.engineStopped(operation);
 		}
 		String fingerprint = call.fingerprint().get();
-		Instant deadline = this.engine.inFlightDeadline();
+		Instant deadline = this.existingRecords.inFlightDeadline();
 		while (true) {
 			String ownerToken = newOwnerToken();
 			long reserveStart = System.nanoTime();
@@ -57,16 +61,16 @@ final class LeaseModel implements ProtocolModel {
 			try {
 				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
 						this.engine.settings().lease().duration(), retention, atomicCompletion);
-				result = this.engine.timed("reserve", () -> this.engine.store().reserve(request));
+				result = this.reporter.timed("reserve", () -> this.engine.store().reserve(request));
 			}
 			catch (RuntimeException ex) {
-				return this.engine.storeFailed(operation, ex);
+				return this.refusals.storeFailed(operation, ex);
 			}
 			if (result instanceof ReserveResult.Acquired acquired) {
 				Reservation.Lease reservation = new Reservation.Lease(id, ownerToken, operation, acquired.takenOver(),
 						reserveStart, observation);
 				this.heartbeat.keepAlive(reservation);
-				this.engine.report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED,
+				this.reporter.report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED,
 						operation, id);
 				if (acquired.takenOver()) {
 					logger.info("Took over idempotency key " + id.key() + " for " + operation
@@ -75,8 +79,8 @@ final class LeaseModel implements ProtocolModel {
 				return new Decision.Proceed(reservation);
 			}
 			IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
-			fingerprint = IdempotencyEngine.sameRequestFingerprint(existing, fingerprint, call);
-			Decision decision = this.engine.answerExisting(existing, fingerprint, operation, deadline);
+			fingerprint = ExistingRecords.sameRequestFingerprint(existing, fingerprint, call);
+			Decision decision = this.existingRecords.answer(existing, fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
@@ -103,9 +107,9 @@ final class LeaseModel implements ProtocolModel {
 			return new Answer.Own(response);
 		}
 		try {
-			if (this.engine.timed("complete",
+			if (this.reporter.timed("complete",
 					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
-				this.engine.finished(ExecutionResult.COMPLETED, lease);
+				this.reporter.finished(ExecutionResult.COMPLETED, lease);
 			}
 			else {
 				ownershipLost(lease, "complete");
@@ -116,7 +120,7 @@ final class LeaseModel implements ProtocolModel {
 			// the key is not stuck.
 			logger.error("Could not store the response of " + lease
 					+ "; a retry runs it again once the record is released or its lease runs out", ex);
-			this.engine.finished(ExecutionResult.STORE_ERROR, lease);
+			this.reporter.finished(ExecutionResult.STORE_ERROR, lease);
 		}
 		return new Answer.Own(response);
 	}
@@ -134,18 +138,18 @@ final class LeaseModel implements ProtocolModel {
 	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
 		Reservation.Lease lease = lease(reservation);
 		try {
-			if (this.engine.timed("complete",
+			if (this.reporter.timed("complete",
 					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
 				return AtomicOutcome.commit(true);
 			}
 			logger.warn("Could not complete " + lease
 					+ ": another owner took it over; its transaction is rolled back, and another request runs it");
-			return AtomicOutcome.refuse(this.engine.inFlightError(), ExecutionResult.OWNERSHIP_LOST, false);
+			return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.OWNERSHIP_LOST, false);
 		}
 		catch (RuntimeException ex) {
 			logger.error("Could not store the response of " + lease
 					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
-			return AtomicOutcome.refuse(this.engine.transactionRolledBack("its answer could not be recorded"),
+			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
 					ExecutionResult.STORE_ERROR, true);
 		}
 	}
@@ -159,7 +163,7 @@ final class LeaseModel implements ProtocolModel {
 			release(lease(reservation), "its transaction did not commit", result);
 			return;
 		}
-		this.engine.finished(result, reservation);
+		this.reporter.finished(result, reservation);
 	}
 
 	@Override
@@ -170,10 +174,10 @@ final class LeaseModel implements ProtocolModel {
 	/** Releases the record and reports {@code result}, or what prevented the release. */
 	private void release(Reservation.Lease reservation, String reason, ExecutionResult result) {
 		try {
-			if (this.engine.timed("release",
+			if (this.reporter.timed("release",
 					() -> this.engine.store().release(reservation.id(), reservation.ownerToken()))) {
 				logger.debug("Released " + reservation + ": " + reason);
-				this.engine.finished(result, reservation);
+				this.reporter.finished(result, reservation);
 			}
 			else {
 				ownershipLost(reservation, "release");
@@ -181,13 +185,13 @@ final class LeaseModel implements ProtocolModel {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
-			this.engine.finished(ExecutionResult.STORE_ERROR, reservation);
+			this.reporter.finished(ExecutionResult.STORE_ERROR, reservation);
 		}
 	}
 
 	private void ownershipLost(Reservation.Lease reservation, String step) {
 		logger.warn("Could not " + step + " " + reservation + ": another owner took it over; nothing changed");
-		this.engine.finished(ExecutionResult.OWNERSHIP_LOST, reservation);
+		this.reporter.finished(ExecutionResult.OWNERSHIP_LOST, reservation);
 	}
 
 	private static Reservation.Lease lease(Reservation reservation) {

@@ -19,7 +19,7 @@ interface ProtocolModel {
 	/**
 	 * Decides a call with a valid key: run it, replay, or refuse (also when the store
 	 * fails). A reservation it makes carries {@code observation}, stopped when its run is
-	 * {@link IdempotencyEngine#finished finished}.
+	 * {@link EngineReporter#finished finished}.
 	 * @param atomicCompletion whether the door records the answer in the transaction of
 	 * the operation's own writes, on the store's database
 	 * ({@link IdempotencyEngine#begin(IdempotentCall, boolean)})

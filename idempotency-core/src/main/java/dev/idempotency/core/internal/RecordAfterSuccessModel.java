@@ -30,8 +30,18 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 
 	private final IdempotencyEngine engine;
 
-	RecordAfterSuccessModel(IdempotencyEngine engine) {
+	private final EngineReporter reporter;
+
+	private final Refusals refusals;
+
+	private final ExistingRecords existingRecords;
+
+	RecordAfterSuccessModel(IdempotencyEngine engine, EngineReporter reporter, Refusals refusals,
+			ExistingRecords existingRecords) {
 		this.engine = engine;
+		this.reporter = reporter;
+		this.refusals = refusals;
+		this.existingRecords = existingRecords;
 	}
 
 	/**
@@ -44,22 +54,22 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			boolean atomicCompletion) {
 		String operation = call.operation();
 		String fingerprint = call.fingerprint().get();
-		Instant deadline = this.engine.inFlightDeadline();
+		Instant deadline = this.existingRecords.inFlightDeadline();
 		while (true) {
 			Optional<IdempotencyRecord> found;
 			try {
-				found = this.engine.timed("find", () -> this.engine.store().find(id));
+				found = this.reporter.timed("find", () -> this.engine.store().find(id));
 			}
 			catch (RuntimeException ex) {
-				return this.engine.storeFailed(operation, ex);
+				return this.refusals.storeFailed(operation, ex);
 			}
 			if (found.isEmpty()) {
-				this.engine.report(IdempotencyOutcome.EXECUTED, operation, id);
+				this.reporter.report(IdempotencyOutcome.EXECUTED, operation, id);
 				return new Decision.Proceed(
 						new Reservation.RecordAfterSuccess(id, operation, fingerprint, retention, observation));
 			}
-			fingerprint = IdempotencyEngine.sameRequestFingerprint(found.get(), fingerprint, call);
-			Decision decision = this.engine.answerExisting(found.get(), fingerprint, operation, deadline);
+			fingerprint = ExistingRecords.sameRequestFingerprint(found.get(), fingerprint, call);
+			Decision decision = this.existingRecords.answer(found.get(), fingerprint, operation, deadline);
 			if (decision != null) {
 				return decision;
 			}
@@ -97,7 +107,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			}
 			logger.debug("Not recorded " + run + ": status " + response.status()
 					+ " is not a success (record-after-success records 2xx only)");
-			this.engine.finished(ExecutionResult.RELEASED, run);
+			this.reporter.finished(ExecutionResult.RELEASED, run);
 			return new Answer.Own(response);
 		}
 		if (response.body().length > this.engine.settings().maxBodyBytes()) {
@@ -111,11 +121,11 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		catch (RuntimeException ex) {
 			logger.error("Could not record the response of " + run + "; answered unrecorded, a retry runs it again",
 					ex);
-			this.engine.finished(ExecutionResult.STORE_ERROR, run);
+			this.reporter.finished(ExecutionResult.STORE_ERROR, run);
 			return new Answer.Own(response);
 		}
 		if (existing.isEmpty()) {
-			this.engine.finished(ExecutionResult.COMPLETED, run);
+			this.reporter.finished(ExecutionResult.COMPLETED, run);
 			return new Answer.Own(response);
 		}
 		IdempotencyRecord record = existing.get();
@@ -128,7 +138,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 				+ run + ": the key holds " + ((record.state() == RecordState.COMPLETED)
 						? "the record of another request" : "a reservation in progress (lease mode)")
 				+ "; answered with its own response, not recorded");
-		this.engine.finished(ExecutionResult.NOT_RECORDED, run);
+		this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
 		return new Answer.Own(response);
 	}
 
@@ -136,7 +146,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	@Override
 	public void notRecorded(Reservation reservation, String reason, ExecutionResult result) {
 		logger.debug("Not recorded " + reservation + ": " + reason);
-		this.engine.finished(result, reservation);
+		this.reporter.finished(result, reservation);
 	}
 
 	/**
@@ -156,7 +166,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		catch (RuntimeException ex) {
 			logger.error("Could not record the response of " + run
 					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
-			return AtomicOutcome.refuse(this.engine.transactionRolledBack("its answer could not be recorded"),
+			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
 					ExecutionResult.STORE_ERROR, false);
 		}
 		if (existing.isEmpty()) {
@@ -171,17 +181,17 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		if (record.state() == RecordState.COMPLETED) {
 			logger.info("Another request recorded its response under the key of " + run
 					+ " while this one ran; this one's transaction is rolled back and it is refused 422");
-			return AtomicOutcome.refuse(IdempotencyEngine.keyReusedError(), ExecutionResult.NOT_RECORDED, false);
+			return AtomicOutcome.refuse(Refusals.keyReused(), ExecutionResult.NOT_RECORDED, false);
 		}
 		logger.warn("Could not record the response of " + run
 				+ ": the key holds a reservation in progress (lease mode); this one's transaction is rolled back");
-		return AtomicOutcome.refuse(this.engine.inFlightError(), ExecutionResult.NOT_RECORDED, false);
+		return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.NOT_RECORDED, false);
 	}
 
 	/** Nothing was written outside the transaction: there is nothing to free. */
 	@Override
 	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
-		this.engine.finished(result, reservation);
+		this.reporter.finished(result, reservation);
 	}
 
 	@Override
@@ -192,7 +202,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	private Optional<IdempotencyRecord> recordCompleted(Reservation.RecordAfterSuccess run, StoredResponse response) {
 		CompletedRecordRequest request = new CompletedRecordRequest(run.id(), run.fingerprint(), run.operation(),
 				response, run.retention());
-		return this.engine.timed("record_completed", () -> this.engine.store().recordCompleted(request));
+		return this.reporter.timed("record_completed", () -> this.engine.store().recordCompleted(request));
 	}
 
 	/** Whether {@code record} is the completed record of the same request. */
@@ -206,7 +216,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 */
 	private Answer answerRecorded(Reservation.RecordAfterSuccess run, IdempotencyRecord record, String what) {
 		logger.info("Another attempt of " + run + " " + what + "; answering with the recorded response");
-		this.engine.finished(ExecutionResult.ANSWERED_RECORDED, run);
+		this.reporter.finished(ExecutionResult.ANSWERED_RECORDED, run);
 		return new Answer.Recorded(record.completedResponse());
 	}
 
@@ -216,7 +226,8 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 */
 	private @Nullable IdempotencyRecord recordedSuccess(Reservation.RecordAfterSuccess run) {
 		try {
-			IdempotencyRecord record = this.engine.timed("find", () -> this.engine.store().find(run.id())).orElse(null);
+			IdempotencyRecord record = this.reporter.timed("find", () -> this.engine.store().find(run.id()))
+				.orElse(null);
 			return (record != null && isCompletedFor(record, run)) ? record : null;
 		}
 		catch (RuntimeException ex) {

@@ -5,7 +5,9 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
+import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
@@ -91,12 +93,28 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 				new IdempotencyJdbcStoreProperties().getQueryTimeout());
 	}
 
+	/**
+	 * The store's own properties, checked with every other idempotency.* property before
+	 * the store is built (the purge's also apply to a store the application declares).
+	 */
+	@Bean
+	IdempotencyStorePropertyValues idempotencyJdbcStorePropertyValues(IdempotencyJdbcStoreProperties properties) {
+		JdbcIdempotencyDialect dialect = properties.getDialect();
+		return new IdempotencyStorePropertyValues.Jdbc(properties.getPurge().isEnabled(),
+				properties.getPurge().getInterval(), properties.getPurge().getBatchSize(),
+				properties.getPostgresql().getReserveAsynchronousCommit() == JdbcIdempotencyStore.ReserveCommit.ON,
+				(dialect != null && dialect != JdbcIdempotencyDialect.POSTGRESQL) ? dialect.name() : null);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer,
-			ObjectProvider<DataSource> applicationDataSource) {
+			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<IdempotencySettings> settings) {
+		// Every idempotency.* property is checked first, this store's among them, so
+		// that all problems are reported at once and before the database is reached.
+		settings.getIfAvailable();
 		// The table must exist before the first statement: resolving the initializer here
 		// makes the store depend on it. Without the table the application does not start.
 		IdempotencyJdbcSchemaInitializer initializer = schemaInitializer.getIfAvailable();
@@ -115,6 +133,8 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 		}
 		JdbcIdempotencyStore.ReserveCommit reserveCommit = properties.getPostgresql().getReserveAsynchronousCommit();
 		if (reserveCommit == JdbcIdempotencyStore.ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+			// The detected dialect: a dialect set by its property was checked with the
+			// other properties.
 			throw new IllegalStateException("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on"
 					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
 		}

@@ -2,11 +2,14 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import dev.idempotency.autoconfigure.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
+import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -88,11 +91,25 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 				commandTimeout, IdempotencyRedisStoreProperties.DEFAULT_COMMAND_TIMEOUT) : null;
 	}
 
+	/**
+	 * The store's own properties, checked with every other idempotency.* property before
+	 * the store is built.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	IdempotencyStorePropertyValues idempotencyRedisStorePropertyValues(IdempotencyRedisStoreProperties properties) {
+		return new IdempotencyStorePropertyValues.Redis(properties.getReplicasToAck(),
+				properties.getReplicasAckTimeout());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@DependsOn("idempotencyRedisEvictionPolicyCheck")
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
-			IdempotencyRedisStoreProperties properties) {
+			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
+		// Every idempotency.* property is checked first, this store's among them, so
+		// that all problems are reported at once.
+		settings.getIfAvailable();
 		return RedisIdempotencyStore.builder(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix())
 			.replicasToAck(properties.getReplicasToAck())
 			.replicasAckTimeout(properties.getReplicasAckTimeout())

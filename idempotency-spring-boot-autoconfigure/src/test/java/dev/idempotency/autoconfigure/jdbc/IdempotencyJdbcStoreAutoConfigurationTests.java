@@ -8,6 +8,8 @@ import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
@@ -269,6 +271,27 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 				.hasMessageContaining(
 						"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on needs PostgreSQL")
 				.hasMessageContaining("H2"));
+	}
+
+	/**
+	 * The store's own properties are checked with every other idempotency.* property,
+	 * before the store reaches the database: every problem at once, by its property.
+	 */
+	@Test
+	void theStoresPropertiesAreReportedWithTheOthersBeforeTheStoreIsBuilt() {
+		this.runner.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.lifetime=0s",
+					"idempotency.store.jdbc.purge.interval=0s", "idempotency.store.jdbc.purge.batch-size=0",
+					"idempotency.store.jdbc.dialect=mariadb",
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageStartingWith("4 problems: idempotency.lifetime must be positive, was PT0S")
+				.hasMessageContaining("idempotency.store.jdbc.purge.interval must be positive, was PT0S")
+				.hasMessageContaining("idempotency.store.jdbc.purge.batch-size must be at least 1")
+				.hasMessageContaining("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on needs"
+						+ " PostgreSQL, but idempotency.store.jdbc.dialect is MARIADB"));
 	}
 
 	/** Elsewhere the default is durable: no per-transaction equivalent. */

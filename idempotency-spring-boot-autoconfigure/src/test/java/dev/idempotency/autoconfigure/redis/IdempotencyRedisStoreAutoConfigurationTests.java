@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
 
+import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
@@ -291,6 +293,21 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 				assertThat(context).hasNotFailed();
 				assertThat(context).doesNotHaveBean(RedisIdempotencyStore.class);
 			});
+	}
+
+	/**
+	 * The acknowledgement settings are checked with every other idempotency.* property.
+	 */
+	@Test
+	void acknowledgementSettingsAreReportedWithTheOtherProperties() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=redis", "idempotency.lifetime=0s",
+					"idempotency.store.redis.replicas-to-ack=-1")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessage("2 problems: idempotency.lifetime must be positive, was PT0S;"
+						+ " idempotency.store.redis.replicas-to-ack must not be negative, was -1"));
 	}
 
 	@Test

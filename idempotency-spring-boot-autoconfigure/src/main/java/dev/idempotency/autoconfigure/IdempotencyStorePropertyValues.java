@@ -1,0 +1,48 @@
+package dev.idempotency.autoconfigure;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The configured store's own property values that {@link IdempotencyPropertiesValidator}
+ * checks with every other idempotency.* property, so that all problems are reported at
+ * once. A bean of the JDBC and Redis store auto-configurations, made from their
+ * properties; the in-memory store's properties are the core auto-configuration's own.
+ * <p>
+ * Internal: public because the store auto-configurations, in sub-packages, declare it;
+ * not part of the supported API (see docs/api.md).
+ *
+ * @since 0.2.0
+ */
+public sealed interface IdempotencyStorePropertyValues {
+
+	/**
+	 * The JDBC store's.
+	 *
+	 * @param purgeEnabled {@code idempotency.store.jdbc.purge.enabled}
+	 * @param purgeInterval {@code idempotency.store.jdbc.purge.interval}
+	 * @param purgeBatchSize {@code idempotency.store.jdbc.purge.batch-size}
+	 * @param reserveAsynchronousCommitOn whether
+	 * {@code idempotency.store.jdbc.postgresql.reserve-asynchronous-commit} is {@code on}
+	 * @param otherDialect {@code idempotency.store.jdbc.dialect} when it is set to a
+	 * database other than PostgreSQL, else {@code null} (a detected dialect is checked
+	 * once the database told it)
+	 */
+	record Jdbc(boolean purgeEnabled, @Nullable Duration purgeInterval, int purgeBatchSize,
+			boolean reserveAsynchronousCommitOn,
+			@Nullable String otherDialect) implements IdempotencyStorePropertyValues {
+
+	}
+
+	/**
+	 * The Redis store's, when the starter builds the store.
+	 *
+	 * @param replicasToAck {@code idempotency.store.redis.replicas-to-ack}
+	 * @param replicasAckTimeout {@code idempotency.store.redis.replicas-ack-timeout}
+	 */
+	record Redis(int replicasToAck, @Nullable Duration replicasAckTimeout) implements IdempotencyStorePropertyValues {
+
+	}
+
+}
