@@ -11,9 +11,9 @@ import java.util.Map;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
-import dev.idempotency.testing.TcpProxy;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.JdbcTestDatabase;
+import dev.idempotency.test.servers.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package dev.idempotency.resilience;
 
 import java.sql.SQLException;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 /** {@link JdbcStoreOutageTests} on the shared MariaDB, in a database of its own. */
 class MariaDbJdbcStoreOutageTests extends JdbcStoreOutageTests {

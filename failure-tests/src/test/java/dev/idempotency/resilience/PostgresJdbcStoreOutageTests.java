@@ -2,7 +2,7 @@ package dev.idempotency.resilience;
 
 import java.sql.SQLException;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 /** {@link JdbcStoreOutageTests} on the shared PostgreSQL, in a schema of its own. */
 class PostgresJdbcStoreOutageTests extends JdbcStoreOutageTests {

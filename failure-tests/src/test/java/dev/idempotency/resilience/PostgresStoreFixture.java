@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 /**
  * The shared PostgreSQL at 127.0.0.1:5432 (database {@code test}); this run uses a schema

@@ -9,8 +9,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
-import dev.idempotency.store.redis.RedisCluster;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.RedisCluster;
+import dev.idempotency.test.servers.RedisServer;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,7 +81,7 @@ class RedisClusterFailoverWithDefaultSettingsTests {
 	}
 
 	private boolean holdsARecord(int port) {
-		return !RedisCluster.cli(port, "--scan", "--pattern", this.prefix + "*").isBlank();
+		return !RedisServer.cli(port, "--scan", "--pattern", this.prefix + "*").isBlank();
 	}
 
 	/**

@@ -6,8 +6,8 @@ import java.util.Map;
 
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.testing.TcpProxy;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -1,20 +1,14 @@
 package dev.idempotency.resilience;
 
-import java.io.File;
-import java.net.ServerSocket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.stream.Stream;
 
-import dev.idempotency.store.redis.RedisCluster;
-import dev.idempotency.testing.TcpProxy;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.RedisServer;
+import dev.idempotency.test.servers.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,42 +25,25 @@ import static org.assertj.core.api.Assertions.assertThat;
  * without running them, and protect them as soon as Redis answers: nothing the store
  * needs (connection, scripts) may be prepared only at start-up.
  * <p>
- * The Redis is a {@code redis-server} of this test's own, fresh, so that its script cache
- * is empty: the scripts must be loaded by the store's first calls once it answers.
+ * The Redis is a {@code redis-server} of this test's own ({@link RedisServer}), fresh, so
+ * that its script cache is empty: the scripts must be loaded by the store's first calls
+ * once it answers.
  */
 class RedisStoreDownAtStartUpTests {
 
-	private Process redis;
+	private RedisServer redis;
 
 	private int redisPort;
 
-	private Path redisDir;
-
 	@BeforeEach
-	void startRedis() throws Exception {
-		try (ServerSocket probe = new ServerSocket(0)) {
-			this.redisPort = probe.getLocalPort();
-		}
-		this.redisDir = Files.createTempDirectory("idem-redis-down-at-start-");
-		this.redis = new ProcessBuilder("redis-server", "--port", Integer.toString(this.redisPort), "--bind",
-				"127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.redisDir.toString())
-			.redirectErrorStream(true)
-			.redirectOutput(this.redisDir.resolve("redis.log").toFile())
-			.start();
-		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		while (!RedisCluster.cli(this.redisPort, "PING").strip().equals("PONG")) {
-			assertThat(this.redis.isAlive()).as("redis-server runs; see " + this.redisDir).isTrue();
-			assertThat(System.nanoTime()).as("redis-server answers").isLessThan(deadline);
-			Thread.sleep(50);
-		}
+	void startRedis() {
+		this.redis = RedisServer.standalone();
+		this.redisPort = this.redis.port();
 	}
 
 	@AfterEach
-	void stopRedis() throws Exception {
-		this.redis.destroyForcibly().waitFor();
-		try (Stream<Path> files = Files.walk(this.redisDir)) {
-			files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-		}
+	void stopRedis() {
+		this.redis.close();
 	}
 
 	@Test
@@ -94,7 +71,7 @@ class RedisStoreDownAtStartUpTests {
 				assertThat(retry.body()).isEqualTo(first.body());
 				assertThat(node.runs("orders", key)).isEqualTo(1);
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
-				assertThat(RedisCluster.cli(this.redisPort, "INFO", "commandstats"))
+				assertThat(RedisServer.cli(this.redisPort, "INFO", "commandstats"))
 					.as("the scripts were loaded (EVAL after NOSCRIPT) once Redis answered")
 					.contains("cmdstat_eval:calls=");
 			}

@@ -11,6 +11,7 @@ import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.test.TestKeys;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.IdempotencyWebMvcAutoConfiguration;
@@ -131,8 +132,8 @@ class IdempotencyAutoConfigurationTests {
 				for (int i = 0; i < 5; i++) {
 					dev.idempotency.core.internal.Decision decision = engine
 						.begin(new dev.idempotency.core.internal.IdempotentCall("anonymous",
-								java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
-								dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
+								java.util.List.of(TestKeys.newKey()), dev.idempotency.core.KeyFormat.UUID_V7, false,
+								"op", () -> "fp"));
 					assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 					engine.succeeded(
 							java.util.Objects.requireNonNull(
@@ -236,8 +237,7 @@ class IdempotencyAutoConfigurationTests {
 		this.web.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
 			IdempotencyEngine engine = context.getBean(IdempotencyEngine.class);
 			dev.idempotency.core.internal.Decision decision = engine
-				.begin(new dev.idempotency.core.internal.IdempotentCall("s",
-						java.util.List.of(dev.idempotency.testing.TestKeys.newKey()),
+				.begin(new dev.idempotency.core.internal.IdempotentCall("s", java.util.List.of(TestKeys.newKey()),
 						dev.idempotency.core.KeyFormat.UUID_V7, false, "op", () -> "fp"));
 			assertThat(decision).isInstanceOf(dev.idempotency.core.internal.Decision.Proceed.class);
 			assertThat(context.getBean(MeterRegistry.class)

@@ -9,7 +9,7 @@ import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

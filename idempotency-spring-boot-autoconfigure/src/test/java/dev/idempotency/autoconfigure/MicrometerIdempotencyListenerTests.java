@@ -12,7 +12,7 @@ import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

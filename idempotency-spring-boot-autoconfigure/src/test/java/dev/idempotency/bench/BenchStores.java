@@ -18,9 +18,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;

@@ -14,7 +14,7 @@ import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.StoredResponse;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

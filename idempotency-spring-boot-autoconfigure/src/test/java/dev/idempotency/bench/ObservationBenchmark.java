@@ -9,7 +9,7 @@ import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;

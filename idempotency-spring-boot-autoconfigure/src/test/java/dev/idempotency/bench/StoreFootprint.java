@@ -23,7 +23,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;

@@ -5,7 +5,7 @@ import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;

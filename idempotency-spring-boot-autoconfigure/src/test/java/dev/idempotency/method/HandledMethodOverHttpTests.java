@@ -11,7 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.core.IdempotencyErrorType;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;

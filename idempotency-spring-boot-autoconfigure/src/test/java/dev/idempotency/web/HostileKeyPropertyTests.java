@@ -10,12 +10,14 @@ import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.test.TestKeys;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AfterContainer;
+
 import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -139,7 +141,7 @@ class HostileKeyPropertyTests {
 
 	@Provide
 	Arbitrary<String> validKeys() {
-		return Arbitraries.create(dev.idempotency.testing.TestKeys::newKey);
+		return Arbitraries.create(TestKeys::newKey);
 	}
 
 	@Provide

@@ -1,6 +1,6 @@
 package dev.idempotency.web;
 
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -9,7 +9,7 @@ import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;

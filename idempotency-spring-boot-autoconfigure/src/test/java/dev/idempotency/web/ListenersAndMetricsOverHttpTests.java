@@ -13,7 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -2,7 +2,7 @@ package dev.idempotency.web;
 
 import java.sql.SQLException;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 
 import org.springframework.test.context.DynamicPropertyRegistry;

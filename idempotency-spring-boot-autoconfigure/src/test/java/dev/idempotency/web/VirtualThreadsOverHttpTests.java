@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;

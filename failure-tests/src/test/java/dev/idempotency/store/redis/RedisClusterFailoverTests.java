@@ -11,6 +11,8 @@ import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.test.servers.RedisCluster;
+import dev.idempotency.test.servers.RedisServer;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -80,7 +82,7 @@ class RedisClusterFailoverTests {
 				completeWith(acking, replicated);
 
 				cluster.pause(replica);
-				RedisCluster.cli(primary, "CLIENT", "KILL", "TYPE", "replica");
+				RedisServer.cli(primary, "CLIENT", "KILL", "TYPE", "replica");
 				RecordId primaryOnly = idOn(plain, slots);
 				completeWith(plain, primaryOnly);
 				RecordId refused = idOn(plain, slots);

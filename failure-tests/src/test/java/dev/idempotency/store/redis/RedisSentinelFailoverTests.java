@@ -3,6 +3,7 @@ package dev.idempotency.store.redis;
 import java.time.Duration;
 import java.util.UUID;
 
+import dev.idempotency.test.servers.RedisSentinelGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 

@@ -16,8 +16,8 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import liquibase.integration.spring.SpringLiquibase;
 import org.junit.jupiter.api.Test;
 

@@ -13,7 +13,7 @@ import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -15,7 +15,7 @@ import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package dev.idempotency.core.internal;
 import java.time.Instant;
 import java.util.UUID;
 
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -17,6 +17,7 @@ import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 /**
  * Measures the reservation on PostgreSQL with and without

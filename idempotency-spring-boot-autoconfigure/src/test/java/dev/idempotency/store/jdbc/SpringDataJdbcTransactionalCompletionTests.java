@@ -14,6 +14,7 @@ import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

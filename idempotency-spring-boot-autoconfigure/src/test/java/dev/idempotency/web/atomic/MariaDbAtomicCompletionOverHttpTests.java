@@ -1,6 +1,6 @@
 package dev.idempotency.web.atomic;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 /** Atomic completion of the HTTP door on MariaDB. */
 class MariaDbAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOverHttpTests {

@@ -4,8 +4,8 @@ import java.net.URI;
 import java.net.http.HttpResponse;
 import java.util.List;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 

@@ -26,8 +26,8 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;

@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
 
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -2,7 +2,7 @@ package dev.idempotency.web.keys;
 
 import java.util.UUID;
 
-import dev.idempotency.testing.SharedRedis;
+import dev.idempotency.test.servers.SharedRedis;
 import org.junit.jupiter.api.AfterAll;
 
 import org.springframework.test.context.DynamicPropertyRegistry;

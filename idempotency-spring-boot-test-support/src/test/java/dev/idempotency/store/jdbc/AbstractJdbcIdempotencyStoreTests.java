@@ -27,6 +27,7 @@ import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.contract.IdempotencyStoreContractTests;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,8 +40,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * The store contract on one database, plus what only a database store has: dialect

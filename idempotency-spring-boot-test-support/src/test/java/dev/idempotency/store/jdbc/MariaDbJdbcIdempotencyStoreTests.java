@@ -3,6 +3,7 @@ package dev.idempotency.store.jdbc;
 import java.util.Arrays;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.Test;
 
 /** The JDBC store on the MariaDB server at 127.0.0.1:3306, in a database of its own. */

@@ -12,6 +12,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;

@@ -13,6 +13,8 @@ import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.contract.IdempotencyStoreContractTests;
+import dev.idempotency.test.servers.RedisCluster;
+import dev.idempotency.test.servers.RedisServer;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -74,12 +76,12 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			assertThat(this.store.complete(id, owner, response(201, "{}"))).isTrue();
 			String key = redisStore().key(id);
 			String tag = key.substring(key.indexOf('{') + 1, key.indexOf('}'));
-			int slot = Integer.parseInt(RedisCluster.cli(cluster.ports().get(0), "CLUSTER", "KEYSLOT", key).strip());
+			int slot = Integer.parseInt(RedisServer.cli(cluster.ports().get(0), "CLUSTER", "KEYSLOT", key).strip());
 			assertThat(slot).as("the slot of %s is the slot of its hash tag alone", key)
 				.isEqualTo(SlotHash.getSlot(tag));
 			int primary = cluster.masterOfSlot(slot);
-			assertThat(RedisCluster.cli(primary, "EXISTS", key).strip()).isEqualTo("1");
-			assertThat(RedisCluster.cli(primary, "TYPE", key).strip()).isEqualTo("hash");
+			assertThat(RedisServer.cli(primary, "EXISTS", key).strip()).isEqualTo("1");
+			assertThat(RedisServer.cli(primary, "TYPE", key).strip()).isEqualTo("hash");
 			recordsPerPrimary.merge(primary, 1, Integer::sum);
 		}
 		assertThat(recordsPerPrimary.keySet()).containsExactlyInAnyOrderElementsOf(cluster.masters());
@@ -106,10 +108,10 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			for (int i = 0; i < shas.size(); i++) {
 				command[i + 2] = shas.get(i);
 			}
-			assertThat(RedisCluster.cli(primary, command).lines().map(String::strip).toList())
+			assertThat(RedisServer.cli(primary, command).lines().map(String::strip).toList())
 				.as("scripts cached on %d", primary)
 				.containsOnly("1");
-			assertThat(RedisCluster.cli(primary, "INFO", "commandstats")).as("EVALSHA run on %d", primary)
+			assertThat(RedisServer.cli(primary, "INFO", "commandstats")).as("EVALSHA run on %d", primary)
 				.contains("cmdstat_evalsha:calls=");
 		}
 	}

@@ -3,7 +3,8 @@ package dev.idempotency.sample.catalog;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
-import dev.idempotency.store.redis.RedisCluster;
+import dev.idempotency.test.servers.RedisCluster;
+import dev.idempotency.test.servers.RedisServer;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -43,7 +44,7 @@ class RedisClusterStoreEndToEndTests extends SharedStoreEndToEndTests {
 		return RedisCluster.shared()
 			.masters()
 			.stream()
-			.mapToLong((port) -> RedisCluster.cli(port, "--scan", "--pattern", prefix + "*").lines().count())
+			.mapToLong((port) -> RedisServer.cli(port, "--scan", "--pattern", prefix + "*").lines().count())
 			.sum();
 	}
 

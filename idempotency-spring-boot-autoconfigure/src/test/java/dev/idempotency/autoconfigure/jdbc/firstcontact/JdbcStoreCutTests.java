@@ -6,9 +6,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-import dev.idempotency.testing.TcpProxy;
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
-import dev.idempotency.testing.TestKeys;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.JdbcTestDatabase;
+import dev.idempotency.test.servers.TcpProxy;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import dev.idempotency.sample.catalog.support.JdbcStores;
-import dev.idempotency.store.redis.RedisCluster;
+import dev.idempotency.test.servers.RedisCluster;
 
 /**
  * Where a chaos run keeps its idempotency records, and the faults it puts on them besides

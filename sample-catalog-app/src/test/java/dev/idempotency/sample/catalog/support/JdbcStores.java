@@ -6,7 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import dev.idempotency.store.jdbc.JdbcTestDatabase;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
 

@@ -1,4 +1,4 @@
-package dev.idempotency.store.jdbc;
+package dev.idempotency.test.servers;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

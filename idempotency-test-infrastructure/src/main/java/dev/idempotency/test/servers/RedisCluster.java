@@ -1,17 +1,13 @@
-package dev.idempotency.store.redis;
+package dev.idempotency.test.servers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -23,9 +19,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * A real Redis Cluster on this machine for tests: {@code masters} primaries with one
- * replica each, started from Java with the {@code redis-server} and {@code redis-cli}
- * binaries on the {@code PATH} (Redis 7), so that {@code ./mvnw verify} needs nothing
- * started by hand.
+ * replica each, started from Java ({@link RedisServer}, and {@code redis-cli} for
+ * {@code --cluster create}) with the binaries on the {@code PATH} (Redis 7), so that
+ * {@code ./mvnw verify} needs nothing started by hand.
  * <p>
  * Each node runs in its own temporary directory (no persistence: {@code save ""},
  * {@code appendonly no}), on a port picked at run time whose cluster bus port (port +
@@ -37,13 +33,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 public final class RedisCluster implements AutoCloseable {
 
-	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
-
-	private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+	private static final Duration READY_TIMEOUT = RedisServer.READY_TIMEOUT;
 
 	private static @Nullable RedisCluster shared;
 
-	private final List<Node> nodes = new ArrayList<>();
+	private final List<RedisServer> nodes = new ArrayList<>();
 
 	private final Path directory;
 
@@ -87,13 +81,13 @@ public final class RedisCluster implements AutoCloseable {
 			for (int i = 0; i < masters * 2; i++) {
 				cluster.nodes.add(cluster.startNode());
 			}
-			for (Node node : cluster.nodes) {
-				cluster.awaitPing(node);
+			for (RedisServer node : cluster.nodes) {
+				node.awaitPong();
 			}
 			List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
-			cluster.nodes.forEach((node) -> create.add("127.0.0.1:" + node.port));
+			cluster.nodes.forEach((node) -> create.add("127.0.0.1:" + node.port()));
 			create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
-			String output = run(create);
+			String output = RedisServer.run(create);
 			if (!output.contains("[OK] All 16384 slots covered")) {
 				throw new IllegalStateException("redis-cli --cluster create failed:\n" + output);
 			}
@@ -130,12 +124,12 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private boolean allAlive() {
-		return this.nodes.stream().allMatch((node) -> node.process.isAlive());
+		return this.nodes.stream().allMatch((node) -> node.isAlive());
 	}
 
 	/** The ports of every node, primaries and replicas. */
 	public List<Integer> ports() {
-		return this.nodes.stream().map((node) -> node.port).toList();
+		return this.nodes.stream().map(RedisServer::port).toList();
 	}
 
 	/**
@@ -143,11 +137,11 @@ public final class RedisCluster implements AutoCloseable {
 	 * primary that failed keeps the slot until a replica has been promoted).
 	 */
 	public int masterOfSlot(int slot) {
-		for (Node node : this.nodes) {
-			if (!node.process.isAlive()) {
+		for (RedisServer node : this.nodes) {
+			if (!node.isAlive()) {
 				continue;
 			}
-			for (String line : cli(node.port, "CLUSTER", "NODES").lines().toList()) {
+			for (String line : cli(node.port(), "CLUSTER", "NODES").lines().toList()) {
 				String[] fields = line.split(" ");
 				// a failed primary keeps its slots in the table until a replica takes
 				// them over
@@ -193,9 +187,9 @@ public final class RedisCluster implements AutoCloseable {
 	/** The ports of the live primaries. */
 	public List<Integer> masters() {
 		List<Integer> masters = new ArrayList<>();
-		for (Node node : this.nodes) {
-			if (node.process.isAlive() && cli(node.port, "ROLE").startsWith("master")) {
-				masters.add(node.port);
+		for (RedisServer node : this.nodes) {
+			if (node.isAlive() && cli(node.port(), "ROLE").startsWith("master")) {
+				masters.add(node.port());
 			}
 		}
 		return masters;
@@ -229,44 +223,30 @@ public final class RedisCluster implements AutoCloseable {
 	 * nothing.
 	 */
 	public void pause(int port) {
-		signal(port, "-STOP");
+		node(port).pause();
 	}
 
 	/** Lets a paused node run again (SIGCONT). */
 	public void resume(int port) {
-		signal(port, "-CONT");
-	}
-
-	private void signal(int port, String signal) {
-		run(List.of("kill", signal, Long.toString(node(port).process.pid())));
+		node(port).resume();
 	}
 
 	/** Kills the node on {@code port} with SIGKILL, as a crash would. */
 	public void kill(int port) {
-		Node node = node(port);
-		node.process.destroyForcibly();
-		try {
-			node.process.waitFor(10, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+		node(port).kill();
 	}
 
 	/** Runs a command on every live node (for instance {@code SCRIPT FLUSH}). */
 	public void onEveryNode(String... command) {
-		for (Node node : this.nodes) {
-			if (node.process.isAlive()) {
-				cli(node.port, command);
+		for (RedisServer node : this.nodes) {
+			if (node.isAlive()) {
+				cli(node.port(), command);
 			}
 		}
 	}
 
-	/** Runs {@code redis-cli -p port command...} and returns its output. */
-	public static String cli(int port, String... command) {
-		List<String> arguments = new ArrayList<>(List.of("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port)));
-		arguments.addAll(List.of(command));
-		return run(arguments);
+	private static String cli(int port, String... command) {
+		return RedisServer.cli(port, command);
 	}
 
 	/**
@@ -275,7 +255,7 @@ public final class RedisCluster implements AutoCloseable {
 	 */
 	public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
 		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
-		this.nodes.forEach((node) -> configuration.clusterNode("127.0.0.1", node.port));
+		this.nodes.forEach((node) -> configuration.clusterNode("127.0.0.1", node.port()));
 		ClusterTopologyRefreshOptions refresh = ClusterTopologyRefreshOptions.builder()
 			.enablePeriodicRefresh(Duration.ofSeconds(1))
 			.enableAllAdaptiveRefreshTriggers()
@@ -301,18 +281,18 @@ public final class RedisCluster implements AutoCloseable {
 		String last = "";
 		while (System.nanoTime() < deadline) {
 			boolean ok = true;
-			for (Node node : this.nodes) {
-				if (node.process.isAlive()) {
-					last = cli(node.port, "CLUSTER", "INFO");
+			for (RedisServer node : this.nodes) {
+				if (node.isAlive()) {
+					last = cli(node.port(), "CLUSTER", "INFO");
 					ok &= last.contains("cluster_state:ok") && last.contains("cluster_slots_ok:16384");
-					String replication = cli(node.port, "INFO", "replication");
+					String replication = cli(node.port(), "INFO", "replication");
 					ok &= !replication.contains("role:slave") || replication.contains("master_link_status:up");
 				}
 			}
 			if (ok) {
 				return;
 			}
-			RedisProcesses.sleep(100);
+			RedisServer.sleep(100);
 		}
 		throw new IllegalStateException("the cluster is not ok after " + READY_TIMEOUT + ":\n" + last);
 	}
@@ -332,7 +312,7 @@ public final class RedisCluster implements AutoCloseable {
 				if (System.nanoTime() > deadline) {
 					throw ex;
 				}
-				RedisProcesses.sleep(100);
+				RedisServer.sleep(100);
 			}
 		}
 	}
@@ -349,12 +329,12 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private void stopAll() {
-		RedisProcesses.stopAll(this.nodes.stream().map(Node::process).toList(), this.directory);
+		RedisServer.stopAll(this.nodes, this.directory);
 	}
 
-	private Node node(int port) {
+	private RedisServer node(int port) {
 		return this.nodes.stream()
-			.filter((node) -> node.port == port)
+			.filter((node) -> node.port() == port)
 			.findFirst()
 			.orElseThrow(() -> new IllegalArgumentException("no node on port " + port));
 	}
@@ -365,63 +345,25 @@ public final class RedisCluster implements AutoCloseable {
 	 * promoted in its place); its data comes back from its primary, not from disk.
 	 */
 	public void restart(int port) {
-		Node old = node(port);
-		if (old.process.isAlive()) {
+		RedisServer old = node(port);
+		if (old.isAlive()) {
 			throw new IllegalStateException("the node on " + port + " is running");
 		}
-		Node restarted = startNode(port, old.dir);
+		RedisServer restarted = startNode(port, old.dir());
 		this.nodes.set(this.nodes.indexOf(old), restarted);
-		awaitPing(restarted);
+		restarted.awaitPong();
 	}
 
-	private Node startNode() {
-		for (int attempt = 0; attempt < 20; attempt++) {
-			int port = ThreadLocalRandom.current().nextInt(20000, 30000);
-			if (!RedisProcesses.free(port) || !RedisProcesses.free(port + 10000)) {
-				continue;
-			}
-			Path dir = this.directory.resolve(Integer.toString(port));
-			try {
-				Files.createDirectories(dir);
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-			return startNode(port, dir);
-		}
-		throw new IllegalStateException("no free port pair for a cluster node");
+	private RedisServer startNode() {
+		int port = RedisServer.freePort(20000, 30000, true);
+		return startNode(port, this.directory.resolve(Integer.toString(port)));
 	}
 
-	private static Node startNode(int port, Path dir) {
-		return new Node(port, RedisProcesses.start(dir,
-				List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1", "--cluster-enabled",
-						"yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000", "--dir",
-						dir.toString(), "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
-						"--daemonize", "no", "--logfile", dir.resolve("redis.log").toString())),
-				dir);
-	}
-
-	private void awaitPing(Node node) {
-		RedisProcesses.awaitPong(node.port, node.process, node.dir);
-	}
-
-	private static String run(List<String> command) {
-		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-			process.waitFor(30, TimeUnit.SECONDS);
-			return output;
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("cannot run " + command, ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private record Node(int port, Process process, Path dir) {
+	private static RedisServer startNode(int port, Path dir) {
+		List<String> arguments = new ArrayList<>(RedisServer.arguments(port, dir));
+		arguments.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+				"--cluster-node-timeout", "2000"));
+		return RedisServer.start(port, dir, arguments);
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.idempotency.testing;
+package dev.idempotency.test;
 
 import java.security.SecureRandom;
 import java.time.Instant;

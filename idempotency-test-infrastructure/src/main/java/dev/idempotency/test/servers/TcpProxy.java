@@ -1,4 +1,4 @@
-package dev.idempotency.testing;
+package dev.idempotency.test.servers;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package dev.idempotency.testing;
+package dev.idempotency.test.servers;
 
 import java.time.Duration;
 import java.util.ArrayList;
