@@ -320,7 +320,7 @@ final class IdempotencyPropertiesValidator {
 	private boolean positive(@Nullable Duration value, String property) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			add(property, property + " must be positive, was " + value,
-					"Set " + property + " to a positive duration, such as 10s.");
+					"Set " + property + " to a positive duration, or remove it for the default.");
 			return false;
 		}
 		return true;

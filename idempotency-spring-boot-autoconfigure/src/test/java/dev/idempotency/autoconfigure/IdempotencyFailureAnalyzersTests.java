@@ -87,7 +87,7 @@ class IdempotencyFailureAnalyzersTests {
 					+ "    - idempotency.request.max-body-size must be zero or more, was -1B.\n"
 					+ "    - idempotency.store.memory.max-entries must be positive, was 0.\n")
 			.contains("Action:\n\n    - Set idempotency.heartbeat-interval to at most PT2S or idempotency.lease to at"
-					+ " least PT7S.\n    - Set idempotency.in-flight.poll-interval to a positive duration, such as 10s.\n"
+					+ " least PT7S.\n    - Set idempotency.in-flight.poll-interval to a positive duration, or remove it for the default.\n"
 					+ "    - Set idempotency.request.max-body-size to a size such as 1MB, or remove it for the default.\n"
 					+ "    - Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
 	}

@@ -61,8 +61,8 @@ class IdempotencyPropertiesTests {
 		noPolling.getInFlight().setPollInterval(Duration.ZERO);
 		assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(() -> validate(noPolling))
 			.withMessage("idempotency.in-flight.poll-interval must be positive, was PT0S")
-			.satisfies((ex) -> assertThat(ex.action())
-				.isEqualTo("Set idempotency.in-flight.poll-interval to a positive duration, such as 10s."));
+			.satisfies((ex) -> assertThat(ex.action()).isEqualTo(
+					"Set idempotency.in-flight.poll-interval to a positive duration, or remove it for the default."));
 
 		IdempotencyProperties negativeRetryAfter = new IdempotencyProperties();
 		negativeRetryAfter.getStore().setRetryAfter(Duration.ofSeconds(-1));
@@ -126,7 +126,7 @@ class IdempotencyPropertiesTests {
 			.satisfies((ex) -> assertThat(ex.properties()).contains("idempotency.lifetime", "idempotency.lease",
 					"idempotency.store.memory.max-share-per-scope"))
 			.satisfies((ex) -> assertThat(ex.action().lines()).hasSize(13)
-				.contains("Set idempotency.lifetime to a positive duration, such as 10s."));
+				.contains("Set idempotency.lifetime to a positive duration, or remove it for the default."));
 	}
 
 	/** The lease is compared with the store's timeout only when both are known. */
