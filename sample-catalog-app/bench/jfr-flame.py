@@ -8,9 +8,11 @@ Usage:
 --through keeps only the samples whose stack passes through a frame whose class name
 starts with that prefix (dots or slashes), so the graph shows where the starter's own
 path spends its CPU; the title says how many samples that is of all. --pass-through names
-frames that only hand the call on (the filter around the whole request) and do not count;
---trim cuts each kept stack below its first counted frame, so the starter's parts are the roots. Frames are drawn
-root at the bottom, width proportional to samples, one colour per top-level package.
+frames that only hand the call on (the filter around the whole request) and do not count,
+--not packages under the prefix that are not the starter's (the application's own); --trim
+cuts each kept stack below its first counted frame, so the starter's parts are the roots.
+Frames are drawn root at the bottom, width proportional to samples, one colour per
+top-level package.
 """
 
 import argparse
