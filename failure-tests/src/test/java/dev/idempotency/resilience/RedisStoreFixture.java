@@ -1,18 +1,11 @@
 package dev.idempotency.resilience;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.Cursor;
-import org.springframework.data.redis.core.ScanOptions;
+import dev.idempotency.test.servers.SharedRedis;
 
 /**
  * The shared Redis at 127.0.0.1:6379; this run writes under
@@ -46,24 +39,7 @@ final class RedisStoreFixture implements StoreFixture {
 
 	@Override
 	public void close() {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", PORT),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(10)).build());
-		factory.afterPropertiesSet();
-		factory.start();
-		try (RedisConnection connection = factory.getConnection()) {
-			List<byte[]> keys = new ArrayList<>();
-			try (Cursor<byte[]> cursor = connection.keyCommands()
-				.scan(ScanOptions.scanOptions().match(this.prefix + "*").count(1000).build())) {
-				cursor.forEachRemaining(keys::add);
-			}
-			for (byte[] key : keys) {
-				connection.keyCommands().del(key);
-			}
-		}
-		finally {
-			factory.destroy();
-		}
+		SharedRedis.deleteKeys(this.prefix);
 	}
 
 	@Override
