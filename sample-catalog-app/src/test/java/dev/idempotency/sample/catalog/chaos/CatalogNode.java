@@ -27,7 +27,7 @@ final class CatalogNode implements AutoCloseable {
 		this.port = ChildJvm.freePort();
 		this.spec = ChildJvm.of(SampleCatalogApplication.class)
 			.name(name)
-			.jvmOptions("-Xmx384m", "-XX:TieredStopAtLevel=1")
+			.jvmOptions("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 			.arguments("--server.port=" + this.port)
 			.arguments(arguments)
 			.appendLog(log);
