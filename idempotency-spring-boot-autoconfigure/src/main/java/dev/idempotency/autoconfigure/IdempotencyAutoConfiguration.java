@@ -3,6 +3,8 @@ package dev.idempotency.autoconfigure;
 import java.time.Clock;
 import java.util.List;
 
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencyTemplate;

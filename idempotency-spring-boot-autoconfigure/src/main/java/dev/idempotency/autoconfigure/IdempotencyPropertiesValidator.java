@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;

@@ -12,9 +12,11 @@ import java.util.Set;
  * what to set, for {@link InvalidIdempotencySettingsFailureAnalyzer}. Every problem found
  * is reported at once.
  * <p>
- * Internal: a start-up failure that applications do not catch, thrown by
- * {@code IdempotencyPropertiesValidator} (the client's properties included); still public
- * (see docs/api.md).
+ * Thrown at start-up, when the context is refreshed, for the idempotency.* properties the
+ * client's included; an application's test of its own configuration can assert on it and
+ * on its {@link #problems()} (the properties named are the property names as set, such as
+ * {@code idempotency.lease}). A store auto-configuration of your own may throw it too, so
+ * that its problems are reported the same way.
  *
  * @since 0.1.0
  */

@@ -2,6 +2,8 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Duration;
 
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 

@@ -5,8 +5,8 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.IdempotencyStorePropertyValues;
-import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
@@ -95,14 +95,34 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 
 	/**
 	 * The store's own properties, checked with every other idempotency.* property before
-	 * the store is built (the purge's also apply to a store the application declares).
+	 * the store is built.
 	 */
 	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
 	IdempotencyStorePropertyValues idempotencyJdbcStorePropertyValues(IdempotencyJdbcStoreProperties properties) {
+		return propertyValues(properties, true);
+	}
+
+	/**
+	 * With a store the application declares, only the purge's properties apply (the purge
+	 * runs over a {@link JdbcIdempotencyStore} the application declares too); the store's
+	 * own settings, such as the asynchronous commit of reservations, are set in the
+	 * application's code.
+	 */
+	@Bean
+	@ConditionalOnBean(IdempotencyStore.class)
+	IdempotencyStorePropertyValues idempotencyJdbcDeclaredStorePropertyValues(
+			IdempotencyJdbcStoreProperties properties) {
+		return propertyValues(properties, false);
+	}
+
+	private static IdempotencyStorePropertyValues propertyValues(IdempotencyJdbcStoreProperties properties,
+			boolean starterBuildsStore) {
 		JdbcIdempotencyDialect dialect = properties.getDialect();
 		return new IdempotencyStorePropertyValues.Jdbc(properties.getPurge().isEnabled(),
 				properties.getPurge().getInterval(), properties.getPurge().getBatchSize(),
-				properties.getPostgresql().getReserveAsynchronousCommit() == JdbcIdempotencyStore.ReserveCommit.ON,
+				starterBuildsStore && properties.getPostgresql()
+					.getReserveAsynchronousCommit() == JdbcIdempotencyStore.ReserveCommit.ON,
 				(dialect != null && dialect != JdbcIdempotencyDialect.POSTGRESQL) ? dialect.name() : null);
 	}
 

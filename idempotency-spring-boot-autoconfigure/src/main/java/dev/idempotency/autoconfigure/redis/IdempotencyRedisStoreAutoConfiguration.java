@@ -2,8 +2,8 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
-import dev.idempotency.autoconfigure.IdempotencyStorePropertyValues;
-import dev.idempotency.autoconfigure.IdempotencyStoreTimeout;
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;

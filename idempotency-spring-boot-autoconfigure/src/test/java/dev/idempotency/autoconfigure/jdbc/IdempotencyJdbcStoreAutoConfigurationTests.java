@@ -294,6 +294,29 @@ class IdempotencyJdbcStoreAutoConfigurationTests {
 						+ " PostgreSQL, but idempotency.store.jdbc.dialect is MARIADB"));
 	}
 
+	/**
+	 * The asynchronous commit is a setting of the store the starter builds: with a store
+	 * of the application's own it does nothing, so it is not checked against the dialect,
+	 * while the purge's properties, which still apply, are.
+	 */
+	@Test
+	void withTheApplicationsOwnStoreOnlyThePurgePropertiesAreChecked() {
+		this.runner.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.withUserConfiguration(UserStoreConfiguration.class)
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.dialect=mariadb",
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyStore.class));
+		this.runner.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.withUserConfiguration(UserStoreConfiguration.class)
+			.withPropertyValues("idempotency.store.type=jdbc", "idempotency.store.jdbc.dialect=mariadb",
+					"idempotency.store.jdbc.postgresql.reserve-asynchronous-commit=on",
+					"idempotency.store.jdbc.purge.batch-size=0")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageStartingWith("idempotency.store.jdbc.purge.batch-size must be at least 1"));
+	}
+
 	/** Elsewhere the default is durable: no per-transaction equivalent. */
 	@Test
 	void reserveAsynchronousCommitIsOffByDefaultOnAnotherDatabase() {

@@ -1,15 +1,12 @@
-package dev.idempotency.autoconfigure;
+package dev.idempotency.autoconfigure.internal;
 
 import java.time.Duration;
 
 /**
  * The longest one call of the configured store may take, as its auto-configuration knows
  * it, for the start-up check that a running owner's lease outlives a heartbeat that waits
- * that long ({@link IdempotencyPropertiesValidator}). A bean of the JDBC and Redis store
+ * that long ({@code IdempotencyPropertiesValidator}). A bean of the JDBC and Redis store
  * auto-configurations; the in-memory store has none.
- * <p>
- * Internal: public because the store auto-configurations, in sub-packages, declare it;
- * not part of the supported API (see docs/api.md).
  *
  * @param property the property that sets it, such as
  * {@code idempotency.store.jdbc.query-timeout}
@@ -21,7 +18,7 @@ import java.time.Duration;
 public record IdempotencyStoreTimeout(String property, Duration timeout, Duration defaultTimeout) {
 
 	/** Whether a call is bounded at all. */
-	boolean bounded() {
+	public boolean bounded() {
 		return !this.timeout.isNegative() && !this.timeout.isZero();
 	}
 

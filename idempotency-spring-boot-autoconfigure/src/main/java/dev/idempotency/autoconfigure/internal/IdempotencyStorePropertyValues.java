@@ -1,17 +1,14 @@
-package dev.idempotency.autoconfigure;
+package dev.idempotency.autoconfigure.internal;
 
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * The configured store's own property values that {@link IdempotencyPropertiesValidator}
+ * The configured store's own property values that {@code IdempotencyPropertiesValidator}
  * checks with every other idempotency.* property, so that all problems are reported at
  * once. A bean of the JDBC and Redis store auto-configurations, made from their
  * properties; the in-memory store's properties are the core auto-configuration's own.
- * <p>
- * Internal: public because the store auto-configurations, in sub-packages, declare it;
- * not part of the supported API (see docs/api.md).
  *
  * @since 0.2.0
  */
