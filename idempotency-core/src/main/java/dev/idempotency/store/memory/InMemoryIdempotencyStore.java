@@ -3,6 +3,7 @@ package dev.idempotency.store.memory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,6 +69,20 @@ import org.jspecify.annotations.Nullable;
  * @since 0.1.0
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
+
+	/**
+	 * Records and estimated bytes (counted as described on the class) that a scope holds.
+	 *
+	 * @param records the records, expired ones not yet dropped included
+	 * @param bytes their estimated retained bytes
+	 * @since 0.2.0
+	 */
+	public record Usage(long records, long bytes) {
+
+		/** Nothing held. */
+		public static final Usage NONE = new Usage(0, 0);
+
+	}
 
 	/**
 	 * What a reservation or completion that does not fit gets once expired records are
@@ -286,38 +301,37 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return this.reclaimer.oldestRecordAge();
 	}
 
-	// Package-private: the tests compare the counts with the entries walked now.
-
-	long recountBytes() {
-		return this.reclaimer.recountBytes(null);
-	}
-
-	int recountEntries() {
-		return this.entries.size();
-	}
-
-	long recountEntries(String scope) {
-		return this.reclaimer.recountEntries(scope);
-	}
-
-	long recountBytes(String scope) {
-		return this.reclaimer.recountBytes(scope);
-	}
-
-	int indexedExpiries() {
-		return this.byExpiry.size();
-	}
-
-	long recordsVisitedByPurge() {
+	/**
+	 * Records the purge has looked at since the store was created, by
+	 * {@link #purgeExpired(int)} and by a change that makes room: expired records only,
+	 * as it stops at the first record that has not expired; a refused change looks at
+	 * none. Set beside the records dropped to see what purging costs.
+	 * @since 0.2.0
+	 */
+	public long purgeVisits() {
 		return this.reclaimer.recordsVisitedByPurge();
 	}
 
-	long[] scopeUsage(String scope) {
-		return this.quota.scopeUsage(scope);
+	/**
+	 * What {@code scope} holds now, by the running counts its share is checked against
+	 * ({@link Builder#maxSharePerScope(double)}); {@link Usage#NONE} for a scope that
+	 * holds nothing, and for every scope when there is no share (a share of 1, whose
+	 * counts are not kept).
+	 * @param scope the scope of the records, as in {@link RecordId#scope()}
+	 * @since 0.2.0
+	 */
+	public Usage usage(String scope) {
+		return this.quota.usage(scope);
 	}
 
-	int countedScopes() {
-		return this.quota.countedScopes();
+	/**
+	 * Every scope that holds records now, with what it holds: which tenant fills the
+	 * store. A copy of the running counts, taken scope by scope while the store changes;
+	 * empty when there is no share (see {@link #usage(String)}).
+	 * @since 0.2.0
+	 */
+	public Map<String, Usage> usageByScope() {
+		return this.quota.usageByScope();
 	}
 
 	private ReserveResult tryReserve(ReserveRequest request) {

@@ -1,7 +1,9 @@
 package dev.idempotency.store.memory;
 
 import java.time.Instant;
+import java.util.Collections;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -244,19 +246,22 @@ final class InMemoryQuota {
 		return this.scopes != null && this.scopesPastShare.get() > 0;
 	}
 
-	/**
-	 * Records, bytes and indexed expiries (only with {@link OnFull#REFUSE}) counted for
-	 * {@code scope}: zeros for none, or no share.
-	 */
-	long[] scopeUsage(String scope) {
+	/** What {@code scope} holds by the running counts; none without a share. */
+	InMemoryIdempotencyStore.Usage usage(String scope) {
 		ScopeUsage usage = (this.scopes != null) ? this.scopes.get(scope) : null;
-		return (usage != null) ? new long[] { usage.entries, usage.bytes, usage.expiries.size() }
-				: new long[] { 0, 0, 0 };
+		return (usage != null) ? new InMemoryIdempotencyStore.Usage(usage.entries, usage.bytes)
+				: InMemoryIdempotencyStore.Usage.NONE;
 	}
 
-	/** Scopes with a usage counted; none once the store is empty. */
-	int countedScopes() {
-		return (this.scopes != null) ? this.scopes.size() : 0;
+	/** Every scope counted now, with what it holds; empty without a share. */
+	Map<String, InMemoryIdempotencyStore.Usage> usageByScope() {
+		if (this.scopes == null) {
+			return Map.of();
+		}
+		Map<String, InMemoryIdempotencyStore.Usage> copy = new TreeMap<>();
+		this.scopes
+			.forEach((scope, usage) -> copy.put(scope, new InMemoryIdempotencyStore.Usage(usage.entries, usage.bytes)));
+		return Collections.unmodifiableMap(copy);
 	}
 
 	/** What one scope holds; read and changed only inside its compute. */

@@ -235,22 +235,4 @@ final class InMemoryReclaimer {
 		return freed[0];
 	}
 
-	/**
-	 * The weights of the entries of {@code scope} (of all for {@code null}), walked now.
-	 */
-	long recountBytes(@Nullable String scope) {
-		long total = 0;
-		for (Map.Entry<RecordId, InMemoryEntry> entry : this.entries.entrySet()) {
-			if (scope == null || entry.getKey().scope().equals(scope)) {
-				total += entry.getValue().weight(entry.getKey());
-			}
-		}
-		return total;
-	}
-
-	/** The entries of {@code scope}, walked now. */
-	long recountEntries(String scope) {
-		return this.entries.keySet().stream().filter((id) -> id.scope().equals(scope)).count();
-	}
-
 }

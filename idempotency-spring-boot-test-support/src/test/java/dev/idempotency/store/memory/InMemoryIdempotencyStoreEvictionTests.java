@@ -3,6 +3,7 @@ package dev.idempotency.store.memory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -23,6 +24,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore.OnFull;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore.Usage;
 import dev.idempotency.store.memory.InMemoryIdempotencyStoreTests.MutableClock;
 import org.junit.jupiter.api.Test;
 
@@ -200,8 +202,8 @@ class InMemoryIdempotencyStoreEvictionTests {
 		RecordId alicesSixth = completed(store, "alice", 10);
 		assertThat(store.find(alice.get(0))).as("alice, at her share, evicts her own oldest").isEmpty();
 		assertThat(store.find(alicesSixth)).isPresent();
-		assertThat(store.scopeUsage("alice")[0]).isEqualTo(5);
-		assertThat(store.scopeUsage("mallory")[0]).isEqualTo(5);
+		assertThat(store.usage("alice").records()).isEqualTo(5);
+		assertThat(store.usage("mallory").records()).isEqualTo(5);
 		assertInvariants(store);
 	}
 
@@ -222,7 +224,7 @@ class InMemoryIdempotencyStoreEvictionTests {
 		}
 		assertThatExceptionOfType(IdempotencyStoreFullException.class)
 			.isThrownBy(() -> store.reserve(reserve("mallory", DAY)));
-		assertThat(store.scopeUsage("alice")[0]).as("mallory could not take alice's records").isEqualTo(5);
+		assertThat(store.usage("alice").records()).as("mallory could not take alice's records").isEqualTo(5);
 		assertThat(store.reserve(reserve("alice", DAY))).isInstanceOf(ReserveResult.Acquired.class);
 		assertInvariants(store);
 	}
@@ -309,23 +311,35 @@ class InMemoryIdempotencyStoreEvictionTests {
 		assertThat(lost.get()).as("live records evicted").isZero();
 		assertThat(store.evictions()).as("completed records made room").isPositive();
 		assertThat(refusals.get()).as("at most 40 live records in a store of 300: never full of live ones").isZero();
-		assertInvariants(store);
 		for (RecordId id : live.keySet()) {
 			assertThat(store.find(id)).isPresent();
 		}
+		assertInvariants(store);
 	}
 
+	/**
+	 * The running counts add up, the scopes' to the store's, and they are the records
+	 * held: once every record has expired, the purge drops as many as were counted, and
+	 * every count is back at zero, with no record left in the expiry order and no scope
+	 * counted. Ends what the store holds: the last check of a test.
+	 */
 	private void assertInvariants(InMemoryIdempotencyStore store) {
-		assertThat(store.retainedBytes()).isEqualTo(store.recountBytes());
-		assertThat(store.size()).isEqualTo(store.recountEntries()).isEqualTo(store.indexedExpiries());
-		for (String scope : List.of("s", "anonymous", "alice", "mallory", "user:a", "user:b", "user:c")) {
-			long[] usage = store.scopeUsage(scope);
-			if (store.maxSharePerScope() < 1) {
-				assertThat(usage[0]).as("records of " + scope).isEqualTo(store.recountEntries(scope));
-				assertThat(usage[1]).as("bytes of " + scope).isEqualTo(store.recountBytes(scope));
-				assertThat(usage[2]).as("no expiry index per scope when evicting").isZero();
-			}
+		Collection<Usage> usages = store.usageByScope().values();
+		if (store.maxSharePerScope() < 1) {
+			assertThat(usages).allSatisfy((usage) -> assertThat(usage.records()).isPositive());
+			assertThat(usages.stream().mapToLong(Usage::records).sum()).isEqualTo(store.size());
+			assertThat(usages.stream().mapToLong(Usage::bytes).sum()).isEqualTo(store.retainedBytes());
 		}
+		else {
+			assertThat(usages).as("no counts per scope without a share").isEmpty();
+		}
+		int held = store.size();
+		this.clock.advance(DAY.multipliedBy(3));
+		assertThat(store.purgeExpired(Integer.MAX_VALUE)).as("records dropped, once all expired").isEqualTo(held);
+		assertThat(store.size()).isZero();
+		assertThat(store.retainedBytes()).isZero();
+		assertThat(store.usageByScope()).isEmpty();
+		assertThat(store.oldestRecordAge()).as("nothing left in the expiry order").isZero();
 	}
 
 	private RecordId completed(InMemoryIdempotencyStore store, String scope, int bodyBytes) {

@@ -25,6 +25,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.contract.IdempotencyStoreContractTests;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore.Usage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -124,7 +125,7 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(stored).isBetween(2, 3);
 		assertThat(refusal).isNotNull();
 		assertThat(refusal.getMessage()).contains("idempotency.store.memory.max-bytes").contains("300000");
-		assertThat(store.retainedBytes()).isEqualTo(store.recountBytes());
+		assertCountsReturnToZero(store);
 	}
 
 	@Test
@@ -167,7 +168,8 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		store.reserve(third);
 		assertThat(store.complete(third.id(), third.ownerToken(), response(80_000))).isTrue();
 		assertThat(store.size()).isEqualTo(1);
-		assertThat(store.retainedBytes()).isEqualTo(store.recountBytes()).isGreaterThan(80_000);
+		assertThat(store.retainedBytes()).isGreaterThan(80_000);
+		assertCountsReturnToZero(store);
 	}
 
 	@Test
@@ -228,12 +230,8 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		finally {
 			pool.shutdownNow();
 		}
-		assertThat(store.retainedBytes()).isPositive().isEqualTo(store.recountBytes());
-		assertThat(store.size()).isEqualTo(store.recountEntries()).isEqualTo(store.indexedExpiries());
-		this.clock.advance(Duration.ofMinutes(1));
-		store.purgeExpired(Integer.MAX_VALUE);
-		assertThat(store.size()).isZero();
-		assertThat(store.retainedBytes()).isZero();
+		assertThat(store.retainedBytes()).isPositive();
+		assertCountsReturnToZero(store);
 	}
 
 	@ParameterizedTest
@@ -249,12 +247,12 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		for (int i = 0; i < records; i++) {
 			store.reserve(reserve(Duration.ofSeconds(10)));
 		}
-		long before = store.recordsVisitedByPurge();
+		long before = store.purgeVisits();
 		for (int i = 0; i < 100; i++) {
 			assertThatExceptionOfType(IdempotencyStoreException.class)
 				.isThrownBy(() -> store.reserve(reserve(Duration.ofSeconds(10))));
 		}
-		assertThat(store.recordsVisitedByPurge() - before).as("records visited by 100 refusals").isZero();
+		assertThat(store.purgeVisits() - before).as("records visited by 100 refusals").isZero();
 		assertThat(store.size()).isEqualTo(records);
 	}
 
@@ -273,9 +271,9 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			store.reserve(reserve(Duration.ofSeconds(5)));
 		}
 		this.clock.advance(Duration.ofSeconds(6));
-		long before = store.recordsVisitedByPurge();
+		long before = store.purgeVisits();
 		assertThat(store.reserve(reserve(Duration.ofSeconds(5)))).isInstanceOf(ReserveResult.Acquired.class);
-		assertThat(store.recordsVisitedByPurge() - before).isEqualTo(300);
+		assertThat(store.purgeVisits() - before).isEqualTo(300);
 		assertThat(store.size()).isEqualTo(9_701);
 		assertThat(store.purgeExpired(Integer.MAX_VALUE)).isZero();
 	}
@@ -299,14 +297,15 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 				.as("no takeover while the beaten lease lives")
 				.isInstanceOf(ReserveResult.Existing.class);
 		}
-		assertThat(store.indexedExpiries()).isEqualTo(1);
 		assertThat(store.complete(request.id(), request.ownerToken(), response(100))).isTrue();
-		assertThat(store.indexedExpiries()).isEqualTo(1);
 		this.clock.advance(Duration.ofSeconds(2));
+		long visits = store.purgeVisits();
 		assertThat(store.purgeExpired(Integer.MAX_VALUE)).as("expired at the end of its retention, as it began")
 			.isEqualTo(1);
+		assertThat(store.purgeVisits() - visits).as("one place in the expiry order, however often it was beaten")
+			.isEqualTo(1);
 		assertThat(store.size()).isZero();
-		assertThat(store.indexedExpiries()).isZero();
+		assertThat(store.oldestRecordAge()).as("nothing left in the expiry order").isZero();
 		assertThat(store.retainedBytes()).isZero();
 	}
 
@@ -389,30 +388,41 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		finally {
 			pool.shutdownNow();
 		}
-		assertThat(store.retainedBytes()).isPositive().isEqualTo(store.recountBytes());
-		assertThat(store.size()).isEqualTo(store.recountEntries()).isEqualTo(store.indexedExpiries());
+		assertThat(store.retainedBytes()).isPositive();
+		Map<String, Usage> byScope = store.usageByScope();
+		assertThat(byScope.keySet()).isSubsetOf(scopes);
 		long entries = 0;
 		long bytes = 0;
 		for (String scope : scopes) {
-			long[] usage = store.scopeUsage(scope);
-			assertThat(usage[0]).as("records of " + scope).isEqualTo(store.recountEntries(scope));
-			assertThat(usage[1]).as("bytes of " + scope).isEqualTo(store.recountBytes(scope));
-			assertThat(usage[2]).as("expiries indexed for " + scope).isEqualTo(usage[0]);
-			assertThat(usage[0]).isLessThanOrEqualTo((long) Math.floor(store.maxEntries() * store.maxSharePerScope()));
-			assertThat(usage[1]).isLessThanOrEqualTo((long) Math.floor(store.maxBytes() * store.maxSharePerScope()));
-			entries += usage[0];
-			bytes += usage[1];
+			Usage usage = store.usage(scope);
+			assertThat(usage).as("usage of " + scope).isEqualTo(byScope.getOrDefault(scope, Usage.NONE));
+			assertThat(usage.records())
+				.isLessThanOrEqualTo((long) Math.floor(store.maxEntries() * store.maxSharePerScope()));
+			assertThat(usage.bytes())
+				.isLessThanOrEqualTo((long) Math.floor(store.maxBytes() * store.maxSharePerScope()));
+			entries += usage.records();
+			bytes += usage.bytes();
 		}
 		assertThat(entries).isEqualTo(store.size());
 		assertThat(bytes).isEqualTo(store.retainedBytes());
 		assertThat(scopeRefusals.get()).as("refusals by a scope's share").isPositive();
 		assertThat(storeRefusals.get()).as("refusals by the store's bounds").isPositive();
-		this.clock.advance(Duration.ofMinutes(1));
-		store.purgeExpired(Integer.MAX_VALUE);
+		assertCountsReturnToZero(store);
+		assertThat(store.usageByScope()).as("no usage kept for scopes that hold nothing").isEmpty();
+	}
+
+	/**
+	 * The running counts are the records held: once every record has expired, the purge
+	 * drops as many as were counted and every count is back at zero, with no record left
+	 * in the expiry order. Ends what the store holds: the last check of a test.
+	 */
+	private void assertCountsReturnToZero(InMemoryIdempotencyStore store) {
+		int held = store.size();
+		this.clock.advance(Duration.ofDays(3));
+		assertThat(store.purgeExpired(Integer.MAX_VALUE)).as("records dropped, once all expired").isEqualTo(held);
 		assertThat(store.size()).isZero();
 		assertThat(store.retainedBytes()).isZero();
-		assertThat(store.indexedExpiries()).isZero();
-		assertThat(store.countedScopes()).as("no usage kept for scopes that hold nothing").isZero();
+		assertThat(store.oldestRecordAge()).as("nothing left in the expiry order").isZero();
 	}
 
 	@Test

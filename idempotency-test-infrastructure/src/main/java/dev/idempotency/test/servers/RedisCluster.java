@@ -41,11 +41,10 @@ public final class RedisCluster implements AutoCloseable {
 
 	private final Path directory;
 
-	private final Thread shutdownHook = new Thread(this::stopAll, "redis-cluster-shutdown");
+	private final StopOnExit stopOnExit = new StopOnExit(this::stopAll, "redis-cluster-shutdown");
 
 	private RedisCluster(Path directory) {
 		this.directory = directory;
-		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
 	}
 
 	/**
@@ -319,13 +318,7 @@ public final class RedisCluster implements AutoCloseable {
 
 	@Override
 	public void close() {
-		stopAll();
-		try {
-			Runtime.getRuntime().removeShutdownHook(this.shutdownHook);
-		}
-		catch (IllegalStateException ex) {
-			// the JVM is shutting down: the hook runs anyway
-		}
+		this.stopOnExit.close();
 	}
 
 	private void stopAll() {

@@ -34,11 +34,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
 
 	private final List<RedisServer> sentinels = new ArrayList<>();
 
-	private final Thread shutdownHook = new Thread(this::stopAll, "redis-sentinel-shutdown");
+	private final StopOnExit stopOnExit = new StopOnExit(this::stopAll, "redis-sentinel-shutdown");
 
 	private RedisSentinelGroup(Path directory) {
 		this.directory = directory;
-		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
 	}
 
 	/**
@@ -121,13 +120,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 
 	@Override
 	public void close() {
-		stopAll();
-		try {
-			Runtime.getRuntime().removeShutdownHook(this.shutdownHook);
-		}
-		catch (IllegalStateException ex) {
-			// the JVM is shutting down: the hook runs anyway
-		}
+		this.stopOnExit.close();
 	}
 
 	private void stopAll() {
