@@ -71,10 +71,9 @@ import org.jspecify.annotations.Nullable;
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	/**
-	 * Records and estimated bytes (counted as described on the class) that a scope holds.
+	 * What a scope holds: its records, expired ones not yet dropped included, and their
+	 * estimated bytes (counted as described on the class).
 	 *
-	 * @param records the records, expired ones not yet dropped included
-	 * @param bytes their estimated retained bytes
 	 * @since 0.2.0
 	 */
 	public record Usage(long records, long bytes) {
@@ -302,10 +301,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Records the purge has looked at since the store was created, by
-	 * {@link #purgeExpired(int)} and by a change that makes room: expired records only,
-	 * as it stops at the first record that has not expired; a refused change looks at
-	 * none. Set beside the records dropped to see what purging costs.
+	 * Records the purge looked at since the store was created: expired ones only (a
+	 * refused change looks at none); beside the records dropped, what purging costs.
 	 * @since 0.2.0
 	 */
 	public long purgeVisits() {
@@ -313,21 +310,18 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * What {@code scope} holds now, by the running counts its share is checked against
-	 * ({@link Builder#maxSharePerScope(double)}); {@link Usage#NONE} for a scope that
-	 * holds nothing, and for every scope when there is no share (a share of 1, whose
-	 * counts are not kept).
-	 * @param scope the scope of the records, as in {@link RecordId#scope()}
+	 * What {@code scope} ({@link RecordId#scope()}) holds now, by the running counts its
+	 * share is checked against; {@link Usage#NONE} for none, and for all without a share.
 	 * @since 0.2.0
 	 */
 	public Usage usage(String scope) {
+		Objects.requireNonNull(scope, "scope");
 		return this.quota.usage(scope);
 	}
 
 	/**
-	 * Every scope that holds records now, with what it holds: which tenant fills the
-	 * store. A copy of the running counts, taken scope by scope while the store changes;
-	 * empty when there is no share (see {@link #usage(String)}).
+	 * Every scope holding records, with what it holds: which tenant fills the store. A
+	 * copy taken scope by scope while the store changes; empty without a share.
 	 * @since 0.2.0
 	 */
 	public Map<String, Usage> usageByScope() {
