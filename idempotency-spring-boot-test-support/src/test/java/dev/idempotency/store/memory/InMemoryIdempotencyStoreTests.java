@@ -125,7 +125,7 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(stored).isBetween(2, 3);
 		assertThat(refusal).isNotNull();
 		assertThat(refusal.getMessage()).contains("idempotency.store.memory.max-bytes").contains("300000");
-		assertCountsReturnToZero(store);
+		assertCountsReturnToZero(store, this.clock);
 	}
 
 	@Test
@@ -169,7 +169,7 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(store.complete(third.id(), third.ownerToken(), response(80_000))).isTrue();
 		assertThat(store.size()).isEqualTo(1);
 		assertThat(store.retainedBytes()).isGreaterThan(80_000);
-		assertCountsReturnToZero(store);
+		assertCountsReturnToZero(store, this.clock);
 	}
 
 	@Test
@@ -231,7 +231,7 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			pool.shutdownNow();
 		}
 		assertThat(store.retainedBytes()).isPositive();
-		assertCountsReturnToZero(store);
+		assertCountsReturnToZero(store, this.clock);
 	}
 
 	@ParameterizedTest
@@ -407,18 +407,19 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(bytes).isEqualTo(store.retainedBytes());
 		assertThat(scopeRefusals.get()).as("refusals by a scope's share").isPositive();
 		assertThat(storeRefusals.get()).as("refusals by the store's bounds").isPositive();
-		assertCountsReturnToZero(store);
+		assertCountsReturnToZero(store, this.clock);
 		assertThat(store.usageByScope()).as("no usage kept for scopes that hold nothing").isEmpty();
 	}
 
 	/**
 	 * The running counts are the records held: once every record has expired, the purge
 	 * drops as many as were counted and every count is back at zero, with no record left
-	 * in the expiry order. Ends what the store holds: the last check of a test.
+	 * in the expiry order. Ends what the store holds: the last check of a test (here and
+	 * in {@link InMemoryIdempotencyStoreEvictionTests}).
 	 */
-	private void assertCountsReturnToZero(InMemoryIdempotencyStore store) {
+	static void assertCountsReturnToZero(InMemoryIdempotencyStore store, MutableClock clock) {
 		int held = store.size();
-		this.clock.advance(Duration.ofDays(3));
+		clock.advance(Duration.ofDays(3));
 		assertThat(store.purgeExpired(Integer.MAX_VALUE)).as("records dropped, once all expired").isEqualTo(held);
 		assertThat(store.size()).isZero();
 		assertThat(store.retainedBytes()).isZero();
