@@ -12,8 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -36,6 +34,7 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
@@ -66,8 +65,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * (1,16), {@code bench.seconds} per measured phase (10), {@code bench.warmup} seconds
  * (5), {@code bench.rounds} alternations of unprotected/protected (2), {@code bench.out}
  * (a Markdown file for the results). Load goes to 127.0.0.1 only. PostgreSQL gets a
- * schema {@code idem_bench_<random>} and Redis a key prefix of the same name; both are
- * removed at the end.
+ * schema (a database where the catalog is on it too) of the run's own, Redis a key prefix
+ * {@code idem_bench_<random>}; both are removed at the end.
  */
 public final class CatalogLoadBenchmark {
 
@@ -181,6 +180,8 @@ public final class CatalogLoadBenchmark {
 		// bench.modes: lease (the default) or record-after-success; each store runs
 		// once per mode.
 		properties.put("idempotency.mode", mode);
+		// A schema or database of the run's own on PostgreSQL, dropped after the run.
+		JdbcTestDatabase database = null;
 		switch (store) {
 			case "memory" -> properties.put("idempotency.store.type", "memory");
 			// Controls for issue 13.4: the in-memory store, but every call also makes one
@@ -201,7 +202,7 @@ public final class CatalogLoadBenchmark {
 				properties.put("idempotency.store.jdbc.username", "sa");
 			}
 			case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
-				pg("CREATE SCHEMA " + name);
+				database = JdbcTestDatabase.postgres().create();
 				if (store.equals("postgresql-async-reserve")) {
 					// Only the reservation is written without waiting for its WAL
 					// flush (lease mode; record-after-success makes no reservation).
@@ -214,7 +215,7 @@ public final class CatalogLoadBenchmark {
 					properties.put("idempotency.store.jdbc.pool.connection-init-sql", "SET synchronous_commit TO off");
 				}
 				properties.put("idempotency.store.type", "jdbc");
-				properties.put("idempotency.store.jdbc.url", PG_ADMIN_URL + "?currentSchema=" + name);
+				properties.put("idempotency.store.jdbc.url", database.url());
 				properties.put("idempotency.store.jdbc.username", "postgres");
 				properties.put("idempotency.store.jdbc.initialize-schema", "always");
 				String poolSize = knob("bench.pool-size");
@@ -228,8 +229,8 @@ public final class CatalogLoadBenchmark {
 			// same
 			// set-up with it switched off, as its control.
 			case "postgresql-atomic", "postgresql-shared" -> {
-				pg("CREATE DATABASE " + name);
-				properties.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:5432/" + name);
+				database = JdbcTestDatabase.postgresDatabase().create();
+				properties.put("spring.datasource.url", database.url());
 				properties.put("spring.datasource.username", "postgres");
 				properties.put("idempotency.store.type", "jdbc");
 				properties.put("idempotency.store.jdbc.initialize-schema", "always");
@@ -292,8 +293,11 @@ public final class CatalogLoadBenchmark {
 				return proxy.getProxy();
 			}
 		}));
-		ConfigurableApplicationContext context = application.run(args);
+		ConfigurableApplicationContext context = null;
+		// The run's schema or database and warehouse go also when the application does
+		// not start.
 		try {
+			context = application.run(args);
 			String catalogUrl = context.getEnvironment().getProperty("spring.datasource.url");
 			boolean catalogOnPostgresql = store.equals("postgresql-atomic") || store.equals("postgresql-shared");
 			if (!catalogUrl.startsWith(catalogOnPostgresql ? "jdbc:postgresql:" : "jdbc:h2:mem:")) {
@@ -307,18 +311,17 @@ public final class CatalogLoadBenchmark {
 			unprotectedReads(meters);
 		}
 		finally {
-			if ("redis".equals(store)) {
-				deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
+			if (context != null) {
+				if ("redis".equals(store)) {
+					deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
+				}
+				context.close();
 			}
-			context.close();
 			if (controlPool != null) {
 				controlPool.close();
 			}
-			if (store.equals("postgresql-atomic") || store.equals("postgresql-shared")) {
-				pg("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
-			}
-			else if (store.startsWith("postgresql")) {
-				pg("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+			if (database != null) {
+				database.drop();
 			}
 			deleteRecursively(warehouse);
 		}
@@ -745,12 +748,6 @@ public final class CatalogLoadBenchmark {
 		long high = (millis << 16) | 0x7000L | (random.nextInt() & 0x0FFFL);
 		long low = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
 		return new UUID(high, low).toString();
-	}
-
-	private static void pg(String sql) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(PG_ADMIN_URL, "postgres", "")) {
-			connection.createStatement().execute(sql);
-		}
 	}
 
 	private static void deleteRedisKeys(RedisConnectionFactory factory, String prefix) {

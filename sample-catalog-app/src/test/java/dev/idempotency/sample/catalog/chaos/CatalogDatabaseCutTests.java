@@ -4,15 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -29,10 +26,10 @@ import org.springframework.test.context.DynamicPropertySource;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class CatalogDatabaseCutTests {
 
-	private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
-
-	private static final String DATABASE = "catalog_cut_"
-			+ UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+	/**
+	 * A database, not a schema: Iceberg's catalog looks for its tables in every schema.
+	 */
+	private static final JdbcTestDatabase DATABASE = JdbcTestDatabase.postgresDatabase();
 
 	private static FaultyTcpProxy databaseLink;
 
@@ -45,12 +42,11 @@ class CatalogDatabaseCutTests {
 		// (process-test-aot):
 		// nothing connects then, and the database would be left behind.
 		if (!Boolean.getBoolean("spring.aot.processing")) {
-			execute("CREATE DATABASE " + DATABASE);
+			DATABASE.create();
 		}
-		databaseLink = new FaultyTcpProxy(5432, 0, 0, 1);
-		registry.add("spring.datasource.url",
-				() -> "jdbc:postgresql://127.0.0.1:" + databaseLink.port() + "/" + DATABASE);
-		registry.add("spring.datasource.username", () -> "postgres");
+		databaseLink = new FaultyTcpProxy(DATABASE.port(), 0, 0, 1);
+		registry.add("spring.datasource.url", () -> DATABASE.url(databaseLink.port()));
+		registry.add("spring.datasource.username", DATABASE::user);
 		registry.add("spring.datasource.password", () -> "");
 		registry.add("catalog.warehouse", () -> {
 			try {
@@ -65,7 +61,7 @@ class CatalogDatabaseCutTests {
 	@AfterAll
 	static void dropDatabase() throws Exception {
 		databaseLink.close();
-		execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+		DATABASE.drop();
 	}
 
 	@Test
@@ -111,13 +107,6 @@ class CatalogDatabaseCutTests {
 	private int createNamespace(String name) throws IOException {
 		return RawHttp.exchange(this.port, "POST", "/v1/namespaces", null, "{\"namespace\": [\"" + name + "\"]}")
 			.status();
-	}
-
-	private static void execute(String sql) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(ADMIN_URL, "postgres", "");
-				Statement statement = connection.createStatement()) {
-			statement.execute(sql);
-		}
 	}
 
 }

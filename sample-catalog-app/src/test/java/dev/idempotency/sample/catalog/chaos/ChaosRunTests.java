@@ -27,6 +27,7 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -119,9 +120,7 @@ class ChaosRunTests {
 		} + "_" + Long.toHexString(seed & 0xFFFFFFFFFFL);
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
 		ChaosStore.CatalogServer server = store.catalogServer();
-		// A database of the run's own: Iceberg's JdbcCatalog looks for its tables in
-		// every schema.
-		server.createDatabase(runName);
+		JdbcTestDatabase database = server.database(runName).create();
 		List<CatalogNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
 		AtomicInteger kills = new AtomicInteger();
@@ -130,10 +129,10 @@ class ChaosRunTests {
 		long startedMillis = System.currentTimeMillis();
 		List<String> timeline = new CopyOnWriteArrayList<>();
 		try (ChaosStore.Records records = store.open(mode, runName + ":", new Random(random.nextLong()));
-				FaultyTcpProxy databaseLink = new FaultyTcpProxy(server.port(), 0, 0, random.nextLong())) {
+				FaultyTcpProxy databaseLink = new FaultyTcpProxy(database.port(), 0, 0, random.nextLong())) {
 			List<String> arguments = new ArrayList<>(
-					List.of("--spring.datasource.url=" + server.url(databaseLink.port(), runName),
-							"--spring.datasource.username=" + server.user(), "--spring.datasource.password=",
+					List.of("--spring.datasource.url=" + server.url(database, databaseLink.port()),
+							"--spring.datasource.username=" + database.user(), "--spring.datasource.password=",
 							"--spring.datasource.hikari.maximum-pool-size=6",
 							"--spring.datasource.hikari.connection-timeout=3000",
 							// A node started during a database cut waits for the database
@@ -307,7 +306,7 @@ class ChaosRunTests {
 			for (FaultyTcpProxy entry : entries) {
 				entry.close();
 			}
-			server.dropDatabase(runName);
+			database.drop();
 		}
 	}
 

@@ -1,9 +1,5 @@
 package dev.idempotency.sample.catalog.chaos;
 
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -11,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import dev.idempotency.sample.catalog.support.JdbcStores;
+import dev.idempotency.test.servers.JdbcTestDatabase;
 import dev.idempotency.test.servers.RedisCluster;
 
 /**
@@ -90,33 +87,23 @@ enum ChaosStore {
 	 */
 	enum CatalogServer {
 
-		POSTGRESQL("PostgreSQL", "jdbc:postgresql", 5432, "postgres"),
+		POSTGRESQL("PostgreSQL"),
 
-		MARIADB("MariaDB", "jdbc:mariadb", 3306, "root");
+		MARIADB("MariaDB");
 
 		private final String product;
 
-		private final String scheme;
-
-		private final int port;
-
-		private final String user;
-
-		CatalogServer(String product, String scheme, int port, String user) {
+		CatalogServer(String product) {
 			this.product = product;
-			this.scheme = scheme;
-			this.port = port;
-			this.user = user;
 		}
 
-		/** The server's port, which the run's database link forwards to. */
-		int port() {
-			return this.port;
-		}
-
-		/** The user the nodes connect as (no password). */
-		String user() {
-			return this.user;
+		/**
+		 * The run's database, named {@code name}: a database, not a PostgreSQL schema,
+		 * since Iceberg's {@code JdbcCatalog} looks for its tables in every schema;
+		 * dropping it on PostgreSQL ends the sessions a killed node left behind.
+		 */
+		JdbcTestDatabase database(String name) {
+			return (this == POSTGRESQL) ? JdbcTestDatabase.postgresDatabase(name) : JdbcTestDatabase.mariadb(name);
 		}
 
 		/**
@@ -124,28 +111,8 @@ enum ChaosStore {
 		 * MariaDB the catalog's look-up of its own tables is kept to that database (see
 		 * {@link JdbcStores#MARIADB_CURRENT_DATABASE_ONLY}).
 		 */
-		String url(int port, String database) {
-			return this.scheme + "://127.0.0.1:" + port + "/" + database
-					+ ((this == MARIADB) ? "?" + JdbcStores.MARIADB_CURRENT_DATABASE_ONLY : "");
-		}
-
-		void createDatabase(String name) throws SQLException {
-			execute("CREATE DATABASE " + name);
-		}
-
-		/**
-		 * Drops the run's database; PostgreSQL's {@code FORCE} ends sessions a killed
-		 * node left behind.
-		 */
-		void dropDatabase(String name) throws SQLException {
-			execute("DROP DATABASE IF EXISTS " + name + ((this == POSTGRESQL) ? " WITH (FORCE)" : ""));
-		}
-
-		private void execute(String sql) throws SQLException {
-			try (Connection connection = DriverManager.getConnection(url(this.port, "test"), this.user, "");
-					Statement statement = connection.createStatement()) {
-				statement.execute(sql);
-			}
+		String url(JdbcTestDatabase database, int port) {
+			return database.url(port) + ((this == MARIADB) ? "?" + JdbcStores.MARIADB_CURRENT_DATABASE_ONLY : "");
 		}
 
 		@Override

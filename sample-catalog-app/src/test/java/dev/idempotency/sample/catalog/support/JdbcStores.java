@@ -40,7 +40,7 @@ public final class JdbcStores {
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:5432. */
 	public static Store postgres(DynamicPropertyRegistry registry) throws SQLException {
-		return use(new Store(postgresDatabase(), "postgres"), registry);
+		return use(new Store(JdbcTestDatabase.postgresDatabase(), "postgres"), registry);
 	}
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:3306. */
@@ -66,39 +66,6 @@ public final class JdbcStores {
 		registry.add("idempotency.store.type", () -> "jdbc");
 		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
 		return store;
-	}
-
-	/**
-	 * A PostgreSQL database of its own; dropped with {@code FORCE}, since the test class
-	 * drops it before its context (and its pool) is closed.
-	 */
-	private static JdbcTestDatabase postgresDatabase() {
-		return new JdbcTestDatabase() {
-
-			private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
-
-			@Override
-			public JdbcTestDatabase create() throws SQLException {
-				execute(ADMIN_URL, "postgres", "CREATE DATABASE " + name());
-				return this;
-			}
-
-			@Override
-			public void drop() throws SQLException {
-				execute(ADMIN_URL, "postgres", "DROP DATABASE IF EXISTS " + name() + " WITH (FORCE)");
-			}
-
-			@Override
-			public String url() {
-				return "jdbc:postgresql://127.0.0.1:5432/" + name();
-			}
-
-			@Override
-			protected String username() {
-				return "postgres";
-			}
-
-		};
 	}
 
 	/**
