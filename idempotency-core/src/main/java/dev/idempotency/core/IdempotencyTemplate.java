@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @since 0.1.0
  */
-public final class IdempotencyTemplate implements AutoCloseable {
+public class IdempotencyTemplate implements AutoCloseable {
 
 	private final IdempotencyEngine engine;
 

@@ -54,8 +54,8 @@ import org.springframework.util.ClassUtils;
  * ({@link ReserveCommit#WITH_ATOMIC_COMPLETION}), where the completion's durable commit
  * follows it in the same WAL.
  * <p>
- * Built with {@link #builder(DataSource)}, whose defaults are those of the
- * {@code idempotency.store.jdbc.*} properties.
+ * Built with {@link #builder(DataSource)} (defaults: the {@code idempotency.store.jdbc.*}
+ * properties); its constructor is package-private so that AOP proxies can subclass it.
  *
  * @since 0.1.0
  */
@@ -92,7 +92,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final ReserveCommit reserveCommit;
 
-	private JdbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
+	JdbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.dataSource = builder.dataSource;
 		this.dialect = dialect;
 		String table = builder.tableName;

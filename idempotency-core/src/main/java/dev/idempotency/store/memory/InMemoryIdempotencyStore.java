@@ -60,8 +60,8 @@ import org.jspecify.annotations.Nullable;
  * evicts first from the scopes past theirs. A store with one scope therefore uses all of
  * it.
  * <p>
- * Built with {@link #builder()}, whose defaults are those of the
- * {@code idempotency.store.memory.*} properties.
+ * Built with {@link #builder()} (defaults: the {@code idempotency.store.memory.*}
+ * properties); its constructor is package-private so that AOP proxies can subclass it.
  * <p>
  * A record expires at the end of its retention, as in every store; heartbeats extend its
  * lease, not its retention, so they leave its place in the index unchanged.
@@ -113,7 +113,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	private final InMemoryReclaimer reclaimer;
 
-	private InMemoryIdempotencyStore(Builder builder) {
+	InMemoryIdempotencyStore(Builder builder) {
 		this.clock = builder.clock;
 		this.quota = new InMemoryQuota(builder.maxEntries, builder.maxBytes, builder.maxSharePerScope, builder.onFull,
 				this.byExpiry);

@@ -53,8 +53,9 @@ import org.springframework.util.ClassUtils;
  * Values go through byte serializers only, so the stored response comes back byte for
  * byte.
  * <p>
- * Built with {@link #builder(RedisConnectionFactory, String)}, whose defaults are those
- * of the {@code idempotency.store.redis.*} properties.
+ * Built with {@link #builder(RedisConnectionFactory, String)} (defaults: the
+ * {@code idempotency.store.redis.*} properties); its constructor is package-private so
+ * that AOP proxies can subclass it.
  *
  * @since 0.1.0
  */
@@ -76,7 +77,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private final Duration replicasAckTimeout;
 
-	private RedisIdempotencyStore(Builder builder) {
+	RedisIdempotencyStore(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
 		this.replicasToAck = builder.replicasToAck;
 		this.replicasAckTimeout = builder.replicasAckTimeout;

@@ -1,0 +1,105 @@
+package dev.idempotency.autoconfigure;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
+import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
+import dev.idempotency.core.ResultCodec;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.test.TestKeys;
+import dev.idempotency.test.servers.SharedRedis;
+import org.aspectj.lang.ProceedingJoinPoint;
+import org.aspectj.lang.annotation.Around;
+import org.aspectj.lang.annotation.Aspect;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An application's aspect may advise the starter's store and template, as it may any
+ * bean: with Spring Boot's default class-based proxies
+ * ({@code spring.aop.proxy-target-class=true}) each shipped store and the template are
+ * subclassed, a store stays of its own type (what the starter looks for, the JDBC store's
+ * atomic completion among it, still finds it) and the advice runs around their calls. A
+ * class that cannot be subclassed would fail the application's start instead.
+ */
+class IdempotencyStoreAdvisedTests {
+
+	private final String redisPrefix = "idem-advised-" + UUID.randomUUID() + ":";
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceAutoConfiguration.class,
+				DataRedisAutoConfiguration.class, IdempotencyAutoConfiguration.class,
+				IdempotencyJdbcStoreAutoConfiguration.class, IdempotencyRedisStoreAutoConfiguration.class))
+		.withUserConfiguration(StoreCallsAspect.class)
+		.withPropertyValues(
+				"spring.datasource.url=jdbc:h2:mem:advised_" + UUID.randomUUID().toString().replace("-", "")
+						+ ";DB_CLOSE_DELAY=-1",
+				"spring.datasource.generate-unique-name=false",
+				"idempotency.store.redis.key-prefix=" + this.redisPrefix);
+
+	@ParameterizedTest
+	@CsvSource({ "memory, dev.idempotency.store.memory.InMemoryIdempotencyStore",
+			"jdbc, dev.idempotency.store.jdbc.JdbcIdempotencyStore",
+			"redis, dev.idempotency.store.redis.RedisIdempotencyStore" })
+	void anAspectOfTheApplicationAdvisesTheStore(String type, Class<? extends IdempotencyStore> storeClass) {
+		try {
+			this.runner.withPropertyValues("idempotency.store.type=" + type).run((context) -> {
+				assertThat(context).hasNotFailed();
+				IdempotencyStore store = context.getBean(IdempotencyStore.class);
+				assertThat(AopUtils.isCglibProxy(store)).as("a class-based proxy").isTrue();
+				assertThat(store).isInstanceOf(storeClass);
+				assertThat(context.getBean(storeClass)).isSameAs(store);
+
+				IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+				IdempotentRequest request = IdempotentRequest.of(TestKeys.newKey(), "advised",
+						"request".getBytes(StandardCharsets.UTF_8));
+				assertThat(template.execute(request, ResultCodec.utf8(), () -> "first")).isEqualTo("first");
+				assertThat(template.execute(request, ResultCodec.utf8(), () -> "second")).as("the replay")
+					.isEqualTo("first");
+				assertThat(AopUtils.isCglibProxy(template)).as("the template, a class-based proxy too").isTrue();
+				assertThat(context.getBean(StoreCallsAspect.class).calls).as("calls the aspect saw")
+					.containsSubsequence("execute", "reserve", "complete", "execute", "reserve");
+			});
+		}
+		finally {
+			if (type.equals("redis")) {
+				SharedRedis.deleteKeys(this.redisPrefix);
+			}
+		}
+	}
+
+	/**
+	 * Every store call and template call, as an application's tracing or timing aspect
+	 * would see them.
+	 */
+	@Aspect
+	@Configuration(proxyBeanMethods = false)
+	static class StoreCallsAspect {
+
+		final List<String> calls = new CopyOnWriteArrayList<>();
+
+		@Around("execution(* dev.idempotency.store.IdempotencyStore+.*(..))"
+				+ " || execution(* dev.idempotency.core.IdempotencyTemplate.execute(..))")
+		Object record(ProceedingJoinPoint call) throws Throwable {
+			this.calls.add(call.getSignature().getName());
+			return call.proceed();
+		}
+
+	}
+
+}
