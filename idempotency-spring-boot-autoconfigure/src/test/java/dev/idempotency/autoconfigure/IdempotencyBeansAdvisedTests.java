@@ -23,6 +23,8 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
@@ -30,21 +32,23 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application's aspect may advise the starter's store and template, as it may any
- * bean: with Spring Boot's default class-based proxies
- * ({@code spring.aop.proxy-target-class=true}) each shipped store and the template are
- * subclassed, a store stays of its own type (what the starter looks for, the JDBC store's
- * atomic completion among it, still finds it) and the advice runs around their calls. A
- * class that cannot be subclassed would fail the application's start instead.
+ * An application's aspect may advise the starter's store, template and health indicator,
+ * as it may any bean: with Spring Boot's default class-based proxies
+ * ({@code spring.aop.proxy-target-class=true}) each shipped store, the template and the
+ * health indicator are subclassed, a store stays of its own type (what the starter looks
+ * for, the JDBC store's atomic completion among it, still finds it) and the advice runs
+ * around their calls. A class that cannot be subclassed would fail the application's
+ * start instead.
  */
-class IdempotencyStoreAdvisedTests {
+class IdempotencyBeansAdvisedTests {
 
 	private final String redisPrefix = "idem-advised-" + UUID.randomUUID() + ":";
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceAutoConfiguration.class,
 				DataRedisAutoConfiguration.class, IdempotencyAutoConfiguration.class,
-				IdempotencyJdbcStoreAutoConfiguration.class, IdempotencyRedisStoreAutoConfiguration.class))
+				IdempotencyHealthAutoConfiguration.class, IdempotencyJdbcStoreAutoConfiguration.class,
+				IdempotencyRedisStoreAutoConfiguration.class))
 		.withUserConfiguration(StoreCallsAspect.class)
 		.withPropertyValues(
 				"spring.datasource.url=jdbc:h2:mem:advised_" + UUID.randomUUID().toString().replace("-", "")
@@ -72,8 +76,14 @@ class IdempotencyStoreAdvisedTests {
 				assertThat(template.execute(request, ResultCodec.utf8(), () -> "second")).as("the replay")
 					.isEqualTo("first");
 				assertThat(AopUtils.isCglibProxy(template)).as("the template, a class-based proxy too").isTrue();
+				HealthIndicator health = context.getBean("idempotencyHealthIndicator", HealthIndicator.class);
+				assertThat(AopUtils.isCglibProxy(health)).as("the health indicator, a class-based proxy too").isTrue();
+				// health(boolean), as the Actuator calls it: Boot's
+				// AbstractHealthIndicator
+				// makes health() final.
+				assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
 				assertThat(context.getBean(StoreCallsAspect.class).calls).as("calls the aspect saw")
-					.containsSubsequence("execute", "reserve", "complete", "execute", "reserve");
+					.containsSubsequence("execute", "reserve", "complete", "execute", "reserve", "health", "find");
 			});
 		}
 		finally {
@@ -84,8 +94,8 @@ class IdempotencyStoreAdvisedTests {
 	}
 
 	/**
-	 * Every store call and template call, as an application's tracing or timing aspect
-	 * would see them.
+	 * Every store, template and health indicator call, as an application's tracing or
+	 * timing aspect would see them.
 	 */
 	@Aspect
 	@Configuration(proxyBeanMethods = false)
@@ -94,7 +104,8 @@ class IdempotencyStoreAdvisedTests {
 		final List<String> calls = new CopyOnWriteArrayList<>();
 
 		@Around("execution(* dev.idempotency.store.IdempotencyStore+.*(..))"
-				+ " || execution(* dev.idempotency.core.IdempotencyTemplate.execute(..))")
+				+ " || execution(* dev.idempotency.core.IdempotencyTemplate.execute(..))"
+				+ " || execution(* org.springframework.boot.health.contributor.HealthIndicator+.health(..))")
 		Object record(ProceedingJoinPoint call) throws Throwable {
 			this.calls.add(call.getSignature().getName());
 			return call.proceed();
