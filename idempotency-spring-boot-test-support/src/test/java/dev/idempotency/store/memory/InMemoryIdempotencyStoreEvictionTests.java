@@ -9,11 +9,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.store.IdempotencyRecord;
@@ -261,53 +256,32 @@ class InMemoryIdempotencyStoreEvictionTests {
 		Map<RecordId, String> live = new ConcurrentHashMap<>();
 		AtomicInteger refusals = new AtomicInteger();
 		AtomicInteger lost = new AtomicInteger();
-		int threads = 8;
-		CyclicBarrier start = new CyclicBarrier(threads);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> workers = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int seed = t;
-				workers.add(pool.submit(() -> {
-					Random random = new Random(seed);
-					List<ReserveRequest> mine = new ArrayList<>();
-					start.await();
-					for (int i = 0; i < 5_000; i++) {
-						try {
-							if (mine.size() < 5 && random.nextInt(3) > 0) {
-								ReserveRequest request = reserve(scopes.get(random.nextInt(scopes.size())), DAY);
-								store.reserve(request);
-								mine.add(request);
-								live.put(request.id(), request.ownerToken());
-							}
-							else if (!mine.isEmpty()) {
-								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
-								// Still there: a live record is never evicted.
-								if (store.find(request.id())
-									.map(IdempotencyRecord::state)
-									.orElse(null) != RecordState.IN_PROGRESS) {
-									lost.incrementAndGet();
-								}
-								live.remove(request.id());
-								store.complete(request.id(), request.ownerToken(), response(random.nextInt(2_000)));
-							}
-						}
-						catch (IdempotencyStoreFullException ex) {
-							refusals.incrementAndGet();
-						}
-						assertThat(store.size()).isLessThanOrEqualTo(300);
-						assertThat(store.retainedBytes()).isLessThanOrEqualTo(200_000);
+		InMemoryIdempotencyStoreTests.race(8, 5_000, Duration.ofSeconds(120), (random, mine) -> {
+			try {
+				if (mine.size() < 5 && random.nextInt(3) > 0) {
+					ReserveRequest request = reserve(scopes.get(random.nextInt(scopes.size())), DAY);
+					store.reserve(request);
+					mine.add(request);
+					live.put(request.id(), request.ownerToken());
+				}
+				else if (!mine.isEmpty()) {
+					ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+					// Still there: a live record is never evicted.
+					if (store.find(request.id())
+						.map(IdempotencyRecord::state)
+						.orElse(null) != RecordState.IN_PROGRESS) {
+						lost.incrementAndGet();
 					}
-					return null;
-				}));
+					live.remove(request.id());
+					store.complete(request.id(), request.ownerToken(), response(random.nextInt(2_000)));
+				}
 			}
-			for (Future<?> worker : workers) {
-				worker.get(120, TimeUnit.SECONDS);
+			catch (IdempotencyStoreFullException ex) {
+				refusals.incrementAndGet();
 			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+			assertThat(store.size()).isLessThanOrEqualTo(300);
+			assertThat(store.retainedBytes()).isLessThanOrEqualTo(200_000);
+		});
 		assertThat(lost.get()).as("live records evicted").isZero();
 		assertThat(store.evictions()).as("completed records made room").isPositive();
 		assertThat(refusals.get()).as("at most 40 live records in a store of 300: never full of live ones").isZero();

@@ -181,55 +181,34 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			.maxSharePerScope(1.0)
 			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
 			.build();
-		int threads = 8;
-		CyclicBarrier start = new CyclicBarrier(threads);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> workers = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int seed = t;
-				workers.add(pool.submit(() -> {
-					Random random = new Random(seed);
-					List<ReserveRequest> mine = new ArrayList<>();
-					start.await();
-					for (int i = 0; i < 3_000; i++) {
-						try {
-							int action = random.nextInt(10);
-							if (action < 4 || mine.isEmpty()) {
-								ReserveRequest request = reserve(Duration.ofMillis(1_000 + random.nextInt(2_000)));
-								store.reserve(request);
-								mine.add(request);
-							}
-							else if (action < 7) {
-								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
-								store.complete(request.id(), request.ownerToken(), response(random.nextInt(4_000)));
-							}
-							else if (action < 8) {
-								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
-								store.release(request.id(), request.ownerToken());
-							}
-							else if (action < 9) {
-								store.purgeExpired(50);
-							}
-							else {
-								this.clock.advance(Duration.ofMillis(10));
-							}
-						}
-						catch (IdempotencyStoreException ex) {
-							// full: refused, as it should be
-						}
-						assertThat(store.retainedBytes()).isLessThanOrEqualTo(2_000_000);
-					}
-					return null;
-				}));
+		race(8, 3_000, Duration.ofSeconds(60), (random, mine) -> {
+			try {
+				int action = random.nextInt(10);
+				if (action < 4 || mine.isEmpty()) {
+					ReserveRequest request = reserve(Duration.ofMillis(1_000 + random.nextInt(2_000)));
+					store.reserve(request);
+					mine.add(request);
+				}
+				else if (action < 7) {
+					ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+					store.complete(request.id(), request.ownerToken(), response(random.nextInt(4_000)));
+				}
+				else if (action < 8) {
+					ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+					store.release(request.id(), request.ownerToken());
+				}
+				else if (action < 9) {
+					store.purgeExpired(50);
+				}
+				else {
+					this.clock.advance(Duration.ofMillis(10));
+				}
 			}
-			for (Future<?> worker : workers) {
-				worker.get(60, TimeUnit.SECONDS);
+			catch (IdempotencyStoreException ex) {
+				// full: refused, as it should be
 			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+			assertThat(store.retainedBytes()).isLessThanOrEqualTo(2_000_000);
+		});
 		assertThat(store.retainedBytes()).isPositive();
 		assertCountsReturnToZero(store, this.clock);
 	}
@@ -321,73 +300,50 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		AtomicInteger scopeRefusals = new AtomicInteger();
 		AtomicInteger storeRefusals = new AtomicInteger();
 		List<String> scopes = List.of("user:a", "user:b", "user:c", "user:d", "anonymous");
-		int threads = 8;
-		CyclicBarrier start = new CyclicBarrier(threads);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> workers = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int seed = t;
-				workers.add(pool.submit(() -> {
-					Random random = new Random(seed);
-					List<ReserveRequest> mine = new ArrayList<>();
-					start.await();
-					for (int i = 0; i < 4_000; i++) {
-						try {
-							int action = random.nextInt(12);
-							if (action < 4 || mine.isEmpty()) {
-								ReserveRequest request = reserve(
-										scopes.get(random.nextBoolean() ? 0 : random.nextInt(scopes.size())),
-										Duration.ofMillis(1_000 + random.nextInt(2_000)));
-								store.reserve(request);
-								mine.add(request);
-							}
-							else if (action < 7) {
-								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
-								store.complete(request.id(), request.ownerToken(), response(random.nextInt(3_000)));
-							}
-							else if (action < 8) {
-								ReserveRequest request = mine.remove(random.nextInt(mine.size()));
-								store.release(request.id(), request.ownerToken());
-							}
-							else if (action < 9) {
-								ReserveRequest request = mine.get(random.nextInt(mine.size()));
-								store.heartbeat(request.id(), request.ownerToken(), Duration.ofSeconds(1));
-							}
-							else if (action < 10) {
-								store.purgeExpired(20);
-							}
-							else if (action < 11) {
-								ReserveRequest request = mine.get(random.nextInt(mine.size()));
-								store.recordCompleted(new CompletedRecordRequest(
-										new RecordId(request.id().scope(), UUID.randomUUID().toString()), "fp", "op",
-										response(random.nextInt(2_000)),
-										Duration.ofMillis(300 + random.nextInt(1_000))));
-							}
-							else {
-								this.clock.advance(Duration.ofMillis(10));
-							}
-						}
-						catch (IdempotencyStoreFullException ex) {
-							// Refused, as it should be: by the store's bounds or the
-							// scope's
-							// share.
-							(ex.getMessage().contains("max-share-per-scope") ? scopeRefusals : storeRefusals)
-								.incrementAndGet();
-						}
-						assertThat(store.retainedBytes()).isLessThanOrEqualTo(600_000);
-						assertThat(store.size()).isLessThanOrEqualTo(1_500);
-					}
-					return null;
-				}));
+		race(8, 4_000, Duration.ofSeconds(120), (random, mine) -> {
+			try {
+				int action = random.nextInt(12);
+				if (action < 4 || mine.isEmpty()) {
+					ReserveRequest request = reserve(
+							scopes.get(random.nextBoolean() ? 0 : random.nextInt(scopes.size())),
+							Duration.ofMillis(1_000 + random.nextInt(2_000)));
+					store.reserve(request);
+					mine.add(request);
+				}
+				else if (action < 7) {
+					ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+					store.complete(request.id(), request.ownerToken(), response(random.nextInt(3_000)));
+				}
+				else if (action < 8) {
+					ReserveRequest request = mine.remove(random.nextInt(mine.size()));
+					store.release(request.id(), request.ownerToken());
+				}
+				else if (action < 9) {
+					ReserveRequest request = mine.get(random.nextInt(mine.size()));
+					store.heartbeat(request.id(), request.ownerToken(), Duration.ofSeconds(1));
+				}
+				else if (action < 10) {
+					store.purgeExpired(20);
+				}
+				else if (action < 11) {
+					ReserveRequest request = mine.get(random.nextInt(mine.size()));
+					store.recordCompleted(new CompletedRecordRequest(
+							new RecordId(request.id().scope(), UUID.randomUUID().toString()), "fp", "op",
+							response(random.nextInt(2_000)), Duration.ofMillis(300 + random.nextInt(1_000))));
+				}
+				else {
+					this.clock.advance(Duration.ofMillis(10));
+				}
 			}
-			for (Future<?> worker : workers) {
-				worker.get(120, TimeUnit.SECONDS);
+			catch (IdempotencyStoreFullException ex) {
+				// Refused, as it should be: by the store's bounds or the
+				// scope's
+				// share.
+				(ex.getMessage().contains("max-share-per-scope") ? scopeRefusals : storeRefusals).incrementAndGet();
 			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+			assertThat(store.retainedBytes()).isLessThanOrEqualTo(600_000);
+			assertThat(store.size()).isLessThanOrEqualTo(1_500);
+		});
 		assertThat(store.retainedBytes()).isPositive();
 		Map<String, Usage> byScope = store.usageByScope();
 		assertThat(byScope.keySet()).isSubsetOf(scopes);
@@ -409,6 +365,44 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		assertThat(storeRefusals.get()).as("refusals by the store's bounds").isPositive();
 		assertCountsReturnToZero(store, this.clock);
 		assertThat(store.usageByScope()).as("no usage kept for scopes that hold nothing").isEmpty();
+	}
+
+	/**
+	 * Runs {@code steps} steps on each of {@code threads} threads released together, each
+	 * with a {@code Random} seeded with its number and a list of the reservations it
+	 * holds; the first step that throws (an assertion among them) fails the test.
+	 */
+	static void race(int threads, int steps, Duration timeout, RaceStep step) throws Exception {
+		CyclicBarrier start = new CyclicBarrier(threads);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> workers = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				Random random = new Random(t);
+				workers.add(pool.submit(() -> {
+					List<ReserveRequest> mine = new ArrayList<>();
+					start.await();
+					for (int i = 0; i < steps; i++) {
+						step.run(random, mine);
+					}
+					return null;
+				}));
+			}
+			for (Future<?> worker : workers) {
+				worker.get(timeout.toSeconds(), TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	/** One step of one thread of {@link #race}. */
+	@FunctionalInterface
+	interface RaceStep {
+
+		void run(Random random, List<ReserveRequest> mine) throws Exception;
+
 	}
 
 	/**
