@@ -42,9 +42,6 @@ abstract class JdbcStoreOutageTests {
 	/** A schema or database of its own on the shared server. */
 	protected abstract JdbcTestDatabase createDatabase() throws SQLException;
 
-	/** The port of the shared server. */
-	protected abstract int serverPort();
-
 	@BeforeEach
 	void createDatabaseForTheTest() throws SQLException {
 		this.database = createDatabase();
@@ -57,7 +54,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aBlackholedStoreOnItsOwnPoolAnswersEveryKeyedRequest503WithinSecondsAndRunsNothing() throws Exception {
-		try (TcpProxy proxy = TcpProxy.to(serverPort());
+		try (TcpProxy proxy = TcpProxy.to(this.database.port());
 				Node node = Node.start("own-pool", Settings.with(ownPool(proxy.port())))) {
 			assertBlackholedRequestsAnswered503InTime(node, proxy);
 		}
@@ -65,7 +62,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aBlackholedStoreOnTheApplicationsDataSourceAnswersEveryKeyedRequest503WithinSeconds() throws Exception {
-		try (TcpProxy proxy = TcpProxy.to(serverPort());
+		try (TcpProxy proxy = TcpProxy.to(this.database.port());
 				Node node = Node.start("shared-pool", Settings.with(applicationPool(proxy.port())))) {
 			assertBlackholedRequestsAnswered503InTime(node, proxy);
 		}
@@ -73,7 +70,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aNodeStartedWhileTheDatabaseRefusesStartsAnswers503ThenCreatesTheTableAndProtects() throws Exception {
-		try (TcpProxy proxy = TcpProxy.to(serverPort())) {
+		try (TcpProxy proxy = TcpProxy.to(this.database.port())) {
 			proxy.cut();
 			try (Node node = Node.start("started-in-outage", Settings.with(ownPool(proxy.port())))) {
 				assertResumesOnceTheDatabaseAnswers(node, proxy);
@@ -86,7 +83,7 @@ abstract class JdbcStoreOutageTests {
 		try (HikariDataSource direct = this.database.dataSource(1)) {
 			JdbcStoreTestSupport.createSchema(direct, "idempotency_record");
 		}
-		try (TcpProxy proxy = TcpProxy.to(serverPort())) {
+		try (TcpProxy proxy = TcpProxy.to(this.database.port())) {
 			proxy.cut();
 			Map<String, String> properties = ownPool(proxy.port());
 			properties.put("idempotency.store.jdbc.initialize-schema", "never");
@@ -98,7 +95,7 @@ abstract class JdbcStoreOutageTests {
 
 	@Test
 	void aNodeOnTheApplicationsDataSourceStartedWhileTheDatabaseRefusesStartsAndResumes() throws Exception {
-		try (TcpProxy proxy = TcpProxy.to(serverPort())) {
+		try (TcpProxy proxy = TcpProxy.to(this.database.port())) {
 			proxy.cut();
 			try (Node node = Node.start("shared-started-in-outage", Settings.with(applicationPool(proxy.port())))) {
 				assertResumesOnceTheDatabaseAnswers(node, proxy);
@@ -161,8 +158,8 @@ abstract class JdbcStoreOutageTests {
 	/** The store on a pool of its own ({@code idempotency.store.jdbc.url}), defaults. */
 	private Map<String, String> ownPool(int port) {
 		Map<String, String> properties = common();
-		properties.put("idempotency.store.jdbc.url", urlThrough(port));
-		properties.put("idempotency.store.jdbc.username", user());
+		properties.put("idempotency.store.jdbc.url", this.database.url(port));
+		properties.put("idempotency.store.jdbc.username", this.database.user());
 		properties.put("idempotency.store.jdbc.password", "");
 		return properties;
 	}
@@ -173,8 +170,8 @@ abstract class JdbcStoreOutageTests {
 	 */
 	private Map<String, String> applicationPool(int port) {
 		Map<String, String> properties = common();
-		properties.put("spring.datasource.url", urlThrough(port));
-		properties.put("spring.datasource.username", user());
+		properties.put("spring.datasource.url", this.database.url(port));
+		properties.put("spring.datasource.username", this.database.user());
 		properties.put("spring.datasource.password", "");
 		properties.put("spring.datasource.hikari.connection-timeout", "1000");
 		properties.put("spring.datasource.hikari.validation-timeout", "500");
@@ -188,14 +185,6 @@ abstract class JdbcStoreOutageTests {
 		properties.put("spring.autoconfigure.exclude",
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration");
 		return properties;
-	}
-
-	private String urlThrough(int port) {
-		return this.database.url().replace("127.0.0.1:" + serverPort() + "/", "127.0.0.1:" + port + "/");
-	}
-
-	private String user() {
-		return this.database.url().startsWith("jdbc:postgresql:") ? "postgres" : "root";
 	}
 
 	private static HttpRequest order(Node node, String key) {

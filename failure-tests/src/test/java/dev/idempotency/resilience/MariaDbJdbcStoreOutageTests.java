@@ -12,9 +12,4 @@ class MariaDbJdbcStoreOutageTests extends JdbcStoreOutageTests {
 		return JdbcTestDatabase.mariadb().create();
 	}
 
-	@Override
-	protected int serverPort() {
-		return 3306;
-	}
-
 }

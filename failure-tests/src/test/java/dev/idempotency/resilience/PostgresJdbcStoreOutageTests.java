@@ -12,9 +12,4 @@ class PostgresJdbcStoreOutageTests extends JdbcStoreOutageTests {
 		return JdbcTestDatabase.postgres().create();
 	}
 
-	@Override
-	protected int serverPort() {
-		return 5432;
-	}
-
 }

@@ -13,8 +13,6 @@ import dev.idempotency.test.servers.JdbcTestDatabase;
  */
 final class PostgresStoreFixture implements StoreFixture {
 
-	private static final int PORT = 5432;
-
 	private final JdbcTestDatabase schema;
 
 	PostgresStoreFixture() {
@@ -22,13 +20,13 @@ final class PostgresStoreFixture implements StoreFixture {
 			this.schema = JdbcTestDatabase.postgres().create();
 		}
 		catch (SQLException ex) {
-			throw new IllegalStateException("cannot create a schema on PostgreSQL at 127.0.0.1:" + PORT, ex);
+			throw new IllegalStateException("cannot create a schema on PostgreSQL at 127.0.0.1:5432", ex);
 		}
 	}
 
 	@Override
 	public int port() {
-		return PORT;
+		return this.schema.port();
 	}
 
 	@Override
@@ -38,16 +36,13 @@ final class PostgresStoreFixture implements StoreFixture {
 		properties.put("idempotency.store.type", "jdbc");
 		properties.put("idempotency.store.jdbc.initialize-schema", "always");
 		// These tests measure the store's own failure windows (lease mode's record left
-		// in
-		// flight after a cut); the app writes nothing to the database, so atomic
-		// completion
-		// (the default on the application's DataSource) would only turn those answers
-		// into
-		// rollbacks. It is tested by the *AtomicCompletionOverHttpTests.
+		// in flight after a cut); the app writes nothing to the database, so atomic
+		// completion (the default on the application's DataSource) would only turn those
+		// answers into rollbacks. It is tested by the *AtomicCompletionOverHttpTests.
 		properties.put("idempotency.store.jdbc.transactional-completion", "false");
-		properties.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:" + port + "/test?currentSchema="
-				+ this.schema.name() + "&connectTimeout=" + seconds + "&socketTimeout=" + (seconds + 10));
-		properties.put("spring.datasource.username", "postgres");
+		properties.put("spring.datasource.url",
+				this.schema.url(port) + "&connectTimeout=" + seconds + "&socketTimeout=" + (seconds + 10));
+		properties.put("spring.datasource.username", this.schema.user());
 		properties.put("spring.datasource.hikari.connection-timeout", Long.toString(Math.max(250, timeout.toMillis())));
 		properties.put("spring.datasource.hikari.validation-timeout",
 				Long.toString(Math.max(250, timeout.toMillis() / 2)));
@@ -72,7 +67,7 @@ final class PostgresStoreFixture implements StoreFixture {
 
 	@Override
 	public String toString() {
-		return "PostgreSQL at 127.0.0.1:" + PORT + " in schema " + this.schema.name();
+		return "PostgreSQL at 127.0.0.1:" + port() + " in schema " + this.schema.name();
 	}
 
 }

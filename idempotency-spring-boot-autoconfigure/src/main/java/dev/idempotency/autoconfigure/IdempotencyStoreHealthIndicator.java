@@ -8,8 +8,8 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * Reports whether the idempotency store answers: one read of a record that never exists,
  * up with the store's name as detail. Down (the read threw) means keyed requests are now
- * refused with 503 (fail-closed) or run unprotected (fail-open). Not final: an aspect of
- * the application that times every health indicator subclasses it.
+ * refused with 503 (fail-closed) or run unprotected (fail-open). Not final: the
+ * class-based proxy of an application's aspect on every health indicator subclasses it.
  */
 class IdempotencyStoreHealthIndicator extends AbstractHealthIndicator {
 

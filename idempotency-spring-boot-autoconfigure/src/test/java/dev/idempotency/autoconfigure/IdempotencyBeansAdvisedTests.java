@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.core.IdempotencyTemplate;
@@ -16,6 +18,7 @@ import dev.idempotency.test.servers.SharedRedis;
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -28,6 +31,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,10 +39,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * An application's aspect may advise the starter's store, template and health indicator,
  * as it may any bean: with Spring Boot's default class-based proxies
  * ({@code spring.aop.proxy-target-class=true}) each shipped store, the template and the
- * health indicator are subclassed, a store stays of its own type (what the starter looks
- * for, the JDBC store's atomic completion among it, still finds it) and the advice runs
- * around their calls. A class that cannot be subclassed would fail the application's
- * start instead.
+ * health indicator are subclassed, a store stays of its own type (the starter looks a
+ * shipped store up by its class) and the advice runs around their calls. A class that
+ * cannot be subclassed would fail the application's start instead. Behind its proxy the
+ * health indicator still reports a failing store as down.
  */
 class IdempotencyBeansAdvisedTests {
 
@@ -60,7 +64,8 @@ class IdempotencyBeansAdvisedTests {
 	@CsvSource({ "memory, dev.idempotency.store.memory.InMemoryIdempotencyStore",
 			"jdbc, dev.idempotency.store.jdbc.JdbcIdempotencyStore",
 			"redis, dev.idempotency.store.redis.RedisIdempotencyStore" })
-	void anAspectOfTheApplicationAdvisesTheStore(String type, Class<? extends IdempotencyStore> storeClass) {
+	void anAspectOfTheApplicationAdvisesTheStoreTheTemplateAndTheHealthIndicator(String type,
+			Class<? extends IdempotencyStore> storeClass) {
 		try {
 			this.runner.withPropertyValues("idempotency.store.type=" + type).run((context) -> {
 				assertThat(context).hasNotFailed();
@@ -78,9 +83,7 @@ class IdempotencyBeansAdvisedTests {
 				assertThat(AopUtils.isCglibProxy(template)).as("the template, a class-based proxy too").isTrue();
 				HealthIndicator health = context.getBean("idempotencyHealthIndicator", HealthIndicator.class);
 				assertThat(AopUtils.isCglibProxy(health)).as("the health indicator, a class-based proxy too").isTrue();
-				// health(boolean), as the Actuator calls it: Boot's
-				// AbstractHealthIndicator
-				// makes health() final.
+				// health(boolean), as the Actuator calls it (Boot makes health() final).
 				assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
 				assertThat(context.getBean(StoreCallsAspect.class).calls).as("calls the aspect saw")
 					.containsSubsequence("execute", "reserve", "complete", "execute", "reserve", "health", "find");
@@ -91,6 +94,18 @@ class IdempotencyBeansAdvisedTests {
 				SharedRedis.deleteKeys(this.redisPrefix);
 			}
 		}
+	}
+
+	@Test
+	void theAdvisedHealthIndicatorReportsAStoreThatFailsAsDown() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc").run((context) -> {
+			HealthIndicator health = context.getBean("idempotencyHealthIndicator", HealthIndicator.class);
+			assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+			// The store's database goes away: the pool's next connection opens an empty
+			// one, without the table.
+			JdbcClient.create(context.getBean(DataSource.class)).sql("SHUTDOWN").update();
+			assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN);
+		});
 	}
 
 	/**

@@ -336,9 +336,7 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 				}
 			}
 			catch (IdempotencyStoreFullException ex) {
-				// Refused, as it should be: by the store's bounds or the
-				// scope's
-				// share.
+				// Refused, as it should be: by the store's bounds or the scope's share.
 				(ex.getMessage().contains("max-share-per-scope") ? scopeRefusals : storeRefusals).incrementAndGet();
 			}
 			assertThat(store.retainedBytes()).isLessThanOrEqualTo(600_000);

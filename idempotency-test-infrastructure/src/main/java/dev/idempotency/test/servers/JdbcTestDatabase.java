@@ -23,11 +23,11 @@ public final class JdbcTestDatabase {
 
 	private static final int POSTGRES_PORT = 5432;
 
-	private static final String POSTGRES_ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+	private static final String POSTGRES_ADMIN_URL = postgresUrl(POSTGRES_PORT, "test");
 
 	private static final int MARIADB_PORT = 3306;
 
-	private static final String MARIADB_ADMIN_URL = "jdbc:mariadb://127.0.0.1:3306/test";
+	private static final String MARIADB_ADMIN_URL = mariadbUrl(MARIADB_PORT, "test");
 
 	/** The port of a database without a server (H2 in memory). */
 	private static final int NO_SERVER = 0;
@@ -103,7 +103,7 @@ public final class JdbcTestDatabase {
 	 */
 	public static JdbcTestDatabase mariadb(String name) {
 		return new JdbcTestDatabase(name, "root", "", MARIADB_PORT, MARIADB_ADMIN_URL, "CREATE DATABASE " + name,
-				"DROP DATABASE IF EXISTS " + name, (port) -> "jdbc:mariadb://127.0.0.1:" + port + "/" + name);
+				"DROP DATABASE IF EXISTS " + name, (port) -> mariadbUrl(port, name));
 	}
 
 	/** A database in H2's memory, gone with {@link #drop()}. */
@@ -115,6 +115,10 @@ public final class JdbcTestDatabase {
 
 	private static String postgresUrl(int port, String database) {
 		return "jdbc:postgresql://127.0.0.1:" + port + "/" + database;
+	}
+
+	private static String mariadbUrl(int port, String database) {
+		return "jdbc:mariadb://127.0.0.1:" + port + "/" + database;
 	}
 
 	/** The name of the schema or database made for this run. */
@@ -153,7 +157,9 @@ public final class JdbcTestDatabase {
 	 * @throws UnsupportedOperationException for H2 in memory, which has no server
 	 */
 	public String url(int port) {
-		port();
+		if (this.port == NO_SERVER) {
+			throw new UnsupportedOperationException("no server to reach through a link: " + url());
+		}
 		return this.urlThroughPort.apply(port);
 	}
 

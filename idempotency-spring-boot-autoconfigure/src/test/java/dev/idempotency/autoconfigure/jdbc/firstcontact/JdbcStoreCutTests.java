@@ -30,12 +30,11 @@ class JdbcStoreCutTests {
 	@Test
 	void aCutStoreIsAnswered503WithinTheDefaultTimeoutsNotAfterThirtySeconds() throws Exception {
 		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
-		try (TcpProxy proxy = TcpProxy.to(5432);
+		try (TcpProxy proxy = TcpProxy.to(database.port());
 				ConfigurableApplicationContext app = new SpringApplicationBuilder(FirstContactApplication.class).run(
 						"--server.port=0", "--idempotency.store.type=jdbc",
-						"--idempotency.store.jdbc.url=jdbc:postgresql://127.0.0.1:" + proxy.port()
-								+ "/test?currentSchema=" + database.name(),
-						"--idempotency.store.jdbc.username=postgres")) {
+						"--idempotency.store.jdbc.url=" + database.url(proxy.port()),
+						"--idempotency.store.jdbc.username=" + database.user())) {
 			URI orders = URI
 				.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + "/orders");
 			assertThat(post(orders, TestKeys.newKey()).statusCode()).isEqualTo(201);

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -180,123 +181,134 @@ public final class CatalogLoadBenchmark {
 		// bench.modes: lease (the default) or record-after-success; each store runs
 		// once per mode.
 		properties.put("idempotency.mode", mode);
-		// A schema or database of the run's own on PostgreSQL, dropped after the run.
+		// A schema or database of the run's own on PostgreSQL, dropped after the run, and
+		// the warehouse: both go also when the application does not start.
 		JdbcTestDatabase database = null;
-		switch (store) {
-			case "memory" -> properties.put("idempotency.store.type", "memory");
-			// Controls for issue 13.4: the in-memory store, but every call also makes one
-			// round trip to PostgreSQL on a pool of the benchmark's own, either a trivial
-			// one (SELECT 1: the JDBC client and the hand-over, little server CPU) or one
-			// that makes the server burn about as much CPU as a store statement
-			// (bench.burn.rows of generate_series): what sharing the cores with a busy
-			// server costs the application, without the JDBC store's code.
-			case "memory-pgping", "memory-pgburn" -> properties.put("idempotency.store.type", "memory");
-			// A control: the in-memory store, but every call waits as long as a store
-			// round trip would, without using any CPU. What this costs more than "memory"
-			// is the cost of waiting itself (more requests in the catalog at once), not
-			// of a store client.
-			case "memory-wait" -> properties.put("idempotency.store.type", "memory");
-			case "h2" -> {
-				properties.put("idempotency.store.type", "jdbc");
-				properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
-				properties.put("idempotency.store.jdbc.username", "sa");
-			}
-			case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
-				database = JdbcTestDatabase.postgres().create();
-				if (store.equals("postgresql-async-reserve")) {
-					// Only the reservation is written without waiting for its WAL
-					// flush (lease mode; record-after-success makes no reservation).
-					properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
-				}
-				if (store.equals("postgresql-async-commit")) {
-					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per
-					// statement, at the price of losing the last records on a crash of
-					// the database server.
-					properties.put("idempotency.store.jdbc.pool.connection-init-sql", "SET synchronous_commit TO off");
-				}
-				properties.put("idempotency.store.type", "jdbc");
-				properties.put("idempotency.store.jdbc.url", database.url());
-				properties.put("idempotency.store.jdbc.username", "postgres");
-				properties.put("idempotency.store.jdbc.initialize-schema", "always");
-				String poolSize = knob("bench.pool-size");
-				if (poolSize != null) {
-					properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
-				}
-			}
-			// The catalog and the records in one PostgreSQL database (a database, not a
-			// schema: JdbcCatalog looks for its tables in every schema), the store on the
-			// application's DataSource: atomic completion (the default there), or the
-			// same
-			// set-up with it switched off, as its control.
-			case "postgresql-atomic", "postgresql-shared" -> {
-				database = JdbcTestDatabase.postgresDatabase().create();
-				properties.put("spring.datasource.url", database.url());
-				properties.put("spring.datasource.username", "postgres");
-				properties.put("idempotency.store.type", "jdbc");
-				properties.put("idempotency.store.jdbc.initialize-schema", "always");
-				properties.put("idempotency.store.jdbc.transactional-completion",
-						Boolean.toString(store.equals("postgresql-atomic")));
-				String poolSize = knob("bench.pool-size");
-				if (poolSize != null) {
-					properties.put("spring.datasource.hikari.maximum-pool-size", poolSize);
-				}
-			}
-			case "redis" -> {
-				properties.put("idempotency.store.type", "redis");
-				properties.put("spring.data.redis.host", "127.0.0.1");
-				properties.put("spring.data.redis.port", "6379");
-				properties.put("idempotency.store.redis.key-prefix", name + ":");
-			}
-			default -> throw new IllegalArgumentException("unknown store " + store);
-		}
-		line("## Store: " + label + " (load at start: " + load() + ")");
-		line("");
-		// As command-line arguments: they win over the application's own
-		// application.yaml.
-		String[] args = properties.entrySet()
-			.stream()
-			.map((e) -> "--" + e.getKey() + "=" + e.getValue())
-			.toArray(String[]::new);
-		SpringApplicationBuilder application = new SpringApplicationBuilder(SampleCatalogApplication.class);
-		String waitMicros = knob("bench.wait.micros");
-		long waitNanos = "memory-wait".equals(store) ? Long.parseLong((waitMicros != null) ? waitMicros : "300") * 1000
-				: 0;
-		String burnRows = knob("bench.burn.rows");
-		String controlSql = switch (store) {
-			case "memory-pgping" -> "SELECT 1";
-			case "memory-pgburn" -> "SELECT count(*) FROM generate_series(1, "
-					+ Integer.parseInt((burnRows != null) ? burnRows : "3000") + ")";
-			default -> null;
-		};
 		HikariDataSource controlPool = null;
-		if (controlSql != null) {
-			controlPool = new HikariDataSource();
-			controlPool.setJdbcUrl(PG_ADMIN_URL);
-			controlPool.setUsername("postgres");
-			controlPool.setMaximumPoolSize(10);
-			controlPool.setPoolName("bench-control");
-		}
-		StoreCallMeter.Call extra = controlRoundTrip(controlPool, controlSql);
-		application.initializers((ctx) -> ctx.getBeanFactory().addBeanPostProcessor(new BeanPostProcessor() {
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				return (bean instanceof IdempotencyStore) ? this.measured(bean) : bean;
-			}
-
-			private Object measured(Object bean) {
-				// A subclass proxy, so beans that need the store's own class still get
-				// one.
-				ProxyFactory proxy = new ProxyFactory(bean);
-				proxy.setProxyTargetClass(true);
-				proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
-					.measure(invocation::proceed, waitNanos, extra));
-				return proxy.getProxy();
-			}
-		}));
 		ConfigurableApplicationContext context = null;
-		// The run's schema or database and warehouse go also when the application does
-		// not start.
 		try {
+			switch (store) {
+				case "memory" -> properties.put("idempotency.store.type", "memory");
+				// Controls for issue 13.4: the in-memory store, but every call also makes
+				// one
+				// round trip to PostgreSQL on a pool of the benchmark's own, either a
+				// trivial
+				// one (SELECT 1: the JDBC client and the hand-over, little server CPU) or
+				// one
+				// that makes the server burn about as much CPU as a store statement
+				// (bench.burn.rows of generate_series): what sharing the cores with a
+				// busy
+				// server costs the application, without the JDBC store's code.
+				case "memory-pgping", "memory-pgburn" -> properties.put("idempotency.store.type", "memory");
+				// A control: the in-memory store, but every call waits as long as a store
+				// round trip would, without using any CPU. What this costs more than
+				// "memory"
+				// is the cost of waiting itself (more requests in the catalog at once),
+				// not
+				// of a store client.
+				case "memory-wait" -> properties.put("idempotency.store.type", "memory");
+				case "h2" -> {
+					properties.put("idempotency.store.type", "jdbc");
+					properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+					properties.put("idempotency.store.jdbc.username", "sa");
+				}
+				case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
+					database = JdbcTestDatabase.postgres().create();
+					if (store.equals("postgresql-async-reserve")) {
+						// Only the reservation is written without waiting for its WAL
+						// flush (lease mode; record-after-success makes no reservation).
+						properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
+					}
+					if (store.equals("postgresql-async-commit")) {
+						// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait
+						// per
+						// statement, at the price of losing the last records on a crash
+						// of
+						// the database server.
+						properties.put("idempotency.store.jdbc.pool.connection-init-sql",
+								"SET synchronous_commit TO off");
+					}
+					properties.put("idempotency.store.type", "jdbc");
+					properties.put("idempotency.store.jdbc.url", database.url());
+					properties.put("idempotency.store.jdbc.username", "postgres");
+					properties.put("idempotency.store.jdbc.initialize-schema", "always");
+					String poolSize = knob("bench.pool-size");
+					if (poolSize != null) {
+						properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
+					}
+				}
+				// The catalog and the records in one PostgreSQL database (a database, not
+				// a
+				// schema: JdbcCatalog looks for its tables in every schema), the store on
+				// the
+				// application's DataSource: atomic completion (the default there), or the
+				// same
+				// set-up with it switched off, as its control.
+				case "postgresql-atomic", "postgresql-shared" -> {
+					database = JdbcTestDatabase.postgresDatabase().create();
+					properties.put("spring.datasource.url", database.url());
+					properties.put("spring.datasource.username", "postgres");
+					properties.put("idempotency.store.type", "jdbc");
+					properties.put("idempotency.store.jdbc.initialize-schema", "always");
+					properties.put("idempotency.store.jdbc.transactional-completion",
+							Boolean.toString(store.equals("postgresql-atomic")));
+					String poolSize = knob("bench.pool-size");
+					if (poolSize != null) {
+						properties.put("spring.datasource.hikari.maximum-pool-size", poolSize);
+					}
+				}
+				case "redis" -> {
+					properties.put("idempotency.store.type", "redis");
+					properties.put("spring.data.redis.host", "127.0.0.1");
+					properties.put("spring.data.redis.port", "6379");
+					properties.put("idempotency.store.redis.key-prefix", name + ":");
+				}
+				default -> throw new IllegalArgumentException("unknown store " + store);
+			}
+			line("## Store: " + label + " (load at start: " + load() + ")");
+			line("");
+			// As command-line arguments: they win over the application's own
+			// application.yaml.
+			String[] args = properties.entrySet()
+				.stream()
+				.map((e) -> "--" + e.getKey() + "=" + e.getValue())
+				.toArray(String[]::new);
+			SpringApplicationBuilder application = new SpringApplicationBuilder(SampleCatalogApplication.class);
+			String waitMicros = knob("bench.wait.micros");
+			long waitNanos = "memory-wait".equals(store)
+					? Long.parseLong((waitMicros != null) ? waitMicros : "300") * 1000 : 0;
+			String burnRows = knob("bench.burn.rows");
+			String controlSql = switch (store) {
+				case "memory-pgping" -> "SELECT 1";
+				case "memory-pgburn" -> "SELECT count(*) FROM generate_series(1, "
+						+ Integer.parseInt((burnRows != null) ? burnRows : "3000") + ")";
+				default -> null;
+			};
+			if (controlSql != null) {
+				controlPool = new HikariDataSource();
+				controlPool.setJdbcUrl(PG_ADMIN_URL);
+				controlPool.setUsername("postgres");
+				controlPool.setMaximumPoolSize(10);
+				controlPool.setPoolName("bench-control");
+			}
+			StoreCallMeter.Call extra = controlRoundTrip(controlPool, controlSql);
+			application.initializers((ctx) -> ctx.getBeanFactory().addBeanPostProcessor(new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					return (bean instanceof IdempotencyStore) ? this.measured(bean) : bean;
+				}
+
+				private Object measured(Object bean) {
+					// A subclass proxy, so beans that need the store's own class still
+					// get
+					// one.
+					ProxyFactory proxy = new ProxyFactory(bean);
+					proxy.setProxyTargetClass(true);
+					proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
+						.measure(invocation::proceed, waitNanos, extra));
+					return proxy.getProxy();
+				}
+			}));
 			context = application.run(args);
 			String catalogUrl = context.getEnvironment().getProperty("spring.datasource.url");
 			boolean catalogOnPostgresql = store.equals("postgresql-atomic") || store.equals("postgresql-shared");
@@ -311,19 +323,37 @@ public final class CatalogLoadBenchmark {
 			unprotectedReads(meters);
 		}
 		finally {
-			if (context != null) {
-				if ("redis".equals(store)) {
-					deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
+			try {
+				if (context != null) {
+					if ("redis".equals(store)) {
+						deleteRedisKeys(context.getBean(RedisConnectionFactory.class), name + ":");
+					}
+					context.close();
 				}
-				context.close();
+				if (controlPool != null) {
+					controlPool.close();
+				}
 			}
-			if (controlPool != null) {
-				controlPool.close();
+			finally {
+				drop(database);
+				deleteRecursively(warehouse);
 			}
-			if (database != null) {
-				database.drop();
-			}
-			deleteRecursively(warehouse);
+		}
+	}
+
+	/**
+	 * Drops the run's schema or database; a failure is printed, not thrown, so that it
+	 * does not hide the run's own.
+	 */
+	private static void drop(@Nullable JdbcTestDatabase database) {
+		if (database == null) {
+			return;
+		}
+		try {
+			database.drop();
+		}
+		catch (SQLException ex) {
+			System.err.println("could not drop " + database.name() + ": " + ex);
 		}
 	}
 

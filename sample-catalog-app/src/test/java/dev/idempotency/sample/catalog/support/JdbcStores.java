@@ -40,12 +40,12 @@ public final class JdbcStores {
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:5432. */
 	public static Store postgres(DynamicPropertyRegistry registry) throws SQLException {
-		return use(new Store(JdbcTestDatabase.postgresDatabase(), "postgres"), registry);
+		return use(new Store(JdbcTestDatabase.postgresDatabase()), registry);
 	}
 
 	/** Points catalog and store at a fresh database on 127.0.0.1:3306. */
 	public static Store mariadb(DynamicPropertyRegistry registry) throws SQLException {
-		return use(new Store(JdbcTestDatabase.mariadb(), "root"), "?" + MARIADB_CURRENT_DATABASE_ONLY, registry);
+		return use(new Store(JdbcTestDatabase.mariadb()), "?" + MARIADB_CURRENT_DATABASE_ONLY, registry);
 	}
 
 	private static Store use(Store store, DynamicPropertyRegistry registry) throws SQLException {
@@ -61,7 +61,7 @@ public final class JdbcStores {
 			store.database.create();
 		}
 		registry.add("spring.datasource.url", () -> store.database.url() + urlOptions);
-		registry.add("spring.datasource.username", () -> store.user);
+		registry.add("spring.datasource.username", store.database::user);
 		registry.add("spring.datasource.password", () -> "");
 		registry.add("idempotency.store.type", () -> "jdbc");
 		registry.add("idempotency.store.jdbc.initialize-schema", () -> "always");
@@ -72,13 +72,12 @@ public final class JdbcStores {
 	 * The database of one context's catalog and store.
 	 *
 	 * @param database what was created for it
-	 * @param user the server's user
 	 */
-	public record Store(JdbcTestDatabase database, String user) {
+	public record Store(JdbcTestDatabase database) {
 
 		/** How many records the store wrote. */
 		public long records() {
-			try (Connection connection = DriverManager.getConnection(this.database.url(), this.user, "");
+			try (Connection connection = DriverManager.getConnection(this.database.url(), this.database.user(), "");
 					Statement statement = connection.createStatement();
 					ResultSet count = statement.executeQuery("SELECT count(*) FROM idempotency_record")) {
 				count.next();
