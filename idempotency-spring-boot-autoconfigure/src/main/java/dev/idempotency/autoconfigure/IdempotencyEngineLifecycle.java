@@ -8,9 +8,10 @@ import org.springframework.context.SmartLifecycle;
  * Runs the engine's heartbeat thread with the application context. Its phase is below the
  * web server's (whose graceful shutdown is at {@code DEFAULT_PHASE - 2048}), so on close
  * the server first lets running requests finish, with their leases still extended, and
- * the heartbeats stop after them.
+ * the heartbeats stop after them. Not final: the class-based proxy of an application's
+ * aspect on lifecycle beans subclasses it.
  */
-final class IdempotencyEngineLifecycle implements SmartLifecycle {
+class IdempotencyEngineLifecycle implements SmartLifecycle {
 
 	/** Started before and stopped after the web server's lifecycle beans. */
 	static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;

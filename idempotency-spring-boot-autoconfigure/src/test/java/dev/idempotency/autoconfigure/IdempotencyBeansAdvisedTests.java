@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -30,14 +31,15 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application's aspect may advise the starter's store, template and health indicator,
- * as it may any bean: with Spring Boot's default class-based proxies
+ * An application's aspect may advise the starter's store, template, health indicator and
+ * lifecycle beans, as it may any bean: with Spring Boot's default class-based proxies
  * ({@code spring.aop.proxy-target-class=true}) each shipped store, the template and the
  * health indicator are subclassed, a store stays of its own type (the starter looks a
  * shipped store up by its class) and the advice runs around their calls. A class that
@@ -106,6 +108,36 @@ class IdempotencyBeansAdvisedTests {
 			JdbcClient.create(context.getBean(DataSource.class)).sql("SHUTDOWN").update();
 			assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN);
 		});
+	}
+
+	@Test
+	void anAspectOnEveryLifecycleBeanAdvisesTheStartersHeartbeatAndPurge() {
+		this.runner.withPropertyValues("idempotency.store.type=jdbc")
+			.withUserConfiguration(LifecycleCallsAspect.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				for (String name : List.of("idempotencyEngineLifecycle", "idempotencyPurgeScheduler")) {
+					SmartLifecycle lifecycle = context.getBean(name, SmartLifecycle.class);
+					assertThat(AopUtils.isCglibProxy(lifecycle)).as(name + ", a class-based proxy").isTrue();
+					assertThat(lifecycle.isRunning()).as(name + " started").isTrue();
+				}
+				assertThat(context.getBean(LifecycleCallsAspect.class).calls.get()).isPositive();
+			});
+	}
+
+	/** Every {@code isRunning()} of a lifecycle bean. */
+	@Aspect
+	@Configuration(proxyBeanMethods = false)
+	static class LifecycleCallsAspect {
+
+		final AtomicInteger calls = new AtomicInteger();
+
+		@Around("execution(boolean org.springframework.context.SmartLifecycle+.isRunning())")
+		Object record(ProceedingJoinPoint call) throws Throwable {
+			this.calls.incrementAndGet();
+			return call.proceed();
+		}
+
 	}
 
 	/**

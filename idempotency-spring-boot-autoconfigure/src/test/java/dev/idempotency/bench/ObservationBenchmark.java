@@ -70,7 +70,9 @@ public class ObservationBenchmark {
 					.maxEntries(Integer.MAX_VALUE)
 					.maxBytes(1L << 30)
 					.maxSharePerScope(1.0)
-					.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+					// At its bounds a long run evicts the oldest records instead of being
+					// refused.
+					.onFull(InMemoryIdempotencyStore.OnFull.EVICT)
 					.build(),
 				IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, observations, false);
 		this.replayKey = TestKeys.newKey();

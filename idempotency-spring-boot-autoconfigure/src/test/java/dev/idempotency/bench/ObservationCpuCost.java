@@ -74,7 +74,9 @@ public final class ObservationCpuCost {
 						.maxEntries(Integer.MAX_VALUE)
 						.maxBytes(1L << 31)
 						.maxSharePerScope(1.0)
-						.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+						// At its bounds a long run evicts the oldest records instead of
+						// being refused.
+						.onFull(InMemoryIdempotencyStore.OnFull.EVICT)
 						.build(),
 					IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, registry(n), false);
 			engines.put(n, e);

@@ -17,9 +17,10 @@ import org.springframework.context.SmartLifecycle;
  * application's scheduling is left alone). A run deletes batches until one comes back
  * short, so a backlog is cleared in one run without one long-running DELETE. Every node
  * may run it: each batch is one statement that only deletes rows already expired by the
- * database's clock.
+ * database's clock. Not final: the class-based proxy of an application's aspect on
+ * lifecycle beans subclasses it.
  */
-final class IdempotencyPurgeScheduler implements SmartLifecycle {
+class IdempotencyPurgeScheduler implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyPurgeScheduler.class);
 
