@@ -70,8 +70,7 @@ public class ObservationBenchmark {
 					.maxEntries(Integer.MAX_VALUE)
 					.maxBytes(1L << 30)
 					.maxSharePerScope(1.0)
-					// At its bounds a long run evicts the oldest records instead of being
-					// refused.
+					// Evicts the oldest at its bounds instead of refusing.
 					.onFull(InMemoryIdempotencyStore.OnFull.EVICT)
 					.build(),
 				IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, observations, false);

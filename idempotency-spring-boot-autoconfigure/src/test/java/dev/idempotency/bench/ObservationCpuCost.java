@@ -74,8 +74,7 @@ public final class ObservationCpuCost {
 						.maxEntries(Integer.MAX_VALUE)
 						.maxBytes(1L << 31)
 						.maxSharePerScope(1.0)
-						// At its bounds a long run evicts the oldest records instead of
-						// being refused.
+						// Evicts the oldest at its bounds instead of refusing.
 						.onFull(InMemoryIdempotencyStore.OnFull.EVICT)
 						.build(),
 					IdempotencySettings.defaults(), Clock.systemUTC(), IdempotencyListener.NONE, registry(n), false);

@@ -187,84 +187,7 @@ public final class CatalogLoadBenchmark {
 		HikariDataSource controlPool = null;
 		ConfigurableApplicationContext context = null;
 		try {
-			switch (store) {
-				case "memory" -> properties.put("idempotency.store.type", "memory");
-				// Controls for issue 13.4: the in-memory store, but every call also makes
-				// one
-				// round trip to PostgreSQL on a pool of the benchmark's own, either a
-				// trivial
-				// one (SELECT 1: the JDBC client and the hand-over, little server CPU) or
-				// one
-				// that makes the server burn about as much CPU as a store statement
-				// (bench.burn.rows of generate_series): what sharing the cores with a
-				// busy
-				// server costs the application, without the JDBC store's code.
-				case "memory-pgping", "memory-pgburn" -> properties.put("idempotency.store.type", "memory");
-				// A control: the in-memory store, but every call waits as long as a store
-				// round trip would, without using any CPU. What this costs more than
-				// "memory"
-				// is the cost of waiting itself (more requests in the catalog at once),
-				// not
-				// of a store client.
-				case "memory-wait" -> properties.put("idempotency.store.type", "memory");
-				case "h2" -> {
-					properties.put("idempotency.store.type", "jdbc");
-					properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
-					properties.put("idempotency.store.jdbc.username", "sa");
-				}
-				case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
-					database = JdbcTestDatabase.postgres().create();
-					if (store.equals("postgresql-async-reserve")) {
-						// Only the reservation is written without waiting for its WAL
-						// flush (lease mode; record-after-success makes no reservation).
-						properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
-					}
-					if (store.equals("postgresql-async-commit")) {
-						// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait
-						// per
-						// statement, at the price of losing the last records on a crash
-						// of
-						// the database server.
-						properties.put("idempotency.store.jdbc.pool.connection-init-sql",
-								"SET synchronous_commit TO off");
-					}
-					properties.put("idempotency.store.type", "jdbc");
-					properties.put("idempotency.store.jdbc.url", database.url());
-					properties.put("idempotency.store.jdbc.username", "postgres");
-					properties.put("idempotency.store.jdbc.initialize-schema", "always");
-					String poolSize = knob("bench.pool-size");
-					if (poolSize != null) {
-						properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
-					}
-				}
-				// The catalog and the records in one PostgreSQL database (a database, not
-				// a
-				// schema: JdbcCatalog looks for its tables in every schema), the store on
-				// the
-				// application's DataSource: atomic completion (the default there), or the
-				// same
-				// set-up with it switched off, as its control.
-				case "postgresql-atomic", "postgresql-shared" -> {
-					database = JdbcTestDatabase.postgresDatabase().create();
-					properties.put("spring.datasource.url", database.url());
-					properties.put("spring.datasource.username", "postgres");
-					properties.put("idempotency.store.type", "jdbc");
-					properties.put("idempotency.store.jdbc.initialize-schema", "always");
-					properties.put("idempotency.store.jdbc.transactional-completion",
-							Boolean.toString(store.equals("postgresql-atomic")));
-					String poolSize = knob("bench.pool-size");
-					if (poolSize != null) {
-						properties.put("spring.datasource.hikari.maximum-pool-size", poolSize);
-					}
-				}
-				case "redis" -> {
-					properties.put("idempotency.store.type", "redis");
-					properties.put("spring.data.redis.host", "127.0.0.1");
-					properties.put("spring.data.redis.port", "6379");
-					properties.put("idempotency.store.redis.key-prefix", name + ":");
-				}
-				default -> throw new IllegalArgumentException("unknown store " + store);
-			}
+			database = storeProperties(store, name, properties);
 			line("## Store: " + label + " (load at start: " + load() + ")");
 			line("");
 			// As command-line arguments: they win over the application's own
@@ -299,9 +222,8 @@ public final class CatalogLoadBenchmark {
 				}
 
 				private Object measured(Object bean) {
-					// A subclass proxy, so beans that need the store's own class still
-					// get
-					// one.
+					// A subclass proxy, so beans that need the store's own class
+					// still get one.
 					ProxyFactory proxy = new ProxyFactory(bean);
 					proxy.setProxyTargetClass(true);
 					proxy.addAdvice((MethodInterceptor) (invocation) -> CatalogLoadBenchmark.this.storeCalls
@@ -339,6 +261,82 @@ public final class CatalogLoadBenchmark {
 				deleteRecursively(warehouse);
 			}
 		}
+	}
+
+	/**
+	 * Puts the store's settings into {@code properties} and returns the schema or
+	 * database it created on PostgreSQL for the run, {@code null} when none.
+	 */
+	private static @Nullable JdbcTestDatabase storeProperties(String store, String name, Map<String, Object> properties)
+			throws SQLException {
+		JdbcTestDatabase database = null;
+		switch (store) {
+			case "memory" -> properties.put("idempotency.store.type", "memory");
+			// Controls for issue 13.4: the in-memory store, but every call also makes one
+			// round trip to PostgreSQL on a pool of the benchmark's own, either a trivial
+			// one (SELECT 1: the JDBC client and the hand-over, little server CPU) or one
+			// that makes the server burn about as much CPU as a store statement
+			// (bench.burn.rows of generate_series): what sharing the cores with a busy
+			// server costs the application, without the JDBC store's code.
+			case "memory-pgping", "memory-pgburn" -> properties.put("idempotency.store.type", "memory");
+			// A control: the in-memory store, but every call waits as long as a store
+			// round trip would, without using any CPU. What this costs more than "memory"
+			// is the cost of waiting itself (more requests in the catalog at once), not
+			// of a store client.
+			case "memory-wait" -> properties.put("idempotency.store.type", "memory");
+			case "h2" -> {
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.url", "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+				properties.put("idempotency.store.jdbc.username", "sa");
+			}
+			case "postgresql", "postgresql-async-commit", "postgresql-async-reserve" -> {
+				database = JdbcTestDatabase.postgres().create();
+				if (store.equals("postgresql-async-reserve")) {
+					// Only the reservation is written without waiting for its WAL
+					// flush (lease mode; record-after-success makes no reservation).
+					properties.put("idempotency.store.jdbc.postgresql.reserve-asynchronous-commit", "true");
+				}
+				if (store.equals("postgresql-async-commit")) {
+					// The opt-in trade-off of docs/jdbc-store.md: no WAL flush wait per
+					// statement, at the price of losing the last records on a crash of
+					// the database server.
+					properties.put("idempotency.store.jdbc.pool.connection-init-sql", "SET synchronous_commit TO off");
+				}
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.url", database.url());
+				properties.put("idempotency.store.jdbc.username", database.user());
+				properties.put("idempotency.store.jdbc.initialize-schema", "always");
+				String poolSize = knob("bench.pool-size");
+				if (poolSize != null) {
+					properties.put("idempotency.store.jdbc.pool.maximum-pool-size", poolSize);
+				}
+			}
+			// The catalog and the records in one PostgreSQL database (a database, not a
+			// schema: JdbcCatalog looks for its tables in every schema), the store on the
+			// application's DataSource: atomic completion (the default there), or the
+			// same set-up with it switched off, as its control.
+			case "postgresql-atomic", "postgresql-shared" -> {
+				database = JdbcTestDatabase.postgresDatabase().create();
+				properties.put("spring.datasource.url", database.url());
+				properties.put("spring.datasource.username", database.user());
+				properties.put("idempotency.store.type", "jdbc");
+				properties.put("idempotency.store.jdbc.initialize-schema", "always");
+				properties.put("idempotency.store.jdbc.transactional-completion",
+						Boolean.toString(store.equals("postgresql-atomic")));
+				String poolSize = knob("bench.pool-size");
+				if (poolSize != null) {
+					properties.put("spring.datasource.hikari.maximum-pool-size", poolSize);
+				}
+			}
+			case "redis" -> {
+				properties.put("idempotency.store.type", "redis");
+				properties.put("spring.data.redis.host", "127.0.0.1");
+				properties.put("spring.data.redis.port", "6379");
+				properties.put("idempotency.store.redis.key-prefix", name + ":");
+			}
+			default -> throw new IllegalArgumentException("unknown store " + store);
+		}
+		return database;
 	}
 
 	/**
