@@ -2,7 +2,10 @@ package dev.idempotency.core.internal;
 
 import java.time.Clock;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyError;
@@ -187,55 +190,122 @@ public class IdempotencyEngine implements AutoCloseable {
 	public Decision begin(IdempotentCall call, boolean atomicCompletion) {
 		Observation observation = this.observations.start(call);
 		if (observation == null) {
-			return decide(call, null, atomicCompletion);
+			return firstStep(call, null, atomicCompletion).decide();
 		}
 		Decision decision;
 		try {
-			decision = decide(call, observation, atomicCompletion);
+			decision = firstStep(call, observation, atomicCompletion).decide();
 		}
 		catch (RuntimeException ex) {
 			// Such as a request body too large to fingerprint: nothing ran.
 			RequestObservations.stop(observation, ObservedOutcome.REFUSED, ex);
 			throw ex;
 		}
-		if (!(decision instanceof Decision.Proceed proceed) || proceed.reservation() == null) {
-			// A call that runs is observed until its run is finished.
-			RequestObservations.stop(observation, ObservedOutcome.of(decision));
-		}
+		stopUnlessItRuns(observation, decision);
 		return decision;
 	}
 
-	private Decision decide(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
+	/**
+	 * Decides what to do with a call, as {@link #begin(IdempotentCall, boolean)}, without
+	 * blocking the calling thread: the store calls go through the store's non-blocking
+	 * variants ({@link IdempotencyStore#reserveAsync},
+	 * {@link IdempotencyStore#findAsync}; a blocking store's run on {@code executor}),
+	 * and the wait for a run of the same request in flight elsewhere is a delay that
+	 * holds no thread. The same decisions, outcomes and observation as {@code begin};
+	 * finish a run that proceeds with the same methods ({@link #succeeded},
+	 * {@link #failed}, ...), which call the store: a caller that must not block runs them
+	 * on {@code executor} when {@link IdempotencyStore#isBlocking()}.
+	 * @param executor a bounded executor for a blocking store's calls
+	 * @throws RuntimeException as {@code begin}, when the call's fingerprint cannot be
+	 * computed (nothing ran)
+	 */
+	public CompletableFuture<Decision> beginAsync(IdempotentCall call, boolean atomicCompletion, Executor executor) {
+		Observation observation = this.observations.start(call);
+		Step step;
+		try {
+			step = firstStep(call, observation, atomicCompletion);
+		}
+		catch (RuntimeException ex) {
+			if (observation != null) {
+				RequestObservations.stop(observation, ObservedOutcome.REFUSED, ex);
+			}
+			throw ex;
+		}
+		CompletableFuture<Decision> decided = (step.lookup() != null) ? step.lookup().decideAsync(executor)
+				: CompletableFuture.completedFuture(step.decide());
+		if (observation == null) {
+			return decided;
+		}
+		return decided.whenComplete((decision, error) -> {
+			if (error != null) {
+				RequestObservations.stop(observation, ObservedOutcome.REFUSED, error);
+			}
+			else {
+				stopUnlessItRuns(observation, decision);
+			}
+		});
+	}
+
+	/** A call that runs is observed until its run is finished. */
+	private static void stopUnlessItRuns(Observation observation, Decision decision) {
+		if (!(decision instanceof Decision.Proceed proceed) || proceed.reservation() == null) {
+			RequestObservations.stop(observation, ObservedOutcome.of(decision));
+		}
+	}
+
+	/**
+	 * What decides a call: a decision known before the store is asked (no key, an invalid
+	 * one, a stopped engine), or the mode's look at the key.
+	 */
+	private Step firstStep(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
-				return this.refusals.keyRequired(call.operation());
+				return Step.of(this.refusals.keyRequired(call.operation()));
 			}
 			this.reporter.report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
-			return new Decision.Proceed(null);
+			return Step.of(new Decision.Proceed(null));
 		}
 		if (call.keyValues().size() > 1) {
-			return this.refusals.invalidKey(call.operation(),
-					"send exactly one idempotency key, got " + call.keyValues().size());
+			return Step.of(this.refusals.invalidKey(call.operation(),
+					"send exactly one idempotency key, got " + call.keyValues().size()));
 		}
 		IdempotencyKey key;
 		try {
 			key = IdempotencyKey.parse(call.keyValues().get(0), call.keyFormat());
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			return this.refusals.invalidKey(call.operation(), ex.getMessage());
+			return Step.of(this.refusals.invalidKey(call.operation(), ex.getMessage()));
 		}
 		String windowProblem = this.keyWindow.problem(key);
 		if (windowProblem != null) {
 			if (this.settings.keyAgePolicy() == IdempotencySettings.KeyAgePolicy.REJECT) {
-				return this.refusals.invalidKey(call.operation(), windowProblem);
+				return Step.of(this.refusals.invalidKey(call.operation(), windowProblem));
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
+		}
+		Decision refusal = this.model.refusal(call.operation());
+		if (refusal != null) {
+			return Step.of(refusal);
 		}
 		if (observation != null && this.observations.keyHash()) {
 			RequestObservations.keyHash(observation, key.value());
 		}
 		RecordId id = StoredIds.of(call.scope(), key);
-		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion);
+		return new Step(null,
+				this.model.lookup(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion));
+	}
+
+	/** A decision known at once, or the look that decides. */
+	private record Step(@Nullable Decision decision, @Nullable Lookup<?> lookup) {
+
+		static Step of(Decision decision) {
+			return new Step(decision, null);
+		}
+
+		Decision decide() {
+			return (this.lookup != null) ? this.lookup.decide() : Objects.requireNonNull(this.decision);
+		}
+
 	}
 
 	/**
