@@ -29,6 +29,48 @@ import org.springframework.web.bind.annotation.RestController;
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class WebTestApplication {
 
+	/** The request header whose value is the request's principal, on both stacks. */
+	static final String USER_HEADER = "X-User";
+
+	@Bean
+	jakarta.servlet.Filter userHeaderServletFilter() {
+		return new org.springframework.web.filter.OncePerRequestFilter() {
+
+			@Override
+			protected void doFilterInternal(HttpServletRequest request,
+					jakarta.servlet.http.HttpServletResponse response, jakarta.servlet.FilterChain chain)
+					throws jakarta.servlet.ServletException, java.io.IOException {
+				String user = request.getHeader(USER_HEADER);
+				chain.doFilter((user == null) ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+
+					@Override
+					public java.security.Principal getUserPrincipal() {
+						return () -> user;
+					}
+
+				}, response);
+			}
+
+		};
+	}
+
+	/**
+	 * Before the door, as an authentication filter would be (Spring Security's is at
+	 * -100).
+	 */
+	@Bean
+	@org.springframework.core.annotation.Order(org.springframework.core.Ordered.HIGHEST_PRECEDENCE)
+	org.springframework.web.server.WebFilter userHeaderWebFilter() {
+		return (exchange, chain) -> {
+			String user = exchange.getRequest().getHeaders().getFirst(USER_HEADER);
+			if (user == null) {
+				return chain.filter(exchange);
+			}
+			java.security.Principal principal = () -> user;
+			return chain.filter(exchange.mutate().principal(reactor.core.publisher.Mono.just(principal)).build());
+		};
+	}
+
 	@Bean
 	SwitchableStore idempotencyStore() {
 		return new SwitchableStore(InMemoryIdempotencyStore.builder()

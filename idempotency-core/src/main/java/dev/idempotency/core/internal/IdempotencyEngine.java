@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyError;
@@ -220,6 +222,18 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * computed (nothing ran)
 	 */
 	public CompletableFuture<Decision> beginAsync(IdempotentCall call, boolean atomicCompletion, Executor executor) {
+		return beginAsync(call, atomicCompletion, executor, () -> CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * {@link #beginAsync(IdempotentCall, boolean, Executor)} for a call whose fingerprint
+	 * can only be computed once {@code beforeFingerprint} has completed (a request body
+	 * read without blocking): that is started only when the store is to be asked, after
+	 * the key was found valid, so that a request refused without a look (no key, an
+	 * invalid one) is never read. If it fails, so does the returned future (nothing ran).
+	 */
+	public CompletableFuture<Decision> beginAsync(IdempotentCall call, boolean atomicCompletion, Executor executor,
+			Supplier<? extends CompletionStage<?>> beforeFingerprint) {
 		Observation observation = this.observations.start(call);
 		Step step;
 		try {
@@ -231,7 +245,9 @@ public class IdempotencyEngine implements AutoCloseable {
 			}
 			throw ex;
 		}
-		CompletableFuture<Decision> decided = (step.lookup() != null) ? step.lookup().decideAsync(executor)
+		Lookup<?> lookup = step.lookup();
+		CompletableFuture<Decision> decided = (lookup != null)
+				? beforeFingerprint.get().toCompletableFuture().thenCompose((ready) -> lookup.decideAsync(executor))
 				: CompletableFuture.completedFuture(step.decide());
 		if (observation == null) {
 			return decided;

@@ -64,9 +64,7 @@ final class LeaseModel implements ProtocolModel {
 	public Lookup<ReserveResult> lookup(RecordId id, IdempotentCall call, Duration retention,
 			@Nullable Observation observation, boolean atomicCompletion) {
 		String operation = call.operation();
-		return new Lookup<>(this.existingRecords, this.refusals, operation) {
-
-			private String fingerprint = call.fingerprint().get();
+		return new Lookup<>(this.existingRecords, this.refusals, call) {
 
 			private String ownerToken = "";
 
@@ -75,7 +73,7 @@ final class LeaseModel implements ProtocolModel {
 			private ReserveRequest next() {
 				this.ownerToken = newOwnerToken();
 				this.reserveStart = System.nanoTime();
-				return new ReserveRequest(id, this.fingerprint, operation, this.ownerToken,
+				return new ReserveRequest(id, fingerprint(), operation, this.ownerToken,
 						LeaseModel.this.engine.settings().lease().duration(), retention, atomicCompletion);
 			}
 
@@ -98,9 +96,7 @@ final class LeaseModel implements ProtocolModel {
 					return acquired(id, operation, this.ownerToken, acquired.takenOver(), this.reserveStart,
 							observation);
 				}
-				IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
-				this.fingerprint = ExistingRecords.sameRequestFingerprint(existing, this.fingerprint, call);
-				return existing(existing, this.fingerprint);
+				return existing(((ReserveResult.Existing) result).record());
 			}
 
 		};

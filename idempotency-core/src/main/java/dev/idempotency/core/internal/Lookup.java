@@ -31,15 +31,32 @@ abstract class Lookup<R> {
 
 	private final Refusals refusals;
 
+	private final IdempotentCall call;
+
 	private final String operation;
 
 	private final Instant deadline;
 
-	Lookup(ExistingRecords existingRecords, Refusals refusals, String operation) {
+	/** The call's fingerprint, computed at the first look (the body is read by then). */
+	private @Nullable String fingerprint;
+
+	Lookup(ExistingRecords existingRecords, Refusals refusals, IdempotentCall call) {
 		this.existingRecords = existingRecords;
 		this.refusals = refusals;
-		this.operation = operation;
+		this.call = call;
+		this.operation = call.operation();
 		this.deadline = existingRecords.inFlightDeadline();
+	}
+
+	/**
+	 * The fingerprint this call goes on with: its own, or once a record of the same
+	 * request under an earlier fingerprint format was found, that record's.
+	 */
+	final String fingerprint() {
+		if (this.fingerprint == null) {
+			this.fingerprint = this.call.fingerprint().get();
+		}
+		return this.fingerprint;
 	}
 
 	/** One look, blocking: the store call, timed. */
@@ -58,12 +75,17 @@ abstract class Lookup<R> {
 	abstract @Nullable Decision decide(R result);
 
 	/** The answer to a record found under the key, as both modes give it. */
-	final @Nullable Decision existing(IdempotencyRecord record, String fingerprint) {
-		return this.existingRecords.answer(record, fingerprint, this.operation, this.deadline);
+	final @Nullable Decision existing(IdempotencyRecord record) {
+		this.fingerprint = ExistingRecords.sameRequestFingerprint(record, fingerprint(), this.call);
+		return this.existingRecords.answer(record, this.fingerprint, this.operation, this.deadline);
 	}
 
-	/** Decides blocking: looks, and sleeps between two looks. */
+	/**
+	 * Decides blocking: looks, and sleeps between two looks. The fingerprint is computed
+	 * first (it may refuse the request, such as a body too large to read).
+	 */
 	final Decision decide() {
+		fingerprint();
 		while (true) {
 			R result;
 			try {
@@ -88,6 +110,13 @@ abstract class Lookup<R> {
 	 * wait a delay on the JDK's delay scheduler that holds no thread.
 	 */
 	final CompletableFuture<Decision> decideAsync(Executor executor) {
+		try {
+			fingerprint();
+		}
+		catch (RuntimeException ex) {
+			// Such as a body too large to read: nothing ran.
+			return CompletableFuture.failedFuture(ex);
+		}
 		CompletionStage<R> looked;
 		try {
 			looked = lookAsync(executor);

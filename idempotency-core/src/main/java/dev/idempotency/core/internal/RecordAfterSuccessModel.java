@@ -59,9 +59,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	public Lookup<Optional<IdempotencyRecord>> lookup(RecordId id, IdempotentCall call, Duration retention,
 			@Nullable Observation observation, boolean atomicCompletion) {
 		String operation = call.operation();
-		return new Lookup<>(this.existingRecords, this.refusals, operation) {
-
-			private String fingerprint = call.fingerprint().get();
+		return new Lookup<>(this.existingRecords, this.refusals, call) {
 
 			@Override
 			Optional<IdempotencyRecord> look() {
@@ -79,11 +77,10 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			@Nullable Decision decide(Optional<IdempotencyRecord> found) {
 				if (found.isEmpty()) {
 					RecordAfterSuccessModel.this.reporter.report(IdempotencyOutcome.EXECUTED, operation, id);
-					return new Decision.Proceed(new Reservation.RecordAfterSuccess(id, operation, this.fingerprint,
-							retention, observation));
+					return new Decision.Proceed(
+							new Reservation.RecordAfterSuccess(id, operation, fingerprint(), retention, observation));
 				}
-				this.fingerprint = ExistingRecords.sameRequestFingerprint(found.get(), this.fingerprint, call);
-				return existing(found.get(), this.fingerprint);
+				return existing(found.get());
 			}
 
 		};

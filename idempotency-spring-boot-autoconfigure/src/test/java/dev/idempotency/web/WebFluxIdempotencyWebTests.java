@@ -1,0 +1,123 @@
+package dev.idempotency.web;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.IntStream;
+
+import dev.idempotency.test.TestKeys;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The protocol table through the HTTP front door on WebFlux, over real HTTP against
+ * Reactor Netty, unchanged from Spring MVC's; and what only a reactive stack shows: an
+ * unhandled exception answered by WebFlux, racing first requests on one key. The test
+ * application's handlers that return plain values run on an executor of their own
+ * ({@code configureBlockingExecution}), as a WebFlux application that blocks must.
+ */
+@SpringBootTest(classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class },
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { AbstractIdempotencyWebTests.PROPERTIES_PATTERN, AbstractIdempotencyWebTests.PROPERTIES_WAIT,
+				AbstractIdempotencyWebTests.PROPERTIES_MAX_BODY, "spring.main.web-application-type=reactive" })
+class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
+
+	@LocalServerPort
+	private int port;
+
+	@Override
+	WebTestClient client() {
+		return WebTestClient.bindToServer()
+			.baseUrl("http://127.0.0.1:" + this.port)
+			.responseTimeout(Duration.ofSeconds(30))
+			.build();
+	}
+
+	@Test
+	void anUnhandledExceptionIsAnswered500AndReleased() {
+		String key = TestKeys.newKey();
+		for (int i = 0; i < 2; i++) {
+			client().post()
+				.uri("/throw")
+				.header("Idempotency-Key", key)
+				.exchange()
+				.expectStatus()
+				.isEqualTo(500)
+				.expectHeader()
+				.doesNotExist("Idempotent-Replayed");
+		}
+		assertThat(this.controller.runs("throw")).isEqualTo(2);
+	}
+
+	@Test
+	void sixtyFourFirstRequestsOnOneKeyRunTheHandlerOnceAndAllGetItsAnswer() throws Exception {
+		String key = TestKeys.newKey();
+		int clients = 64;
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService threads = Executors.newFixedThreadPool(clients);
+		try {
+			List<CompletableFuture<String>> answers = IntStream.range(0, clients)
+				.mapToObj((i) -> CompletableFuture.supplyAsync(() -> {
+					await(start);
+					var result = client().post()
+						.uri("/slow?millis=300")
+						.header("Idempotency-Key", key)
+						.exchange()
+						.returnResult(String.class);
+					return result.getStatus().value() + " "
+							+ result.getResponseBody().blockLast(Duration.ofSeconds(30));
+				}, threads))
+				.toList();
+			start.countDown();
+			List<String> seen = answers.stream().map(CompletableFuture::join).toList();
+			assertThat(this.controller.runs("slow")).as("executions").isEqualTo(1);
+			assertThat(seen).as("the in-flight wait (1 s) outlasts the run: every one gets its answer")
+				.containsOnly("200 {\"run\":1}");
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			latch.await();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** Handlers that return plain values (and may block) run off the event loop. */
+	@Configuration(proxyBeanMethods = false)
+	static class BlockingHandlers {
+
+		@Bean
+		WebFluxConfigurer blockingHandlers() {
+			return new WebFluxConfigurer() {
+
+				@Override
+				public void configureBlockingExecution(BlockingExecutionConfigurer configurer) {
+					configurer.setExecutor(new SimpleAsyncTaskExecutor("blocking-handler-"));
+				}
+
+			};
+		}
+
+	}
+
+}
