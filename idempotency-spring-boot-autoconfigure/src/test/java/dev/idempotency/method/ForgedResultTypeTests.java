@@ -23,7 +23,6 @@ import dev.idempotency.testing.outside.LibraryValue;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -157,7 +156,7 @@ class ForgedResultTypeTests {
 	}
 
 	private static String fingerprint(String key) {
-		return Fingerprints.method(IDENTITY, new JsonMapper().writeValueAsBytes(new Object[] { key }));
+		return Fingerprints.method(IDENTITY, CanonicalArguments.arguments(new Object[] { key }, List.of("key")));
 	}
 
 	/** Removes what this context wrote under its own Redis key prefix. */
