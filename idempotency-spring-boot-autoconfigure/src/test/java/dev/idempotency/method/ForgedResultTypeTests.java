@@ -12,6 +12,8 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
@@ -152,7 +154,7 @@ class ForgedResultTypeTests {
 	}
 
 	private static RecordId id(String key) {
-		return new RecordId(PrincipalScopeResolver.ANONYMOUS, key);
+		return IdempotencyEngine.recordId(PrincipalScopeResolver.ANONYMOUS, key, IdempotentCall.Door.METHOD);
 	}
 
 	private static String fingerprint(String key) {
