@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.KeyFormat;
@@ -262,7 +263,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
-				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange.getResponse(), reservation, body),
+				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body),
 				(bytes) -> engineCall(() -> {
 					this.engine.responseTooLarge(reservation, bytes);
 					return true;
@@ -284,7 +285,15 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * own, or in record-after-success mode the answer another attempt recorded first, its
 	 * status and headers set on the response.
 	 */
-	private Mono<byte[]> finish(ServerHttpResponse response, Reservation reservation, byte[] body) {
+	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body) {
+		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
+		if (notStored != null) {
+			return engineCall(() -> {
+				this.engine.failed(reservation, "the application marked its answer not stored: " + notStored);
+				return body;
+			});
+		}
+		ServerHttpResponse response = exchange.getResponse();
 		HttpStatusCode status = response.getStatusCode();
 		StoredResponse own = new StoredResponse((status != null) ? status.value() : 200,
 				this.settings.storedHeaders(response.getHeaders()), body);

@@ -135,7 +135,9 @@ public final class IdempotencyWebMvcAutoConfiguration {
 			 * see it first, and the resolver answers it when none did, before Spring
 			 * MVC's default resolver would send a bare error status. An application that
 			 * declares an {@link IdempotencyErrorRenderer} has chosen how refusals look,
-			 * so the resolver answers them before any advice.
+			 * so the resolver answers them before any advice. Before all of them, the
+			 * {@link InnerRefusalResolver} keeps a refusal of the method door or the
+			 * template thrown out of a handler from being stored as its answer.
 			 */
 			@Override
 			public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
@@ -149,6 +151,7 @@ public final class IdempotencyWebMvcAutoConfiguration {
 				}
 				resolvers.add((!applicationRenderer && advice >= 0) ? advice + 1 : 0,
 						errorResolver(errorRenderer, beanFactory));
+				resolvers.add(0, new InnerRefusalResolver());
 			}
 
 		};

@@ -54,6 +54,17 @@ class IdempotencyEndpointTests {
 	}
 
 	@Test
+	void aMethodCallsKeyIsKeptApartAndFoundByTheKeyAsSent() {
+		RecordId methodCall = dev.idempotency.core.internal.IdempotencyEngine.recordId("anonymous", "order-9",
+				dev.idempotency.core.internal.IdempotentCall.Door.METHOD);
+		assertThat(methodCall.key()).isEqualTo("method order-9");
+		completed(methodCall, "ee".repeat(32));
+		IdempotencyEndpoint.RecordDescriptor record = this.endpoint.record("order-9", null);
+		assertThat(record).isNotNull();
+		assertThat(record.key()).isEqualTo("method order-9");
+	}
+
+	@Test
 	void aRemovalIsLoggedWithTheAuthenticatedPrincipal(CapturedOutput output) {
 		RecordId id = new RecordId("user:alice", "order-7");
 		this.store.reserve(new ReserveRequest(id, "aa".repeat(32), "Orders.create", "owner-1", Duration.ofMinutes(1),

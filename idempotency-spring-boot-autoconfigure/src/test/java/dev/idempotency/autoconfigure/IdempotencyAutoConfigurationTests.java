@@ -8,6 +8,7 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.ResultCodec;
 import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -66,7 +67,7 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed")).isEqualTo("placed");
 			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed again")).isEqualTo("placed");
 			assertThat(context.getBean(InMemoryIdempotencyStore.class)
-				.inspect(IdempotencyEngine.recordIds("", "order-7").get(0))).isPresent();
+				.inspect(IdempotencyEngine.recordId("", "order-7", IdempotentCall.Door.METHOD))).isPresent();
 		});
 	}
 

@@ -2,14 +2,19 @@ package dev.idempotency.web;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -18,7 +23,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
+import org.springframework.web.server.ServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * application's handlers that return plain values run on an executor of their own
  * ({@code configureBlockingExecution}), as a WebFlux application that blocks must.
  */
-@SpringBootTest(classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class },
+@SpringBootTest(
+		classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class,
+				WebFluxIdempotencyWebTests.ExchangeController.class },
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { AbstractIdempotencyWebTests.PROPERTIES_PATTERN, AbstractIdempotencyWebTests.PROPERTIES_WAIT,
 				AbstractIdempotencyWebTests.PROPERTIES_MAX_BODY, "spring.main.web-application-type=reactive" })
@@ -92,6 +102,24 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 		}
 	}
 
+	@Test
+	void anAnswerTheApplicationMarksNotStoredThroughAnExchangeAttributeIsSentAndItsRetryRunsAgain() {
+		String key = TestKeys.newKey();
+		for (int run = 1; run <= 2; run++) {
+			client().post()
+				.uri("/exchange/not-stored")
+				.header("Idempotency-Key", key)
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectHeader()
+				.doesNotExist("Idempotent-Replayed")
+				.expectBody()
+				.jsonPath("$.run")
+				.isEqualTo(run);
+		}
+	}
+
 	private static void await(CountDownLatch latch) {
 		try {
 			latch.await();
@@ -100,6 +128,20 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	@RestController
+	static class ExchangeController {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@PostMapping("/exchange/not-stored")
+		@Idempotent
+		Mono<Map<String, Object>> notStored(ServerWebExchange exchange) {
+			exchange.getAttributes().put(IdempotencyRequestAttributes.NOT_STORED_REASON, "it reports a passing state");
+			return Mono.fromSupplier(() -> Map.of("run", this.runs.incrementAndGet()));
+		}
+
 	}
 
 	/** Handlers that return plain values (and may block) run off the event loop. */

@@ -306,7 +306,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (observation != null && this.observations.keyHash()) {
 			RequestObservations.keyHash(observation, key.value());
 		}
-		RecordId id = StoredIds.of(call.scope(), key);
+		RecordId id = StoredIds.of(call.scope(), key, call.door());
 		return new Step(null,
 				this.model.lookup(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion));
 	}
@@ -482,11 +482,25 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * The records a key may be kept under in a scope, given as the client sent it, for an
 	 * operator looking one up: the canonical form of a UUID (quoted or not, any case),
 	 * which operations with a UUID key format keep, then the key as sent, which opaque
-	 * ones keep; scope and key hashed as {@link #begin} does when they are too long.
+	 * ones keep; first as the HTTP door keeps them, then as a method call does (the
+	 * method door, the template); scope and key hashed as {@link #begin} does when they
+	 * are too long.
 	 * @return the candidates, most likely first, empty for a key no format accepts
 	 */
 	public static List<RecordId> recordIds(String scope, String key) {
 		return StoredIds.candidates(scope, key);
+	}
+
+	/**
+	 * The record a door keeps a key under in a scope: the HTTP door's keys and a method
+	 * call's (the method door's, the template's) are kept apart, so that one key used by
+	 * both, a handler passing its own {@code Idempotency-Key} to a keyed method, is two
+	 * records; scope and key hashed as {@link #begin} does when they are too long.
+	 * @param canonicalKey the key in the canonical form of its format (a UUID in lower
+	 * case, an opaque key as sent)
+	 */
+	public static RecordId recordId(String scope, String canonicalKey, IdempotentCall.Door door) {
+		return StoredIds.of(scope, canonicalKey, door);
 	}
 
 }
