@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -13,7 +14,16 @@ import java.util.stream.IntStream;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.test.TestKeys;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import io.netty.util.ResourceLeakDetector;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
@@ -21,6 +31,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -29,6 +40,7 @@ import org.springframework.web.reactive.config.WebFluxConfigurer;
 import org.springframework.web.server.ServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The protocol table through the HTTP front door on WebFlux, over real HTTP against
@@ -36,6 +48,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * unhandled exception answered by WebFlux, racing first requests on one key. The test
  * application's handlers that return plain values run on an executor of their own
  * ({@code configureBlockingExecution}), as a WebFlux application that blocks must.
+ * BlockHound is installed: a blocking call of the door (or of a store call it did not
+ * move off the event loop) fails the request; Netty's leak detector runs at
+ * {@code paranoid}, and a leak report fails the suite.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class,
@@ -45,11 +60,80 @@ import static org.assertj.core.api.Assertions.assertThat;
 				AbstractIdempotencyWebTests.PROPERTIES_MAX_BODY, "spring.main.web-application-type=reactive" })
 class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 
+	static {
+		// Any blocking call on a non-blocking thread (Netty's event loops, Reactor's
+		// parallel scheduler) fails the request that made it; a leaked buffer is
+		// reported.
+		BlockHound.install();
+		ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+	}
+
+	/** Netty's leak reports while the suite ran. */
+	private static final List<String> leaks = new CopyOnWriteArrayList<>();
+
+	private static final AppenderBase<ILoggingEvent> leakReports = new AppenderBase<>() {
+
+		@Override
+		protected void append(ILoggingEvent event) {
+			if (event.getFormattedMessage().contains("LEAK")) {
+				leaks.add(event.getFormattedMessage());
+			}
+		}
+
+	};
+
+	private static int lastPort;
+
 	@LocalServerPort
 	private int port;
 
+	@BeforeAll
+	static void recordLeakReports() {
+		leakReports.start();
+		((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).addAppender(leakReports);
+	}
+
+	/**
+	 * After the suite: collected buffers are found leaked when the next ones are
+	 * allocated, so a few more requests follow a garbage collection.
+	 */
+	@AfterAll
+	static void noBufferLeaked() throws InterruptedException {
+		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + lastPort).build();
+		for (int i = 0; i < 5; i++) {
+			System.gc();
+			Thread.sleep(50);
+			client.post()
+				.uri("/things")
+				.contentType(MediaType.APPLICATION_JSON)
+				.header("Idempotency-Key", TestKeys.newKey())
+				.bodyValue("{\"name\":\"leak-check\"}")
+				.exchange()
+				.expectStatus()
+				.isCreated();
+		}
+		((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).detachAppender(leakReports);
+		assertThat(leaks).as("Netty's leak reports").isEmpty();
+	}
+
+	@Test
+	void blockingOnANonBlockingThreadIsDetectedHere() {
+		assertThatExceptionOfType(RuntimeException.class)
+			.isThrownBy(() -> Mono.delay(Duration.ofMillis(1)).doOnNext((tick) -> {
+				try {
+					Thread.sleep(1);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}).block(Duration.ofSeconds(10)))
+			.havingRootCause()
+			.isInstanceOf(BlockingOperationError.class);
+	}
+
 	@Override
 	WebTestClient client() {
+		lastPort = this.port;
 		return WebTestClient.bindToServer()
 			.baseUrl("http://127.0.0.1:" + this.port)
 			.responseTimeout(Duration.ofSeconds(30))

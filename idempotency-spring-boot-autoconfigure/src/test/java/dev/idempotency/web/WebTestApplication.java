@@ -72,12 +72,27 @@ class WebTestApplication {
 	}
 
 	@Bean
+	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+			havingValue = "memory", matchIfMissing = true)
 	SwitchableStore idempotencyStore() {
 		return new SwitchableStore(InMemoryIdempotencyStore.builder()
 			.clock(Clock.systemUTC())
 			.maxEntries(10_000)
 			.maxSharePerScope(1.0)
 			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build());
+	}
+
+	/**
+	 * The Redis store under a key prefix of the test's own, its connection cuttable too.
+	 */
+	@Bean
+	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+			havingValue = "redis")
+	SwitchableStore redisIdempotencyStore(org.springframework.data.redis.connection.RedisConnectionFactory factory,
+			org.springframework.core.env.Environment environment) {
+		return new SwitchableStore(dev.idempotency.store.redis.RedisIdempotencyStore
+			.builder(factory, environment.getRequiredProperty("idempotency.store.redis.key-prefix"))
 			.build());
 	}
 
