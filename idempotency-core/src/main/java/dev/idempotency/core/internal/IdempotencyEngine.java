@@ -342,6 +342,39 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
+	 * The operation threw: releases the key, and the call's observation carries
+	 * {@code error}.
+	 */
+	public void failed(Reservation reservation, String reason, Throwable error) {
+		threw(reservation, error);
+		failed(reservation, reason);
+	}
+
+	/**
+	 * The operation threw {@code error}, whatever the front door makes of its run
+	 * (released, or answered by the application's exception handling and stored): the
+	 * call's observation carries it as its error. Nothing once the run is finished.
+	 */
+	public void threw(Reservation reservation, Throwable error) {
+		Observation observation = reservation.observation();
+		if (observation != null && !reservation.finished()) {
+			observation.error(error);
+		}
+	}
+
+	/**
+	 * Makes the call's observation the current one on this thread until the returned
+	 * scope is closed, so that what the operation observes (its handler's, method's or
+	 * callback's own spans) is its child. The front door opens it around the operation
+	 * and closes it, on the same thread, before the run is finished.
+	 * @return the open scope, a no-op one for a call that is not observed
+	 */
+	public Observation.Scope openScope(Reservation reservation) {
+		Observation observation = reservation.observation();
+		return (observation != null) ? observation.openScope() : Observation.Scope.NOOP;
+	}
+
+	/**
 	 * The operation may still be running, but its answer will not come through this call
 	 * (an asynchronous request timed out or failed). Releasing the key would let a retry
 	 * run it a second time beside the first: the heartbeats stop and the record is left
