@@ -188,6 +188,28 @@ class IdempotencyEngineObservationTests {
 		}
 	}
 
+	@Test
+	void aCommitThatFailedWithTheApplicationsOwnErrorIsObservedWithIt() {
+		// Record-after-success: the in-memory store cannot roll a completion back, which
+		// a
+		// lease would release after it.
+		IdempotencySettings settings = IdempotencySettings.defaults()
+			.toBuilder()
+			.mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
+			.build();
+		try (IdempotencyEngine engine = engine(settings, false)) {
+			Reservation owner = ((Decision.Proceed) engine.begin(call(TestKeys.newKey(), "fp"))).reservation();
+			AtomicOutcome outcome = engine.succeededInTransaction(owner, OK);
+			IllegalStateException duplicate = new IllegalStateException("duplicate key, sent at the commit");
+			engine.commitFailed(owner, outcome, duplicate);
+			TestObservationRegistryAssert.assertThat(this.registry)
+				.hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("idempotency.outcome", "executed")
+				.hasError(duplicate)
+				.hasBeenStopped();
+		}
+	}
+
 	private IdempotencyEngine engine(IdempotencySettings settings, boolean keyHash) {
 		return new IdempotencyEngine(InMemoryIdempotencyStore.builder()
 			.clock(Clock.systemUTC())
