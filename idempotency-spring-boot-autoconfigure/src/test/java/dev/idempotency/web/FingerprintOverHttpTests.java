@@ -122,13 +122,8 @@ class FingerprintOverHttpTests {
 		// What a node of the earlier version stored: the fingerprint without the media
 		// type.
 		String key = TestKeys.newKey();
-		String earlier = Fingerprints.httpWithoutMediaType("POST", "/json", null,
-				BODY.getBytes(StandardCharsets.UTF_8));
-		StoredResponse answer = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
-				"{\"stored\":\"before the upgrade\"}".getBytes(StandardCharsets.UTF_8));
-		assertThat(this.store.recordCompleted(new CompletedRecordRequest(
-				new RecordId(PrincipalScopeResolver.ANONYMOUS, key), earlier, "json", answer, Duration.ofMinutes(5))))
-			.isEmpty();
+		storeEarlierRecord(key, "json",
+				Fingerprints.httpWithoutMediaType("POST", "/json", null, BODY.getBytes(StandardCharsets.UTF_8)));
 		int runs = this.controller.runs("json");
 
 		HttpResponse<String> retry = post(key, "application/json", BODY);
@@ -197,12 +192,17 @@ class FingerprintOverHttpTests {
 	}
 
 	private void storeEarlierRecord(String key, String query) {
-		String earlier = Fingerprints.httpWithQueryAsSent("POST", "/params", query, "text/plain",
-				BODY.getBytes(StandardCharsets.UTF_8));
+		storeEarlierRecord(key, "params", Fingerprints.httpWithQueryAsSent("POST", "/params", query, "text/plain",
+				BODY.getBytes(StandardCharsets.UTF_8)));
+	}
+
+	/** Stores what a node of an earlier version stored for a request: its answer. */
+	private void storeEarlierRecord(String key, String operation, String earlierFingerprint) {
 		StoredResponse answer = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
 				"{\"stored\":\"before the upgrade\"}".getBytes(StandardCharsets.UTF_8));
-		assertThat(this.store.recordCompleted(new CompletedRecordRequest(
-				new RecordId(PrincipalScopeResolver.ANONYMOUS, key), earlier, "params", answer, Duration.ofMinutes(5))))
+		assertThat(this.store
+			.recordCompleted(new CompletedRecordRequest(new RecordId(PrincipalScopeResolver.ANONYMOUS, key),
+					earlierFingerprint, operation, answer, Duration.ofMinutes(5))))
 			.isEmpty();
 	}
 

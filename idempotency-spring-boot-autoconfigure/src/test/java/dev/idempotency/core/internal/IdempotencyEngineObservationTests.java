@@ -116,11 +116,7 @@ class IdempotencyEngineObservationTests {
 
 	@Test
 	void anAttemptWhoseAnswerAnotherAttemptRecordedFirstIsAConflict() {
-		IdempotencySettings settings = IdempotencySettings.defaults()
-			.toBuilder()
-			.mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
-			.build();
-		try (IdempotencyEngine engine = engine(settings, false)) {
+		try (IdempotencyEngine engine = engine(recordAfterSuccess(), false)) {
 			String key = TestKeys.newKey();
 			Reservation first = ((Decision.Proceed) engine.begin(call(key, "fp"))).reservation();
 			Reservation second = ((Decision.Proceed) engine.begin(call(key, "fp"))).reservation();
@@ -190,14 +186,9 @@ class IdempotencyEngineObservationTests {
 
 	@Test
 	void aCommitThatFailedWithTheApplicationsOwnErrorIsObservedWithIt() {
-		// Record-after-success: the in-memory store cannot roll a completion back, which
-		// a
-		// lease would release after it.
-		IdempotencySettings settings = IdempotencySettings.defaults()
-			.toBuilder()
-			.mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
-			.build();
-		try (IdempotencyEngine engine = engine(settings, false)) {
+		// Record-after-success: the in-memory store cannot roll back
+		// a completion, which a lease would then release.
+		try (IdempotencyEngine engine = engine(recordAfterSuccess(), false)) {
 			Reservation owner = ((Decision.Proceed) engine.begin(call(TestKeys.newKey(), "fp"))).reservation();
 			AtomicOutcome outcome = engine.succeededInTransaction(owner, OK);
 			IllegalStateException duplicate = new IllegalStateException("duplicate key, sent at the commit");
@@ -208,6 +199,10 @@ class IdempotencyEngineObservationTests {
 				.hasError(duplicate)
 				.hasBeenStopped();
 		}
+	}
+
+	private static IdempotencySettings recordAfterSuccess() {
+		return IdempotencySettings.defaults().toBuilder().mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS).build();
 	}
 
 	private IdempotencyEngine engine(IdempotencySettings settings, boolean keyHash) {
