@@ -118,14 +118,14 @@ class IdempotencyFilter extends OncePerRequestFilter {
 	 * error sent, a body that does not match its length) rolls the handler's writes back
 	 * first, and is then finished as without a transaction, except that a success whose
 	 * writes were rolled back is never sent: the answer is {@code 503}, nothing was done.
-	 * A commit that fails with the application's own error (its writes checked or sent
-	 * only at the commit) is the handler's failure: the key is released and the
-	 * application's exception handling answers the error; only a failure of the database
-	 * is answered {@code 503}. One exception: an answer too large to store has streamed
-	 * to the client already; its writes commit, unrecorded, as without a transaction. A
-	 * handler that wrote nothing in the door's own transaction (the store can tell:
-	 * PostgreSQL) is finished as without one: the empty transaction ends first, with
-	 * nothing to send, and the answer is recorded alone.
+	 * One exception: an answer too large to store has streamed to the client already; its
+	 * writes commit, unrecorded, as without a transaction. A handler that wrote nothing
+	 * in the door's own transaction (the store can tell: PostgreSQL) is finished as
+	 * without one: the empty transaction ends first, with nothing to send, and the answer
+	 * is recorded alone. A commit that fails with the application's own error (its writes
+	 * checked or sent only at the commit) is the handler's failure: the key is released
+	 * and the application's exception handling answers the error; only a failure of the
+	 * database is answered {@code 503}.
 	 */
 	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation,
 			IdempotentExchange exchange, boolean completedNormally) {
