@@ -14,6 +14,7 @@ import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
@@ -143,11 +144,11 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Object result;
-		try {
+		try (Observation.Scope scope = this.engine.openScope(reservation)) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			this.engine.failed(reservation, "the method threw " + ex.getClass().getName());
+			this.engine.failed(reservation, "the method threw " + ex.getClass().getName(), ex);
 			throw ex;
 		}
 		StoredResponse stored;

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 import dev.idempotency.core.internal.Fingerprints;
 import jakarta.servlet.ServletException;
@@ -18,9 +20,10 @@ import org.springframework.util.MimeTypeUtils;
 import org.springframework.web.util.WebUtils;
 
 /**
- * What makes two keyed HTTP requests the same request: method, path, sorted query, the
- * media type the body is sent as (normalised) and the body. Reads the body on the first
- * call only (after the key was found valid and the handler protected), and once.
+ * What makes two keyed HTTP requests the same request: method, path, the query's
+ * parameters as the application receives them (decoded, sorted by name), the media type
+ * the body is sent as (normalised) and the body. Reads the body on the first call only
+ * (after the key was found valid and the handler protected), and once.
  */
 final class HttpRequestFingerprint {
 
@@ -51,17 +54,30 @@ final class HttpRequestFingerprint {
 	/**
 	 * The fingerprints the same request had under earlier formats or the other JSON
 	 * setting: without its media type (before the media type was part of the
-	 * fingerprint), and with canonical JSON, over the bytes as sent (before the setting
-	 * was switched on).
+	 * fingerprint), with canonical JSON over the bytes as sent (before the setting was
+	 * switched on), and with its query compared as sent (before it was compared decoded).
+	 * The formats that compared the query as sent only where they tell this request apart
+	 * from every other ({@link Fingerprints#queryAsSentIsUnambiguous}):
+	 * {@code ?a=1&%61=2} and {@code ?%61=2&a=1} had one fingerprint there.
 	 */
 	List<String> earlierFingerprints() {
-		String withoutMediaType = Fingerprints.httpWithoutMediaType(this.request.getMethod(),
-				this.request.getRequestURI(), this.request.getQueryString(), body());
-		if (fingerprintedBody() == body()) {
-			return List.of(withoutMediaType);
+		String method = this.request.getMethod();
+		String path = this.request.getRequestURI();
+		String query = this.request.getQueryString();
+		Set<String> earlier = new LinkedHashSet<>();
+		boolean queryAsSent = Fingerprints.queryAsSentIsUnambiguous(query);
+		if (queryAsSent) {
+			earlier.add(Fingerprints.httpWithoutMediaType(method, path, query, body()));
 		}
-		return List.of(withoutMediaType, Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(),
-				this.request.getQueryString(), mediaType(), body()));
+		earlier.add(Fingerprints.http(method, path, query, mediaType(), body()));
+		if (queryAsSent) {
+			earlier.add(Fingerprints.httpWithQueryAsSent(method, path, query, mediaType(), fingerprintedBody()));
+			earlier.add(Fingerprints.httpWithQueryAsSent(method, path, query, mediaType(), body()));
+		}
+		// Where the query has no escapes (the fingerprint did not change) and the body is
+		// fingerprinted as sent, these repeat the fingerprint itself.
+		earlier.remove(fingerprint());
+		return List.copyOf(earlier);
 	}
 
 	/**

@@ -19,6 +19,7 @@ import dev.idempotency.core.internal.Fingerprints;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -95,6 +96,29 @@ class IdempotentMethodInterceptorTests {
 					.hasSingleObservationThat()
 					.hasHighCardinalityKeyValue("idempotency.key.hash",
 							Fingerprints.sha256Hex("order-hashed").substring(0, 16));
+			});
+	}
+
+	@Test
+	void aCallIsTheParentOfWhatItsMethodObservesAndCarriesWhatTheMethodThrew() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.runner.withBean(ObservationRegistry.class, () -> observations)
+			.withBean(ObservedWork.class, () -> new ObservedWork(observations))
+			.run((context) -> {
+				assertThat(context.getBean(ObservedWork.class).work("work-1")).isEqualTo("done");
+				assertThatIllegalStateException()
+					.isThrownBy(() -> context.getBean(Payments.class).failing("failing-1"));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasObservationWithNameEqualTo("work")
+					.that()
+					.hasParentObservationContextMatching((parent) -> "idempotency.request".equals(parent.getName()));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+						.filteredOn((observed) -> "idempotency.request".equals(observed.getName()))
+						.extracting(Observation.Context::getError)
+						.satisfiesExactly((error) -> assertThat(error).isNull(),
+								(error) -> assertThat(error).isInstanceOf(IllegalStateException.class)
+									.hasMessage("declined")));
 			});
 	}
 
@@ -635,6 +659,22 @@ class IdempotentMethodInterceptorTests {
 		@Idempotent
 		public String noKey() {
 			return "never";
+		}
+
+	}
+
+	/** Observes its own work, as an application's instrumented code does. */
+	public static class ObservedWork {
+
+		private final ObservationRegistry registry;
+
+		ObservedWork(ObservationRegistry registry) {
+			this.registry = registry;
+		}
+
+		@Idempotent(key = "#p0")
+		public String work(String key) {
+			return Observation.createNotStarted("work", this.registry).observe(() -> "done");
 		}
 
 	}

@@ -358,7 +358,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * own writes (the store joins it, see
 	 * {@link IdempotencyStore#joinsCurrentTransaction()}) and says whether that
 	 * transaction may commit. Reports nothing yet: once the transaction has ended, the
-	 * front door calls {@link #transactionEnded}.
+	 * front door calls {@link #transactionEnded} (or {@link #commitFailed}).
 	 * <p>
 	 * Lease mode completes the reservation; if another owner took the record over, or the
 	 * store failed, the transaction rolls back. Record-after-success mode inserts the
@@ -389,7 +389,8 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * has ended. Reports the run's result; if the transaction did not commit, releases a
 	 * lease-mode record that is still this run's, so the key is free again at once.
 	 * @param committed whether the transaction committed (if the outcome asked for a
-	 * commit and it failed, the run is reported as a store error)
+	 * commit and it failed, the run is reported as a store error; a commit that failed
+	 * with the application's own error is {@link #commitFailed})
 	 */
 	public void transactionEnded(Reservation reservation, AtomicOutcome outcome, boolean committed) {
 		if (committed) {
@@ -397,6 +398,20 @@ public class IdempotencyEngine implements AutoCloseable {
 			return;
 		}
 		this.model.rolledBack(reservation, outcome, outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result());
+	}
+
+	/**
+	 * Atomic completion: the commit that {@link #succeededInTransaction} asked for failed
+	 * with the application's own error, not the store's: a check of its writes deferred
+	 * to the commit (a constraint, a trigger), or writes a session sent only then (JPA
+	 * without a flush). Reported as a run that failed ({@link ExecutionResult#RELEASED},
+	 * the observation carrying {@code error}), as if its handler had thrown it, and a
+	 * lease-mode record that is still this run's is released: nothing of the run was
+	 * done, and a retry runs it again.
+	 */
+	public void commitFailed(Reservation reservation, AtomicOutcome outcome, Throwable error) {
+		observeError(reservation, error);
+		this.model.rolledBack(reservation, outcome, ExecutionResult.RELEASED);
 	}
 
 	/**
@@ -425,6 +440,45 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (finish(reservation)) {
 			this.model.notRecorded(reservation, reason, ExecutionResult.RELEASED);
 		}
+	}
+
+	/**
+	 * The operation threw: releases the key, and the call's observation carries
+	 * {@code error}.
+	 */
+	public void failed(Reservation reservation, String reason, Throwable error) {
+		threw(reservation, error);
+		failed(reservation, reason);
+	}
+
+	/**
+	 * The operation threw {@code error}, whatever the front door makes of its run
+	 * (released, or answered by the application's exception handling and stored): the
+	 * call's observation carries it as its error. Nothing once the run is finished.
+	 */
+	public void threw(Reservation reservation, Throwable error) {
+		if (!reservation.finished()) {
+			observeError(reservation, error);
+		}
+	}
+
+	private static void observeError(Reservation reservation, Throwable error) {
+		Observation observation = reservation.observation();
+		if (observation != null) {
+			observation.error(error);
+		}
+	}
+
+	/**
+	 * Makes the call's observation the current one on this thread until the returned
+	 * scope is closed, so that what the operation observes (its handler's, method's or
+	 * callback's own spans) is its child. The front door opens it around the operation
+	 * and closes it, on the same thread, before the run is finished.
+	 * @return the open scope, a no-op one for a call that is not observed
+	 */
+	public Observation.Scope openScope(Reservation reservation) {
+		Observation observation = reservation.observation();
+		return (observation != null) ? observation.openScope() : Observation.Scope.NOOP;
 	}
 
 	/**
