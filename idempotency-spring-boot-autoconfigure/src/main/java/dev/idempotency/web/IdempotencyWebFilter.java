@@ -35,6 +35,7 @@ import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
@@ -182,11 +183,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 			// The body is read only once the key was found valid, when the store is to be
 			// asked.
 			Supplier<CompletableFuture<?>> reading = () -> body(exchange)
-				.doOnNext(
-						(body) -> read
-							.set(body,
-									new ServerRequestFingerprint(exchange.getRequest(), body.fingerprinted(),
-											this.settings.json())))
+				.doOnNext((body) -> read.set(body, fingerprint(exchange.getRequest(), body.fingerprinted())))
 				.toFuture();
 			return decision(call, reading).flatMap((decision) -> {
 				if (decision instanceof Decision.Replay replay) {
@@ -271,7 +268,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 		return chain.filter(exchange.mutate().response(response).build())
 			.then(Mono.defer(response::finishEmpty))
 			.onErrorResume((ex) -> engineCall(() -> {
-				this.engine.failed(reservation, "the handler failed: " + ex);
+				this.engine.failed(reservation, "the handler failed: " + ex, ex);
 				return true;
 			}).then(Mono.error(ex)))
 			.doOnCancel(() -> engineCall(() -> {
@@ -335,6 +332,13 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(stored.body())));
 	}
 
+	/** The same fingerprint as the Spring MVC door's, from the parts as sent. */
+	private HttpRequestFingerprint fingerprint(ServerHttpRequest request, byte[] body) {
+		return new HttpRequestFingerprint(request.getMethod().name(), request.getURI().getRawPath(),
+				request.getURI().getRawQuery(), request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), () -> body,
+				this.settings.json());
+	}
+
 	/** The request with the body the door read, for the handler to read again. */
 	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body) {
 		return new ServerHttpRequestDecorator(request) {
@@ -370,14 +374,14 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 		private volatile @Nullable RequestBody body;
 
-		private volatile @Nullable ServerRequestFingerprint fingerprint;
+		private volatile @Nullable HttpRequestFingerprint fingerprint;
 
-		void set(RequestBody body, ServerRequestFingerprint fingerprint) {
+		void set(RequestBody body, HttpRequestFingerprint fingerprint) {
 			this.body = body;
 			this.fingerprint = fingerprint;
 		}
 
-		ServerRequestFingerprint fingerprint() {
+		HttpRequestFingerprint fingerprint() {
 			return Objects.requireNonNull(this.fingerprint, "the body is read before the fingerprint");
 		}
 
