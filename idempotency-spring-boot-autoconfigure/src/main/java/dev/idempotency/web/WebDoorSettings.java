@@ -12,7 +12,6 @@ import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.core.KeyFormat;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.MediaType;
 
 /**
  * The WebFlux door's settings, read from the same {@code idempotency.*} properties as the
@@ -52,9 +51,9 @@ record WebDoorSettings(String headerName, List<String> pathPatterns, boolean pat
 	/** The headers of an answer that are stored with it. */
 	Map<String, List<String>> storedHeaders(HttpHeaders headers) {
 		Map<String, List<String>> stored = new LinkedHashMap<>();
-		MediaType contentType = headers.getContentType();
+		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
 		if (contentType != null) {
-			stored.put("Content-Type", List.of(contentType.toString()));
+			stored.put("Content-Type", List.of(contentType));
 		}
 		for (String name : this.storedHeaders) {
 			List<String> values = headers.get(name);
