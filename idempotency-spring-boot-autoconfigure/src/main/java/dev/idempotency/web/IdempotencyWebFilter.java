@@ -23,6 +23,8 @@ import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -244,8 +246,14 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * is being made, a key reserved for it is released.
 	 */
 	private Mono<Decision> decision(IdempotentCall call, Supplier<CompletableFuture<?>> reading) {
-		return Mono.defer(() -> {
-			CompletableFuture<Decision> decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
+		return Mono.deferContextual((context) -> {
+			CompletableFuture<Decision> decided;
+			// The request's own observation (WebFlux keeps it in the Reactor context) is
+			// current while the engine starts the call's: its parent.
+			Observation parent = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
+			try (Observation.Scope scope = (parent != null) ? parent.openScope() : null) {
+				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
+			}
 			return Mono.fromFuture(decided, true).doOnCancel(() -> decided.thenAccept((decision) -> {
 				Reservation reservation = (decision instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
 				if (reservation != null) {
@@ -265,7 +273,11 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 					this.engine.responseTooLarge(reservation, bytes);
 					return true;
 				}).then());
+		Observation observation = this.engine.observation(reservation);
 		return chain.filter(exchange.mutate().response(response).build())
+			// The handler's own observations are children of the call's.
+			.contextWrite((context) -> (observation != null)
+					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
 			.then(Mono.defer(response::finishEmpty))
 			.onErrorResume((ex) -> engineCall(() -> {
 				this.engine.failed(reservation, "the handler failed: " + ex, ex);

@@ -470,6 +470,15 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
+	 * The {@code idempotency.request} observation of a run, for a door whose handler runs
+	 * without thread-locals (WebFlux: it goes into the Reactor context, so that the
+	 * handler's own observations are its children); {@code null} when nothing observes.
+	 */
+	public @Nullable Observation observation(Reservation reservation) {
+		return reservation.observation();
+	}
+
+	/**
 	 * Makes the call's observation the current one on this thread until the returned
 	 * scope is closed, so that what the operation observes (its handler's, method's or
 	 * callback's own spans) is its child. The front door opens it around the operation
