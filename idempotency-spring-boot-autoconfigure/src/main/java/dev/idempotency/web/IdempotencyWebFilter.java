@@ -85,7 +85,11 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private final Executor storeExecutor;
 
-	private final Map<Method, Optional<ProtectedHandler>> handlers = new ConcurrentHashMap<>();
+	/**
+	 * Per handler method and bean type (a class's annotation applies to its own
+	 * handlers).
+	 */
+	private final Map<List<Object>, Optional<ProtectedHandler>> handlers = new ConcurrentHashMap<>();
 
 	IdempotencyWebFilter(IdempotencyEngine engine, Supplier<List<HandlerMapping>> handlerMappings,
 			ServerIdempotencyScopeResolver scopeResolver, ServerRefusals refusals, WebDoorSettings settings,
@@ -154,7 +158,8 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	private Optional<ProtectedHandler> annotated(HandlerMethod handler) {
-		return this.handlers.computeIfAbsent(handler.getMethod(), (method) -> {
+		return this.handlers.computeIfAbsent(List.of(handler.getBeanType(), handler.getMethod()), (key) -> {
+			Method method = handler.getMethod();
 			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
 			Idempotent annotation = (onMethod != null) ? onMethod
 					: AnnotatedElementUtils.findMergedAnnotation(handler.getBeanType(), Idempotent.class);
