@@ -1,8 +1,5 @@
 package dev.idempotency.web;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,22 +8,18 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.internal.Fingerprints;
-import jakarta.servlet.ServletException;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 import org.springframework.util.InvalidMimeTypeException;
 import org.springframework.util.MimeType;
 import org.springframework.util.MimeTypeUtils;
-import org.springframework.web.util.WebUtils;
 
 /**
  * What makes two keyed HTTP requests the same request: method, path, the query's
  * parameters as the application receives them (decoded, sorted by name), the media type
  * the body is sent as (normalised) and the body. Reads the body on the first call only
  * (after the key was found valid and the handler protected), and once. The same for both
- * stacks: a servlet request reads its body here, a WebFlux request's body is read by the
- * door before.
+ * stacks, and free of either stack's API: a servlet request's body is read by
+ * {@link ServletRequestBodies}, a WebFlux request's by its door before.
  */
 final class HttpRequestFingerprint {
 
@@ -61,15 +54,6 @@ final class HttpRequestFingerprint {
 		this.contentType = contentType;
 		this.bodyReader = bodyReader;
 		this.json = json;
-	}
-
-	/**
-	 * A servlet request's fingerprint, its body read through the
-	 * {@link IdempotencyFilter}.
-	 */
-	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes, JsonFingerprint json) {
-		this(request.getMethod(), request.getRequestURI(), request.getQueryString(), request.getContentType(),
-				() -> readBody(request, maxRequestBytes), json);
 	}
 
 	/** The request's fingerprint. */
@@ -185,69 +169,6 @@ final class HttpRequestFingerprint {
 			this.body = this.bodyReader.get();
 		}
 		return this.body;
-	}
-
-	private static byte[] readBody(HttpServletRequest request, long maxRequestBytes) {
-		try {
-			return servletBody(request, maxRequestBytes);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("could not read the request body", ex);
-		}
-		catch (ServletException ex) {
-			throw new IllegalStateException("could not read the request's parts", ex);
-		}
-	}
-
-	/**
-	 * What of the body goes into the fingerprint: the bytes as sent; for a form post, the
-	 * parameters (the container parses them); for a multipart request, each part's name,
-	 * headers and bytes (the container parses them, and they stay readable for the
-	 * handler).
-	 */
-	private static byte[] servletBody(HttpServletRequest request, long maxRequestBytes)
-			throws IOException, ServletException {
-		String contentType = request.getContentType();
-		String type = (contentType != null) ? contentType.toLowerCase(Locale.ROOT) : "";
-		if (type.startsWith("multipart/")) {
-			checkDeclaredLength(request, maxRequestBytes);
-			return multipartBody(request, maxRequestBytes);
-		}
-		if (type.startsWith("application/x-www-form-urlencoded")) {
-			checkDeclaredLength(request, maxRequestBytes);
-			return Fingerprints.formBody(request.getParameterMap());
-		}
-		CachedBodyRequest cached = WebUtils.getNativeRequest(request, CachedBodyRequest.class);
-		if (cached == null) {
-			throw new IllegalStateException(
-					"IdempotencyFilter is not installed in front of " + request.getRequestURI());
-		}
-		return cached.body(maxRequestBytes);
-	}
-
-	private static void checkDeclaredLength(HttpServletRequest request, long maxRequestBytes) {
-		long declared = request.getContentLengthLong();
-		if (declared > maxRequestBytes) {
-			throw new RequestTooLargeException("the request body declares " + declared + " bytes, more than the "
-					+ maxRequestBytes + " bytes this server reads for an idempotency key", maxRequestBytes);
-		}
-	}
-
-	private static byte[] multipartBody(HttpServletRequest request, long maxRequestBytes)
-			throws IOException, ServletException {
-		Fingerprints.MultipartBody body = new Fingerprints.MultipartBody();
-		long total = 0;
-		for (Part part : request.getParts()) {
-			total += part.getSize();
-			if (total > maxRequestBytes) {
-				throw new RequestTooLargeException("the request's parts are longer than the " + maxRequestBytes
-						+ " bytes this server reads for an idempotency key", maxRequestBytes);
-			}
-			try (InputStream in = part.getInputStream()) {
-				body.part(part.getName(), part.getHeaderNames(), part::getHeaders, in.readAllBytes());
-			}
-		}
-		return body.toByteArray();
 	}
 
 }

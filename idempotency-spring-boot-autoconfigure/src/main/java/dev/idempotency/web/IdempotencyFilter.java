@@ -62,13 +62,9 @@ class IdempotencyFilter extends OncePerRequestFilter {
 		this.storedHeaders = List.copyOf(names);
 	}
 
-	static boolean isMutation(String method) {
-		return "POST".equals(method) || "PUT".equals(method) || "PATCH".equals(method) || "DELETE".equals(method);
-	}
-
 	@Override
 	protected boolean shouldNotFilter(HttpServletRequest request) {
-		return !isMutation(request.getMethod()) || request.getHeader(this.headerName) == null;
+		return !HttpMethods.isMutation(request.getMethod()) || request.getHeader(this.headerName) == null;
 	}
 
 	@Override

@@ -126,7 +126,7 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			// the header says.
 			return true;
 		}
-		if (!IdempotencyFilter.isMutation(request.getMethod())) {
+		if (!HttpMethods.isMutation(request.getMethod())) {
 			return true;
 		}
 		String operation;
@@ -162,7 +162,7 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		Decision decision;
 		try {
 			// The body is read only here, by the fingerprint, once the key is valid.
-			HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, this.maxRequestBytes,
+			HttpRequestFingerprint fingerprint = ServletRequestBodies.fingerprint(request, this.maxRequestBytes,
 					this.jsonFingerprint);
 			decision = this.engine.begin(
 					new IdempotentCall(this.scopeResolver.resolveScope(request), keys, keyFormat, keyRequired,

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
@@ -31,6 +32,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -67,11 +69,17 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * its lease (a retry is answered in flight, then takes over), never released while the
  * operation may still be running. A handler that fails releases the key.
  */
-final class IdempotencyWebFilter implements WebFilter, Ordered {
+final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializingSingleton {
 
 	private final IdempotencyEngine engine;
 
 	private final Supplier<List<HandlerMapping>> handlerMappings;
+
+	/**
+	 * The annotated controllers' mappings, looked up once every singleton exists: never
+	 * on an event loop, and without a lock there.
+	 */
+	private volatile @Nullable List<HandlerMapping> mappings;
 
 	private final ServerIdempotencyScopeResolver scopeResolver;
 
@@ -104,6 +112,21 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 		this.storeExecutor = storeScheduler::schedule;
 	}
 
+	@Override
+	public void afterSingletonsInstantiated() {
+		mappings();
+		this.refusals.resolveWriters();
+	}
+
+	private List<HandlerMapping> mappings() {
+		List<HandlerMapping> mappings = this.mappings;
+		if (mappings == null) {
+			mappings = List.copyOf(this.handlerMappings.get());
+			this.mappings = mappings;
+		}
+		return mappings;
+	}
+
 	/**
 	 * After security filters (so the principal is known), as the servlet door's filter.
 	 */
@@ -114,7 +137,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		if (!IdempotencyFilter.isMutation(exchange.getRequest().getMethod().name())) {
+		if (!HttpMethods.isMutation(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		return protection(exchange).map(Optional::of)
@@ -150,7 +173,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * matches (the dispatcher then answers as it would).
 	 */
 	private Mono<HandlerMethod> handlerMethod(ServerWebExchange exchange) {
-		return Flux.fromIterable(this.handlerMappings.get())
+		return Flux.fromIterable(mappings())
 			.concatMap((mapping) -> mapping.getHandler(exchange).onErrorResume((ex) -> Mono.empty()))
 			.next()
 			.filter(HandlerMethod.class::isInstance)
@@ -222,7 +245,15 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 			return Mono.error(tooLarge("the request body declares " + declared + " bytes"));
 		}
 		if (MediaType.APPLICATION_FORM_URLENCODED.isCompatibleWith(type)) {
-			return exchange.getFormData().map((form) -> new RequestBody(Fingerprints.formBody(arrays(form)), null));
+			// Read by WebFlux's form reader (its own limit,
+			// spring.codec.max-in-memory-size),
+			// so that the handler reads the same form.
+			return exchange.getFormData()
+				.map((form) -> new RequestBody(Fingerprints.formBody(arrays(form)), null))
+				.onErrorMap(DataBufferLimitException.class,
+						(ex) -> new UnreadableBody(IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE,
+								"the form is longer than WebFlux's form reader reads"
+										+ " (spring.codec.max-in-memory-size); nothing was run")));
 		}
 		int max = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestBytes());
 		return DataBufferUtils.join(exchange.getRequest().getBody(), max).map((joined) -> {
@@ -259,9 +290,22 @@ final class IdempotencyWebFilter implements WebFilter, Ordered {
 			try (Observation.Scope scope = (parent != null) ? parent.openScope() : null) {
 				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
 			}
-			return Mono.fromFuture(decided, true).doOnCancel(() -> decided.thenAccept((decision) -> {
-				Reservation reservation = (decision instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
-				if (reservation != null) {
+			// Cancelled (the client went away) before the decision reached the door: a
+			// key
+			// reserved for it is released. Once delivered, the run's own cancel handling
+			// decides (the record is then left to its lease).
+			AtomicBoolean delivered = new AtomicBoolean();
+			Mono<Decision> decision = Mono.fromFuture(decided, true);
+			if (!decided.isDone()) {
+				// Completed on a store thread or, after a wait for a run in flight, on
+				// the
+				// JDK's one delay-scheduler thread: go on on Reactor's non-blocking
+				// threads.
+				decision = decision.publishOn(Schedulers.parallel());
+			}
+			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
+				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
+				if (reservation != null && !delivered.get()) {
 					engineCall(() -> {
 						this.engine.failed(reservation, "the client went away before it ran");
 						return true;

@@ -16,7 +16,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.http.codec.ServerCodecConfigurer;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
@@ -50,10 +49,9 @@ public final class IdempotencyWebFluxAutoConfiguration {
 			ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<ServerCodecConfigurer> codecs) {
 		WebDoorSettings settings = WebDoorSettings.of(properties);
 		ServerRefusals refusals = new ServerRefusals(
-				SingletonSupplier.of(() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create))),
-				renderer.getIfAvailable(), settings.problemTypeBase());
-		return new IdempotencyWebFilter(engine,
-				SingletonSupplier.of(() -> mappings.orderedStream().map(HandlerMapping.class::cast).toList()),
+				() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create)), renderer.getIfAvailable(),
+				settings.problemTypeBase());
+		return new IdempotencyWebFilter(engine, () -> mappings.orderedStream().map(HandlerMapping.class::cast).toList(),
 				scopeResolver, refusals, settings, Schedulers.boundedElastic());
 	}
 

@@ -31,6 +31,11 @@ final class ServerRefusals {
 
 	private final @Nullable ServerIdempotencyErrorRenderer renderer;
 
+	/**
+	 * Looked up once every singleton exists: never on an event loop, nor under a lock.
+	 */
+	private volatile @Nullable List<HttpMessageWriter<?>> resolved;
+
 	private final String problemTypeBase;
 
 	ServerRefusals(Supplier<List<HttpMessageWriter<?>>> writers, @Nullable ServerIdempotencyErrorRenderer renderer,
@@ -38,6 +43,16 @@ final class ServerRefusals {
 		this.writers = writers;
 		this.renderer = renderer;
 		this.problemTypeBase = problemTypeBase;
+	}
+
+	/** The application's message writers. */
+	List<HttpMessageWriter<?>> resolveWriters() {
+		List<HttpMessageWriter<?>> writers = this.resolved;
+		if (writers == null) {
+			writers = List.copyOf(this.writers.get());
+			this.resolved = writers;
+		}
+		return writers;
 	}
 
 	Mono<Void> refuse(ServerWebExchange exchange, IdempotencyError error) {
@@ -56,7 +71,7 @@ final class ServerRefusals {
 
 	@SuppressWarnings("unchecked")
 	private Mono<Void> write(ProblemDetail problem, ServerWebExchange exchange) {
-		for (HttpMessageWriter<?> writer : this.writers.get()) {
+		for (HttpMessageWriter<?> writer : resolveWriters()) {
 			if (writer.canWrite(PROBLEM, MediaType.APPLICATION_PROBLEM_JSON)) {
 				return ((HttpMessageWriter<ProblemDetail>) writer).write(Mono.just(problem), PROBLEM,
 						MediaType.APPLICATION_PROBLEM_JSON, exchange.getResponse(), Map.of());

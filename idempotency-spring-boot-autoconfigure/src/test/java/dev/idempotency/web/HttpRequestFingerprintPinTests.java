@@ -101,7 +101,7 @@ class HttpRequestFingerprintPinTests {
 	}
 
 	private static List<String> fingerprints(CachedBodyRequest request, JsonFingerprint json) {
-		HttpRequestFingerprint fingerprint = new HttpRequestFingerprint(request, 1024, json);
+		HttpRequestFingerprint fingerprint = ServletRequestBodies.fingerprint(request, 1024, json);
 		List<String> all = new ArrayList<>();
 		all.add(fingerprint.fingerprint());
 		all.addAll(fingerprint.earlierFingerprints());
