@@ -4,11 +4,11 @@ import java.io.IOException;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import dev.idempotency.autoconfigure.internal.NeverStoredHeaders;
 import dev.idempotency.core.internal.Answer;
 import dev.idempotency.core.internal.AtomicOutcome;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -39,11 +39,6 @@ class IdempotencyFilter extends OncePerRequestFilter {
 	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
 			"Last-Modified");
 
-	/** Never stored: credentials and hop-by-hop headers. */
-	private static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "authorization",
-			"proxy-authorization", "www-authenticate", "proxy-authenticate", "connection", "keep-alive",
-			"transfer-encoding", "te", "trailer", "upgrade", "content-length", "idempotent-replayed");
-
 	private final IdempotencyEngine engine;
 
 	private final String headerName;
@@ -58,7 +53,9 @@ class IdempotencyFilter extends OncePerRequestFilter {
 		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
 		names.addAll(DEFAULT_STORED_HEADERS);
 		names.addAll(extraStoredHeaders);
-		names.removeIf((name) -> NEVER_STORED.contains(name.toLowerCase(Locale.ROOT)));
+		// Refused at start-up by the properties' validator, which does not run when the
+		// application declares its own IdempotencySettings: left out here too.
+		names.removeIf(NeverStoredHeaders::contains);
 		this.storedHeaders = List.copyOf(names);
 	}
 

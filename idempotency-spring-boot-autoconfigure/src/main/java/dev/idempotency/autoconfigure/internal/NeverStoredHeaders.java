@@ -1,0 +1,63 @@
+package dev.idempotency.autoconfigure.internal;
+
+import java.util.Locale;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The response headers the HTTP door never stores for replay, each with why: its filter
+ * leaves them out of a stored response whatever
+ * {@code idempotency.response.stored-headers} says, and
+ * {@code IdempotencyPropertiesValidator} refuses them there at start-up, so that a header
+ * an application asked for is not dropped without a word.
+ *
+ * @since 0.1.0
+ */
+public final class NeverStoredHeaders {
+
+	private static final String CREDENTIALS = "it carries credentials, which a replay would hand to every"
+			+ " retry with the key";
+
+	private static final String CHALLENGE = "it is an authentication challenge, which belongs to the answer it"
+			+ " was sent with and is asked afresh of each request";
+
+	private static final String HOP_BY_HOP = "it is a hop-by-hop header (RFC 9110, section 7.6.1): it is about"
+			+ " one connection, not the answer, and the server writes its own for each";
+
+	/** Lower-case names and why each is never stored. */
+	private static final Map<String, String> REASONS = Map.ofEntries(
+			Map.entry("set-cookie",
+					"it sets a cookie (a session, a token) for one client, which a replay would hand to every retry"
+							+ " with the key"),
+			Map.entry("set-cookie2",
+					"it sets a cookie (the obsolete Set-Cookie2), which a replay would hand to every retry with the key"),
+			Map.entry("authorization", CREDENTIALS), Map.entry("proxy-authorization", CREDENTIALS),
+			Map.entry("www-authenticate", CHALLENGE), Map.entry("proxy-authenticate", CHALLENGE),
+			Map.entry("connection", HOP_BY_HOP), Map.entry("keep-alive", HOP_BY_HOP),
+			Map.entry("transfer-encoding", HOP_BY_HOP), Map.entry("te", HOP_BY_HOP), Map.entry("trailer", HOP_BY_HOP),
+			Map.entry("upgrade", HOP_BY_HOP),
+			Map.entry("content-length", "a replay writes it from the length of the stored body"),
+			Map.entry("idempotent-replayed", "a replay writes it itself (true), and a first answer has none"));
+
+	private NeverStoredHeaders() {
+	}
+
+	/**
+	 * Whether a header is never stored.
+	 * @param name a header name, in any case
+	 */
+	public static boolean contains(String name) {
+		return REASONS.containsKey(name.toLowerCase(Locale.ROOT));
+	}
+
+	/**
+	 * Why a header is never stored.
+	 * @param name a header name, in any case
+	 * @return the reason in words, or {@code null} if the header may be stored
+	 */
+	public static @Nullable String reason(String name) {
+		return REASONS.get(name.toLowerCase(Locale.ROOT));
+	}
+
+}
