@@ -1,5 +1,7 @@
 package dev.idempotency.actuate;
 
+import java.io.IOException;
+import java.security.Principal;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -7,21 +9,58 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.core.KeyFormat;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * An app with one protected handler that can be held at a gate, for the endpoint over
- * real HTTP on whichever store the test configures.
+ * An app with a protected handler that can be held at a gate, for the endpoint over real
+ * HTTP on whichever store the test configures: its keys in the format the test sets
+ * ({@code idempotency.key.format}), or UUIDs at {@code /uuid-orders}; a request with an
+ * {@code X-User} header is that user's (its principal), so the default scope resolver
+ * puts its keys in the scope {@code user:<name>}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class EndpointTestApplication {
+
+	@Bean
+	FilterRegistrationBean<OncePerRequestFilter> userFromHeader() {
+		FilterRegistrationBean<OncePerRequestFilter> registration = new FilterRegistrationBean<>(
+				new OncePerRequestFilter() {
+
+					@Override
+					protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response,
+							FilterChain chain) throws ServletException, IOException {
+						String user = request.getHeader("X-User");
+						chain.doFilter((user != null) ? new HttpServletRequestWrapper(request) {
+
+							@Override
+							public Principal getUserPrincipal() {
+								return () -> user;
+							}
+
+						} : request, response);
+					}
+
+				});
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		return registration;
+	}
 
 	@RestController
 	static class Orders {
@@ -48,6 +87,18 @@ class EndpointTestApplication {
 		@PostMapping("/orders")
 		@Idempotent
 		ResponseEntity<Map<String, Object>> create(@RequestHeader("X-Gate") String gate) throws InterruptedException {
+			return run(gate);
+		}
+
+		/** The same with UUID keys, whatever the application's format. */
+		@PostMapping("/uuid-orders")
+		@Idempotent(keyFormat = KeyFormat.UUID_V7)
+		ResponseEntity<Map<String, Object>> createWithUuid(@RequestHeader("X-Gate") String gate)
+				throws InterruptedException {
+			return run(gate);
+		}
+
+		private ResponseEntity<Map<String, Object>> run(String gate) throws InterruptedException {
 			int run = this.runs.computeIfAbsent(gate, (g) -> new AtomicInteger()).incrementAndGet();
 			if (!gate(gate).await(20, TimeUnit.SECONDS)) {
 				throw new IllegalStateException("gate " + gate + " never opened");

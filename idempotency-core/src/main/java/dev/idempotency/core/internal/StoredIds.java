@@ -1,9 +1,6 @@
 package dev.idempotency.core.internal;
 
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
-
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.RecordId;
 
 /**
@@ -20,22 +17,9 @@ final class StoredIds {
 		return new RecordId(scope(scope), key(key.value()));
 	}
 
-	/** See {@link IdempotencyEngine#recordIds(String, String)}. */
-	static List<RecordId> candidates(String scope, String key) {
-		Set<String> canonical = new LinkedHashSet<>();
-		try {
-			canonical.add(IdempotencyKey.parseUuid(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notAUuid) {
-			// an opaque key, if any
-		}
-		try {
-			canonical.add(IdempotencyKey.opaque(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notOpaque) {
-			// no operation accepts it
-		}
-		return canonical.stream().map((value) -> new RecordId(scope(scope), key(value))).toList();
+	/** See {@link IdempotencyEngine#storedKey(String, KeyFormat)}. */
+	static String key(String raw, KeyFormat format) {
+		return key(IdempotencyKey.parse(raw, format).value());
 	}
 
 	/**
