@@ -3,6 +3,7 @@ package dev.idempotency.actuate;
 import dev.idempotency.IdempotencyRejectedException;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aot.hint.annotation.RegisterReflectionForBinding;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -22,6 +23,7 @@ import org.springframework.util.MimeType;
  * @since 0.1.0
  */
 @EndpointWebExtension(endpoint = IdempotencyEndpoint.class)
+@RegisterReflectionForBinding(IdempotencyEndpointWebExtension.Problem.class)
 public class IdempotencyEndpointWebExtension {
 
 	private static final MimeType PROBLEM_JSON = MimeType.valueOf("application/problem+json");

@@ -1,7 +1,5 @@
 package dev.idempotency.actuate;
 
-import java.io.IOException;
-import java.security.Principal;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -10,22 +8,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.core.KeyFormat;
-import jakarta.servlet.FilterChain;
-import jakarta.servlet.ServletException;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
-import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.context.annotation.Bean;
-import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * An app with a protected handler that can be held at a gate, for the endpoint over real
@@ -37,30 +26,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class EndpointTestApplication {
-
-	@Bean
-	FilterRegistrationBean<OncePerRequestFilter> userFromHeader() {
-		FilterRegistrationBean<OncePerRequestFilter> registration = new FilterRegistrationBean<>(
-				new OncePerRequestFilter() {
-
-					@Override
-					protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response,
-							FilterChain chain) throws ServletException, IOException {
-						String user = request.getHeader("X-User");
-						chain.doFilter((user != null) ? new HttpServletRequestWrapper(request) {
-
-							@Override
-							public Principal getUserPrincipal() {
-								return () -> user;
-							}
-
-						} : request, response);
-					}
-
-				});
-		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
-		return registration;
-	}
 
 	@RestController
 	static class Orders {

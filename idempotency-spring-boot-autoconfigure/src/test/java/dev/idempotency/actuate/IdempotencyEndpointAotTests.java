@@ -56,6 +56,10 @@ class IdempotencyEndpointAotTests {
 				new String[] { "--management.endpoints.web.exposure.include=health,idempotency" })
 			.process();
 		String classPath = compile(sources, classes);
+		assertThat(generated(resources)).as("JSON binding of the endpoint's answers in a native image")
+			.contains(IdempotencyEndpoint.RecordsDescriptor.class.getName(),
+					IdempotencyEndpoint.RecordDescriptor.class.getName(),
+					IdempotencyEndpointWebExtension.Problem.class.getName());
 
 		int port = ChildJvm.freePort();
 		try (ChildJvm app = ChildJvm.of(AotEndpointApplication.class)
@@ -113,6 +117,19 @@ class IdempotencyEndpointAotTests {
 		}
 		return classes + File.pathSeparator + sources.resolveSibling("resources") + File.pathSeparator
 				+ System.getProperty("java.class.path");
+	}
+
+	/**
+	 * The generated resources (the native image's reachability metadata), as one text.
+	 */
+	private static String generated(Path resources) throws IOException {
+		StringBuilder text = new StringBuilder();
+		try (Stream<Path> walk = Files.walk(resources)) {
+			for (Path file : walk.filter(Files::isRegularFile).toList()) {
+				text.append(Files.readString(file));
+			}
+		}
+		return text.toString();
 	}
 
 	private HttpResponse<String> get(int port, String path) throws Exception {

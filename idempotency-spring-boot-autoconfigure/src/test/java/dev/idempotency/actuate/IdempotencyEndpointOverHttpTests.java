@@ -10,6 +10,9 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
+import dev.idempotency.core.ResultCodec;
 import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -47,6 +50,9 @@ abstract class IdempotencyEndpointOverHttpTests {
 	@Autowired
 	private EndpointTestApplication.Orders orders;
 
+	@Autowired
+	private IdempotencyTemplate template;
+
 	/**
 	 * Whether the store finds a key without its scope; one that would read every record
 	 * answers such a read 400 instead.
@@ -59,7 +65,7 @@ abstract class IdempotencyEndpointOverHttpTests {
 	void aCompletedRecordShowsItsStatusAndAFingerprintPrefix() throws Exception {
 		String key = TestKeys.newKey();
 		this.orders.open(key);
-		assertThat(post("/orders", key, null).statusCode()).isEqualTo(201);
+		assertThat(post("/orders", key).statusCode()).isEqualTo(201);
 
 		HttpResponse<String> found = send("GET", query(key, "anonymous"));
 		assertThat(found.statusCode()).isEqualTo(200);
@@ -95,8 +101,8 @@ abstract class IdempotencyEndpointOverHttpTests {
 		String upper = lower.toUpperCase(Locale.ROOT);
 		this.orders.open(lower);
 		this.orders.open(upper);
-		assertThat(post("/orders", lower, null).statusCode()).isEqualTo(201);
-		assertThat(post("/orders", upper, null).statusCode()).isEqualTo(201);
+		assertThat(post("/orders", lower).statusCode()).isEqualTo(201);
+		assertThat(post("/orders", upper).statusCode()).isEqualTo(201);
 
 		HttpResponse<String> found = send("GET", query(upper, "anonymous"));
 		assertThat(found.statusCode()).isEqualTo(200);
@@ -109,10 +115,10 @@ abstract class IdempotencyEndpointOverHttpTests {
 		assertThat(send("GET", query(upper, "anonymous")).statusCode()).isEqualTo(404);
 		assertThat(send("GET", query(lower, "anonymous")).statusCode()).as("the other key's record stays")
 			.isEqualTo(200);
-		HttpResponse<String> lowerRetry = post("/orders", lower, null);
+		HttpResponse<String> lowerRetry = post("/orders", lower);
 		assertThat(lowerRetry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(this.orders.runs(lower)).isEqualTo(1);
-		assertThat(post("/orders", upper, null).statusCode()).isEqualTo(201);
+		assertThat(post("/orders", upper).statusCode()).isEqualTo(201);
 		assertThat(this.orders.runs(upper)).as("the key removed runs again").isEqualTo(2);
 	}
 
@@ -120,7 +126,7 @@ abstract class IdempotencyEndpointOverHttpTests {
 	void aUuidKeyIsFoundWhateverItsCaseInTheFormatNamed() throws Exception {
 		String key = TestKeys.newKey();
 		this.orders.open(key);
-		assertThat(post("/uuid-orders", key, null).statusCode()).isEqualTo(201);
+		assertThat(post("/uuid-orders", key).statusCode()).isEqualTo(201);
 		String upper = key.toUpperCase(Locale.ROOT);
 		HttpResponse<String> found = send("GET", query(upper, "anonymous") + "&format=uuid-v7");
 		assertThat(found.statusCode()).isEqualTo(200);
@@ -131,17 +137,18 @@ abstract class IdempotencyEndpointOverHttpTests {
 
 	/**
 	 * An operator with a key from a client's log and no idea of its scope: the key alone
-	 * lists its records with their scopes (the default resolver's {@code anonymous} and
-	 * {@code user:<name>}), where the store can find a key so; otherwise a 400 that says
-	 * to give the scope. A removal names its scope.
+	 * lists its records with their scopes (an anonymous request's over HTTP, and two
+	 * users' made through the engine as the doors make them), where the store can find a
+	 * key so; otherwise a 400 that says to give the scope. A removal names its scope.
 	 */
 	@Test
 	void theKeyAloneListsItsRecordsWithTheirScopes() throws Exception {
 		String key = TestKeys.newKey();
 		this.orders.open(key);
-		assertThat(post("/orders", key, "bob").statusCode()).isEqualTo(201);
-		assertThat(post("/orders", key, null).statusCode()).isEqualTo(201);
-		assertThat(post("/orders", key, "alice").statusCode()).isEqualTo(201);
+		IdempotentRequest request = IdempotentRequest.of(key, "Orders.create", new byte[] { 1 });
+		this.template.execute(request.inScope("user:bob"), ResultCodec.utf8(), () -> "bob's");
+		assertThat(post("/orders", key).statusCode()).isEqualTo(201);
+		this.template.execute(request.inScope("user:alice"), ResultCodec.utf8(), () -> "alice's");
 
 		HttpResponse<String> listed = send("GET", query(key, null));
 		if (findsAKeyWithoutItsScope()) {
@@ -177,7 +184,7 @@ abstract class IdempotencyEndpointOverHttpTests {
 		String key = TestKeys.newKey();
 		CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
 			try {
-				return post("/orders", key, null);
+				return post("/orders", key);
 			}
 			catch (Exception ex) {
 				throw new IllegalStateException(ex);
@@ -188,14 +195,14 @@ abstract class IdempotencyEndpointOverHttpTests {
 		assertThat(inFlight.get("state").asString()).isEqualTo("in-flight");
 		assertThat(inFlight.hasNonNull("leaseOwner")).isTrue();
 		assertThat(inFlight.hasNonNull("leaseExpires")).isTrue();
-		assertThat(post("/orders", key, null).statusCode()).as("the retry finds its key in flight").isEqualTo(409);
+		assertThat(post("/orders", key).statusCode()).as("the retry finds its key in flight").isEqualTo(409);
 
 		assertThat(send("DELETE", query(key, "anonymous")).statusCode()).isEqualTo(204);
 		assertThat(output).contains("Idempotency record removed by anonymous: key=" + key)
 			.contains("state=in-flight operation=Orders.create");
 
 		this.orders.open(key);
-		HttpResponse<String> retry = post("/orders", key, null);
+		HttpResponse<String> retry = post("/orders", key);
 		assertThat(retry.statusCode()).isEqualTo(201);
 		assertThat(this.json.readTree(retry.body()).get("run").asInt()).isEqualTo(2);
 		assertThat(this.orders.runs(key)).isEqualTo(2);
@@ -204,7 +211,7 @@ abstract class IdempotencyEndpointOverHttpTests {
 		// The retry's answer is the record now; removing it lets the key run again.
 		assertThat(send("DELETE", query(key, "anonymous")).statusCode()).isEqualTo(204);
 		assertThat(send("DELETE", query(key, "anonymous")).statusCode()).isEqualTo(404);
-		assertThat(post("/orders", key, null).statusCode()).isEqualTo(201);
+		assertThat(post("/orders", key).statusCode()).isEqualTo(201);
 		assertThat(this.orders.runs(key)).isEqualTo(3);
 	}
 
@@ -228,16 +235,13 @@ abstract class IdempotencyEndpointOverHttpTests {
 		}
 	}
 
-	private HttpResponse<String> post(String path, String key, String user) throws Exception {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+	private HttpResponse<String> post(String path, String key) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
 			.header("Idempotency-Key", key)
 			.header("X-Gate", key)
 			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString("{}"));
-		if (user != null) {
-			request.header("X-User", user);
-		}
-		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+			.POST(HttpRequest.BodyPublishers.ofString("{}"))
+			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	protected static String query(String key, String scope) {

@@ -55,6 +55,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 
 	static final String TABLE = "idempotency_record";
 
+	/** The answer a schema test stores and expects to find again. */
+	private static final StoredResponse KEPT = response(201, "{\"kept\":true}");
+
 	/** How often {@code awaitLockWait} asks the database whether a session waits. */
 	private static final long LOCK_WAIT_POLL_MILLIS = 20;
 
@@ -256,16 +259,12 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Test
 	void theSchemaIsCreatedOnceAndApplyingItAgainChangesNothing() throws Exception {
 		String table = "liquibase_probe";
-		assertThat(createSchema(table)).isTrue();
-		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
 		RecordId id = newId();
-		String owner = token();
-		probe.reserve(request(id, "fp", owner, LONG_LEASE));
-		probe.complete(id, owner, response(201, "{\"kept\":true}"));
+		JdbcIdempotencyStore probe = schemaHolding(table, id);
 
 		assertThat(createSchema(table)).isTrue();
 
-		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":true}"));
+		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(KEPT);
 		assertThat(jdbc().sql("SELECT COUNT(*) FROM " + JdbcStoreTestSupport.CHANGELOG_TABLE + " WHERE id = :id")
 			.param("id", "idempotency-record-table-" + table)
 			.query(Integer.class)
@@ -280,12 +279,8 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Test
 	void aTableMadeBeforeTheKeyIndexGetsItAndItsRecordsAreFoundByKey() throws Exception {
 		String table = "key_index_probe";
-		assertThat(createSchema(table)).isTrue();
-		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
 		RecordId id = newId();
-		String owner = token();
-		probe.reserve(request(id, "fp", owner, LONG_LEASE));
-		probe.complete(id, owner, response(201, "{\"kept\":true}"));
+		JdbcIdempotencyStore probe = schemaHolding(table, id);
 		assertThat(indexes(table)).as("made with the table").contains(table + "_key_idx");
 		jdbc()
 			.sql("DROP INDEX " + table + "_key_idx"
@@ -299,9 +294,23 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 		assertThat(createSchema(table)).isTrue();
 
 		assertThat(indexes(table)).contains(table + "_key_idx");
-		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":true}"));
+		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(KEPT);
 		assertThat(probe.inspectByKey(id.key(), 10)).extracting((inspected) -> inspected.record().id())
 			.containsExactly(id);
+	}
+
+	/**
+	 * Applies the starter's changelog for {@code table}, and completes {@code id} there
+	 * with {@link #KEPT}.
+	 * @return a store on the table
+	 */
+	private JdbcIdempotencyStore schemaHolding(String table, RecordId id) throws Exception {
+		assertThat(createSchema(table)).isTrue();
+		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
+		String owner = token();
+		probe.reserve(request(id, "fp", owner, LONG_LEASE));
+		probe.complete(id, owner, KEPT);
+		return probe;
 	}
 
 	/** The indexes of a table, by lower-case name, whatever case the database keeps. */
