@@ -17,11 +17,15 @@ public final class IdempotencyRequestAttributes {
 	 * replayed a passing answer. With atomic completion the handler's writes are rolled
 	 * back too, and a success is answered {@code 503} instead (nothing was done). The
 	 * method door sets it when a method it protects, called while a keyed request runs,
-	 * is refused as still in flight.
+	 * is refused as still in flight; the HTTP door when the handler throws a refusal of
+	 * the method door or of the template (an {@link IdempotencyRejectedException} or an
+	 * {@code IdempotencyErrorException}), however it is answered.
 	 * <p>
 	 * Set it while the request is handled (in the handler, an exception handler or an
 	 * interceptor):
-	 * {@code request.setAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON, "why")}.
+	 * {@code request.setAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON, "why")};
+	 * on WebFlux, as an exchange attribute:
+	 * {@code exchange.getAttributes().put(IdempotencyRequestAttributes.NOT_STORED_REASON, "why")}.
 	 */
 	public static final String NOT_STORED_REASON = IdempotencyRequestAttributes.class.getName() + ".notStoredReason";
 

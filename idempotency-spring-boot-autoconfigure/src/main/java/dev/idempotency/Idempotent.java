@@ -58,6 +58,20 @@ public @interface Idempotent {
 	String key() default "";
 
 	/**
+	 * SpEL expression over the method's arguments whose value identifies a call, for the
+	 * method front door: the key reused with a call whose value differs is refused
+	 * ({@code 422 key-reused}). Without it a call is identified by all of its arguments,
+	 * read field by field (whatever the application's JSON mapper writes), and a method
+	 * with an argument whose state the door cannot read (a stream, a file, a JDK class
+	 * that is not a value, a class extending one) fails the start-up: name what
+	 * identifies its calls here instead, such as {@code "{#orderId, #upload.name}"}. The
+	 * value must be of a type the door reads (values, enums, arrays, collections, maps,
+	 * records and classes of such fields), or the call fails without running. Only with
+	 * {@link #key()}: the HTTP front door fingerprints the request itself.
+	 */
+	String fingerprint() default "";
+
+	/**
 	 * The format of this operation's keys: {@code UUID_V7} (with the key-age window),
 	 * {@code UUID} (any RFC 9562 UUID; the window applies to a UUIDv7) or {@code OPAQUE}
 	 * (1 to 255 visible ASCII characters, no window). {@link KeyFormat#DEFAULT} (the

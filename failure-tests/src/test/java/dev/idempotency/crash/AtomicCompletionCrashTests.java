@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.crash.CrashTestApplication.NewOrder;
 import dev.idempotency.crash.CrashTestApplication.PlacedOrder;
 import dev.idempotency.store.IdempotencyRecord;
@@ -487,11 +489,12 @@ class AtomicCompletionCrashTests {
 	 * The key's record, read through the store (whichever scope the method door used).
 	 */
 	private Optional<IdempotencyRecord> record(String key) {
+		String stored = IdempotencyEngine.recordId("", key, IdempotentCall.Door.METHOD).key();
 		return this.jdbc.sql("SELECT scope FROM " + TABLE + " WHERE idem_key = ?")
-			.param(key)
+			.param(stored)
 			.query(String.class)
 			.optional()
-			.flatMap((scope) -> this.store.find(new RecordId(scope, key)));
+			.flatMap((scope) -> this.store.find(new RecordId(scope, stored)));
 	}
 
 	private Cluster cluster(Mode mode, boolean transactionalCompletion, int nodes) {

@@ -13,6 +13,7 @@ import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
@@ -100,11 +101,11 @@ public class IdempotencyTemplate implements AutoCloseable {
 			return callback.doInIdempotency();
 		}
 		T result;
-		try {
+		try (Observation.Scope scope = this.engine.openScope(reservation)) {
 			result = callback.doInIdempotency();
 		}
 		catch (Throwable ex) {
-			this.engine.failed(reservation, "the callback threw " + ex.getClass().getName());
+			this.engine.failed(reservation, "the callback threw " + ex.getClass().getName(), ex);
 			throw ex;
 		}
 		StoredResponse stored;

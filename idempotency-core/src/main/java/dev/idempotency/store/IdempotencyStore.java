@@ -3,6 +3,10 @@ package dev.idempotency.store;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 /**
  * The storage SPI under the idempotency engine. Each method is one atomic transition,
@@ -30,6 +34,19 @@ public interface IdempotencyStore {
 	 * </ul>
 	 */
 	ReserveResult reserve(ReserveRequest request);
+
+	/**
+	 * {@link #reserve} for a caller that must not block (the reactive door): by default
+	 * {@code reserve} runs on {@code executor}, a bounded one for blocking calls, never
+	 * on the caller's thread; on the caller's thread for a store whose calls do not block
+	 * ({@link #isBlocking()}). A store with a non-blocking client of its own overrides
+	 * it.
+	 * @param executor where a blocking store runs the call
+	 * @since 0.1.0
+	 */
+	default CompletionStage<ReserveResult> reserveAsync(ReserveRequest request, Executor executor) {
+		return call(() -> reserve(request), executor);
+	}
 
 	/**
 	 * Stores the final response and marks the record completed, if {@code ownerToken}
@@ -94,6 +111,40 @@ public interface IdempotencyStore {
 
 	/** Reads a record that has not expired. */
 	Optional<IdempotencyRecord> find(RecordId id);
+
+	/**
+	 * {@link #find} for a caller that must not block, as {@link #reserveAsync}.
+	 * @since 0.1.0
+	 */
+	default CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
+		return call(() -> find(id), executor);
+	}
+
+	/**
+	 * Whether the store's calls may block the calling thread (network or disk I/O, a wait
+	 * for a lock): then a caller that must not block runs them on a bounded executor.
+	 * {@code true} unless a store says otherwise.
+	 * @since 0.1.0
+	 */
+	default boolean isBlocking() {
+		return true;
+	}
+
+	/**
+	 * A call of this store for a caller that must not block: on {@code executor} if the
+	 * store blocks, else at once.
+	 */
+	private <T> CompletionStage<T> call(Supplier<T> call, Executor executor) {
+		if (isBlocking()) {
+			return CompletableFuture.supplyAsync(call, executor);
+		}
+		try {
+			return CompletableFuture.completedFuture(call.get());
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
 
 	/**
 	 * Reads a record that has not expired with what an operator needs besides it: its

@@ -8,9 +8,10 @@ import java.util.Objects;
  * record.
  *
  * @param scope who the key belongs to, at most {@value #MAX_SCOPE_LENGTH} characters
- * @param key the client's key in canonical form (a lower-case UUID of 36 characters, or 1
- * to {@value #MAX_KEY_LENGTH} visible ASCII characters), or for a longer key its hash
- * ({@code "sha256 "} and 56 hex digits)
+ * @param key the client's key in canonical form (a lower-case UUID of 36 characters, or
+ * visible ASCII characters), after {@code "method "} for a method call's key (the method
+ * door's, the template's); when that is longer than {@value #MAX_KEY_LENGTH} characters,
+ * its hash ({@code "sha256 "} and 56 hex digits). A store keeps it as it is
  * @since 0.1.0
  */
 public record RecordId(String scope, String key) {

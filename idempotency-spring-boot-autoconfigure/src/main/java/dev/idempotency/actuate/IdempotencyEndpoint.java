@@ -2,9 +2,9 @@ package dev.idempotency.actuate;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -15,6 +15,7 @@ import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.InvalidIdempotencyKeyException;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
@@ -39,11 +40,14 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * the key runs again).
  * <p>
  * The key is given as the client sent it and looked up exactly as its operation's format
- * stored it ({@link IdempotencyEngine#storedKey}): by default the application's
- * {@code idempotency.key.format} (a UUID in canonical form, an opaque key as sent, case
- * and quotes counting), or the format named; a key that format refuses can only have been
- * stored by an operation with a format of its own, so it is looked up as sent (the method
- * door's key expressions are opaque by default).
+ * stored it ({@link IdempotencyEngine#storedKey}), for each door: as the HTTP door keeps
+ * it, in the application's {@code idempotency.key.format} (a UUID in canonical form, an
+ * opaque key as sent, case and quotes counting) or the format named, a key that format
+ * refuses as sent (only an operation with a format of its own could have stored it); and
+ * as a method call keeps it (an {@code @Idempotent} method with a key expression, the
+ * {@code IdempotencyTemplate}), after {@code "method "}, in the format named, else as
+ * sent (their keys are opaque unless they say otherwise). Each record listed says which
+ * door keeps it; a removal where both doors keep the key names the door.
  * <p>
  * Like Boot's own endpoints it is exposed over HTTP only when the application says so
  * ({@code management.endpoints.web.exposure.include=idempotency}), and secured as the
@@ -114,21 +118,24 @@ public class IdempotencyEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable RecordsDescriptor records(String key, @Nullable String scope, @Nullable String format) {
-		String storedKey = storedKey(key, format);
+		List<StoredKey> storedKeys = storedKeys(key, format);
 		String owner = given(scope);
-		List<InspectedRecord> found;
-		if (owner != null) {
-			found = fromStore(() -> this.store.inspect(recordId(owner, storedKey)).stream().toList());
-		}
-		else {
-			found = inspectByKey(storedKey);
+		List<RecordDescriptor> found = new ArrayList<>();
+		for (StoredKey storedKey : storedKeys) {
+			int wanted = MAX_RECORDS + 1 - found.size();
+			if (wanted <= 0) {
+				break;
+			}
+			List<InspectedRecord> records = (owner != null)
+					? fromStore(() -> this.store.inspect(recordId(owner, storedKey.key())).stream().toList())
+					: inspectByKey(storedKey.key(), wanted);
+			records.forEach((record) -> found.add(RecordDescriptor.of(record, storedKey.door())));
 		}
 		if (found.isEmpty()) {
 			return null;
 		}
 		boolean truncated = found.size() > MAX_RECORDS;
-		return new RecordsDescriptor(storedKey, found.stream().limit(MAX_RECORDS).map(RecordDescriptor::of).toList(),
-				truncated);
+		return new RecordsDescriptor(storedKeys.get(0).key(), found.stream().limit(MAX_RECORDS).toList(), truncated);
 	}
 
 	/**
@@ -138,27 +145,43 @@ public class IdempotencyEndpoint {
 	 * @param key the key as the client sent it
 	 * @param scope whom the key belongs to (required: a removal names one record)
 	 * @param format the format the key was sent in; {@code null} for the application's
+	 * @param door the door whose record to remove ({@code http}, {@code method});
+	 * {@code null} for the one that keeps the key, required where both do
 	 * @param securityContext who asks
 	 * @return whether a record was removed (over HTTP: 204, else 404)
-	 * @throws InvalidEndpointRequestException (answered 400) without a scope, or for a
-	 * key its format refuses
+	 * @throws InvalidEndpointRequestException (answered 400) without a scope, for a key
+	 * its format refuses, an unknown door, or without a door where both keep the key
 	 * @throws IdempotencyRejectedException (answered 503) when the store fails
 	 */
 	@DeleteOperation
-	public boolean remove(String key, @Nullable String scope, @Nullable String format,
+	public boolean remove(String key, @Nullable String scope, @Nullable String format, @Nullable String door,
 			SecurityContext securityContext) {
-		String storedKey = storedKey(key, format);
+		List<StoredKey> storedKeys = storedKeys(key, format);
 		String owner = given(scope);
 		if (owner == null) {
 			throw invalid("a removal names one record: give its scope as well as its key (a read without scope lists"
 					+ " the scopes that hold the key)");
 		}
-		RecordId id = recordId(owner, storedKey);
-		Optional<InspectedRecord> found = fromStore(() -> this.store.inspect(id));
-		if (found.isEmpty() || !fromStore(() -> this.store.remove(id))) {
+		String doorName = given(door);
+		IdempotentCall.Door named = (doorName != null) ? door(doorName) : null;
+		List<InspectedRecord> found = new ArrayList<>();
+		for (StoredKey storedKey : storedKeys) {
+			if (named == null || storedKey.door() == named) {
+				fromStore(() -> this.store.inspect(recordId(owner, storedKey.key()))).ifPresent(found::add);
+			}
+		}
+		if (found.size() > 1) {
+			throw invalid("both doors keep this key in scope " + owner + ": the HTTP door's record and a method"
+					+ " call's; name the one to remove with door=http or door=method");
+		}
+		if (found.isEmpty()) {
 			return false;
 		}
-		IdempotencyRecord record = found.get().record();
+		RecordId id = found.get(0).record().id();
+		if (!fromStore(() -> this.store.remove(id))) {
+			return false;
+		}
+		IdempotencyRecord record = found.get(0).record();
 		if (logger.isInfoEnabled()) {
 			logger.info("Idempotency record removed by " + who(securityContext) + ": key=" + id.key() + " scope="
 					+ Fingerprints.sha256Hex(id.scope()).substring(0, 12) + " state=" + stateName(record.state())
@@ -167,9 +190,9 @@ public class IdempotencyEndpoint {
 		return true;
 	}
 
-	private List<InspectedRecord> inspectByKey(String storedKey) {
+	private List<InspectedRecord> inspectByKey(String storedKey, int limit) {
 		try {
-			return fromStore(() -> this.store.inspectByKey(storedKey, MAX_RECORDS + 1));
+			return fromStore(() -> this.store.inspectByKey(storedKey, limit));
 		}
 		catch (UnsupportedOperationException ex) {
 			throw invalid(ex.getMessage() + ". Give the scope too: what the application's scope resolver returns"
@@ -178,25 +201,47 @@ public class IdempotencyEndpoint {
 		}
 	}
 
-	private String storedKey(String key, @Nullable String format) {
+	/**
+	 * The key as each door would have stored it: the HTTP door's first, then a method
+	 * call's.
+	 */
+	private List<StoredKey> storedKeys(String key, @Nullable String format) {
 		String formatName = given(format);
 		KeyFormat named = (formatName != null) ? format(formatName) : null;
 		KeyFormat lookedUp = (named != null) ? named : this.keyFormat;
+		String http;
 		try {
-			return IdempotencyEngine.storedKey(key, lookedUp);
+			http = IdempotencyEngine.storedKey(key, lookedUp, IdempotentCall.Door.HTTP);
 		}
 		catch (InvalidIdempotencyKeyException refused) {
 			if (named != null || lookedUp == KeyFormat.OPAQUE) {
 				throw invalid(refused.getMessage());
 			}
 			// Only an operation with a format of its own could have stored it: as sent.
-			try {
-				return IdempotencyEngine.storedKey(key, KeyFormat.OPAQUE);
-			}
-			catch (InvalidIdempotencyKeyException notOpaque) {
-				throw invalid(notOpaque.getMessage());
+			http = storedKey(key, KeyFormat.OPAQUE, IdempotentCall.Door.HTTP);
+		}
+		// A method call's key is opaque unless its annotation or request says otherwise.
+		String method = storedKey(key, (named != null) ? named : KeyFormat.OPAQUE, IdempotentCall.Door.METHOD);
+		return List.of(new StoredKey(IdempotentCall.Door.HTTP, http),
+				new StoredKey(IdempotentCall.Door.METHOD, method));
+	}
+
+	private static String storedKey(String key, KeyFormat format, IdempotentCall.Door door) {
+		try {
+			return IdempotencyEngine.storedKey(key, format, door);
+		}
+		catch (InvalidIdempotencyKeyException refused) {
+			throw invalid(refused.getMessage());
+		}
+	}
+
+	private static IdempotentCall.Door door(String door) {
+		for (IdempotentCall.Door candidate : IdempotentCall.Door.values()) {
+			if (candidate.tag().equalsIgnoreCase(door.strip())) {
+				return candidate;
 			}
 		}
+		throw invalid("door must be http or method, was " + door);
 	}
 
 	private static KeyFormat format(String format) {
@@ -253,12 +298,19 @@ public class IdempotencyEndpoint {
 		return (state == RecordState.IN_PROGRESS) ? "in-flight" : state.name().toLowerCase(Locale.ROOT);
 	}
 
+	/** A key as a door stores it. */
+	private record StoredKey(IdempotentCall.Door door, String key) {
+
+	}
+
 	/**
 	 * The live records of a key, as the endpoint shows them.
 	 *
-	 * @param key the key as stored (a UUID in canonical form, an opaque key as sent, a
-	 * long key as its hash)
-	 * @param records the records, in the order of their scopes
+	 * @param key the key as the HTTP door stores it (a UUID in canonical form, an opaque
+	 * key as sent, a long key as its hash); a method call's records show theirs, after
+	 * {@code "method "}
+	 * @param records the records, the HTTP door's then a method call's, each in the order
+	 * of their scopes
 	 * @param truncated whether more records hold the key than the {@value #MAX_RECORDS}
 	 * listed
 	 */
@@ -270,7 +322,11 @@ public class IdempotencyEndpoint {
 	 * A record as the endpoint shows it.
 	 *
 	 * @param scope whom the key belongs to, as stored (a long scope as its hash)
-	 * @param key the key as stored (a long key as its hash)
+	 * @param key the key as stored (a method call's after {@code "method "}, a long key
+	 * as its hash)
+	 * @param door the door that keeps it: {@code http} (the HTTP door, Spring MVC or
+	 * WebFlux) or {@code method} (an {@code @Idempotent} method with a key expression,
+	 * the {@code IdempotencyTemplate})
 	 * @param operation the operation that created the record
 	 * @param state {@code in-flight} or {@code completed}
 	 * @param created when the record was created, {@code null} where the store did not
@@ -285,15 +341,15 @@ public class IdempotencyEndpoint {
 	 * What a record has not (the lease of a completed one) is left out of its JSON.
 	 */
 	@JsonInclude(JsonInclude.Include.NON_NULL)
-	public record RecordDescriptor(String scope, String key, String operation, String state, @Nullable Instant created,
-			Instant expires, @Nullable Instant leaseExpires, @Nullable String leaseOwner, @Nullable Integer status,
-			String fingerprint) {
+	public record RecordDescriptor(String scope, String key, String door, String operation, String state,
+			@Nullable Instant created, Instant expires, @Nullable Instant leaseExpires, @Nullable String leaseOwner,
+			@Nullable Integer status, String fingerprint) {
 
-		static RecordDescriptor of(InspectedRecord inspected) {
+		static RecordDescriptor of(InspectedRecord inspected, IdempotentCall.Door door) {
 			IdempotencyRecord record = inspected.record();
 			boolean inFlight = record.state() == RecordState.IN_PROGRESS;
 			String fingerprint = record.fingerprint();
-			return new RecordDescriptor(record.id().scope(), record.id().key(), record.operation(),
+			return new RecordDescriptor(record.id().scope(), record.id().key(), door.tag(), record.operation(),
 					stateName(record.state()), inspected.createdAt(), record.expiresAt(),
 					inFlight ? record.leaseExpiresAt() : null, inFlight ? inspected.ownerToken() : null,
 					inFlight ? null : record.completedResponse().status(),

@@ -15,10 +15,11 @@ import org.springframework.util.MimeType;
 /**
  * The {@link IdempotencyEndpoint} over HTTP: {@code GET} answers 200 with the records or
  * 404 when none is live, {@code DELETE} 204 when it removed a record and 404 when there
- * was none; a bad request (a key its format refuses, an unknown format, a missing scope)
- * is answered 400 with an {@code application/problem+json} body that says why. A store
- * that fails is answered by {@link IdempotencyRejectedException}: 503 with
- * {@code Retry-After}, as the doors answer it.
+ * was none; a bad request (a key its format refuses, an unknown format or door, a missing
+ * scope, no door where both doors keep the key) is answered 400 with an
+ * {@code application/problem+json} body that says why. A store that fails is answered by
+ * {@link IdempotencyRejectedException}: 503 with {@code Retry-After}, as the doors answer
+ * it.
  *
  * @since 0.1.0
  */
@@ -50,9 +51,9 @@ public class IdempotencyEndpointWebExtension {
 	/** 204 when the record was removed, 404 when none was live, 400 for a bad request. */
 	@DeleteOperation
 	public WebEndpointResponse<?> remove(String key, @Nullable String scope, @Nullable String format,
-			SecurityContext securityContext) {
+			@Nullable String door, SecurityContext securityContext) {
 		try {
-			return new WebEndpointResponse<>(this.endpoint.remove(key, scope, format, securityContext)
+			return new WebEndpointResponse<>(this.endpoint.remove(key, scope, format, door, securityContext)
 					? WebEndpointResponse.STATUS_NO_CONTENT : WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		catch (InvalidEndpointRequestException ex) {

@@ -4,8 +4,6 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,7 +11,6 @@ import org.springframework.core.retry.Retryable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatusCode;
-import org.springframework.http.MediaType;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpResponse;
 
@@ -25,13 +22,6 @@ import org.springframework.http.client.ClientHttpResponse;
  * it; an I/O error is thrown as it is.
  */
 final class Attempts implements Retryable<ClientHttpResponse> {
-
-	private static final Set<Integer> RETRIED_STATUSES = Set.of(408, 429, 500, 502, 503, 504);
-
-	private static final String IN_FLIGHT_TYPE = "request-in-flight";
-
-	/** How much of a 409 body is read to look for the in-flight problem type. */
-	private static final int IN_FLIGHT_PEEK_BYTES = 8192;
 
 	private final HttpRequest request;
 
@@ -79,10 +69,6 @@ final class Attempts implements Retryable<ClientHttpResponse> {
 		return this.request.getMethod() + " " + this.request.getURI();
 	}
 
-	HttpRequest request() {
-		return this.request;
-	}
-
 	/** Attempts started, the first included. */
 	int made() {
 		return this.made;
@@ -105,33 +91,16 @@ final class Attempts implements Retryable<ClientHttpResponse> {
 
 	private static Answer classify(ClientHttpResponse response) throws IOException {
 		int status = response.getStatusCode().value();
-		if (RETRIED_STATUSES.contains(status)) {
+		if (RetryRule.retriedStatus(status)) {
 			return new Answer(response, true);
 		}
-		if (status == 409 && isProblem(response.getHeaders().getContentType())) {
+		if (RetryRule.mayBeInFlight(status, response.getHeaders().getContentType())) {
 			InputStream in = response.getBody();
-			byte[] head = in.readNBytes(IN_FLIGHT_PEEK_BYTES);
+			byte[] head = in.readNBytes(RetryRule.IN_FLIGHT_PEEK_BYTES);
 			ClientHttpResponse replayable = new PeekedResponse(response, head);
-			return new Answer(replayable, inFlightType(head));
+			return new Answer(replayable, RetryRule.inFlightType(head));
 		}
 		return new Answer(response, false);
-	}
-
-	private static boolean isProblem(@Nullable MediaType type) {
-		return type != null && (MediaType.APPLICATION_PROBLEM_JSON.isCompatibleWith(type)
-				|| MediaType.APPLICATION_JSON.isCompatibleWith(type));
-	}
-
-	/** The problem's {@code "type"} member names the in-flight refusal (any base URI). */
-	private static boolean inFlightType(byte[] head) {
-		String text = new String(head, StandardCharsets.UTF_8);
-		int member = text.indexOf("\"type\"");
-		if (member < 0) {
-			return false;
-		}
-		int open = text.indexOf('"', text.indexOf(':', member) + 1);
-		int close = (open < 0) ? -1 : text.indexOf('"', open + 1);
-		return close > open && text.substring(open + 1, close).endsWith(IN_FLIGHT_TYPE);
 	}
 
 	private record Answer(ClientHttpResponse response, boolean retry) {

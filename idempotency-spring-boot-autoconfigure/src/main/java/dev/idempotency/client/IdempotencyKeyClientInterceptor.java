@@ -84,7 +84,9 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 			request.getHeaders().set(this.settings.headerName(), key);
 		}
 		Attempts attempts = new Attempts(request, body, execution);
-		RetryAfterBackOff backOff = new RetryAfterBackOff(this.settings, this.clock, attempts, key, created);
+		RetryRule rule = new RetryRule(this.settings, this.clock, request.getMethod() + " " + request.getURI(), key,
+				created);
+		RetryAfterBackOff backOff = new RetryAfterBackOff(rule, attempts);
 		RetryPolicy policy = RetryPolicy.builder()
 			.predicate((failure) -> failure instanceof IOException || failure instanceof RetriedAnswer)
 			.backOff(backOff)
@@ -93,7 +95,7 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 			return new RetryTemplate(policy).execute(attempts);
 		}
 		catch (RetryException ex) {
-			return outcome(ex.getLastException(), attempts, backOff);
+			return outcome(ex.getLastException(), attempts, rule);
 		}
 	}
 
@@ -101,9 +103,8 @@ public class IdempotencyKeyClientInterceptor implements ClientHttpRequestInterce
 	 * The caller's outcome once the template stopped: the key expired, the wait was
 	 * interrupted, or the last answer (or error) is the caller's.
 	 */
-	private ClientHttpResponse outcome(Throwable last, Attempts attempts, RetryAfterBackOff backOff)
-			throws IOException {
-		IdempotencyKeyExpiredException expired = backOff.expired();
+	private ClientHttpResponse outcome(Throwable last, Attempts attempts, RetryRule rule) throws IOException {
+		IdempotencyKeyExpiredException expired = rule.expired();
 		if (expired != null) {
 			throw expired;
 		}

@@ -32,7 +32,7 @@ public class IdempotencyKeyExpiredException extends IOException {
 	private final @Nullable Integer lastStatus;
 
 	IdempotencyKeyExpiredException(String call, String headerName, String key, Duration lifetime, Duration elapsed,
-			Duration wait, int attempts, @Nullable Integer lastStatus, @Nullable IOException lastError) {
+			Duration wait, int attempts, @Nullable Integer lastStatus, @Nullable Throwable lastError) {
 		super(message(call, headerName, key, lifetime, elapsed, wait, attempts, lastStatus, lastError), lastError);
 		this.key = key;
 		this.lifetime = lifetime;
@@ -42,7 +42,7 @@ public class IdempotencyKeyExpiredException extends IOException {
 	}
 
 	private static String message(String call, String headerName, String key, Duration lifetime, Duration elapsed,
-			Duration wait, int attempts, @Nullable Integer lastStatus, @Nullable IOException lastError) {
+			Duration wait, int attempts, @Nullable Integer lastStatus, @Nullable Throwable lastError) {
 		String last = (lastStatus != null) ? "answer " + lastStatus : "I/O error: " + lastError;
 		return "Not retrying " + call + " with " + headerName + " " + key + ": key lifetime " + lifetime + " passed ("
 				+ elapsed + " elapsed since the first attempt, the next attempt due in " + wait + "); the server may"

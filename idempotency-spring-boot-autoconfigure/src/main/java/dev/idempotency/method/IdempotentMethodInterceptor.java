@@ -14,6 +14,7 @@ import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
+import io.micrometer.observation.Observation;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
@@ -25,13 +26,15 @@ import tools.jackson.databind.ObjectMapper;
 /**
  * The method front door: {@link Idempotent @Idempotent} on any Spring bean method. The
  * key comes from the annotation's SpEL expression over the arguments; the fingerprint
- * covers the method and its arguments serialized as JSON; the return value is stored as
- * JSON and replayed as the method's declared (generic) return type, or as the result's
- * own class when the declared type is {@code Object}, an interface or an abstract class.
- * A result is stored only once it has been read back as a value of the declared type;
- * otherwise the key is released and the call fails with an {@link IllegalStateException},
- * so a retry never finds an answer it cannot replay. Handler methods that the HTTP door
- * protects (those without a key expression) are left to it.
+ * covers the method and its arguments (or the value of the annotation's fingerprint
+ * expression) in a canonical form of the door's own ({@link CanonicalArguments}), not in
+ * the application's JSON; the return value is stored as JSON and replayed as the method's
+ * declared (generic) return type, or as the result's own class when the declared type is
+ * {@code Object}, an interface or an abstract class. A result is stored only once it has
+ * been read back as a value of the declared type; otherwise the key is released and the
+ * call fails with an {@link IllegalStateException}, so a retry never finds an answer it
+ * cannot replay. Handler methods that the HTTP door protects (those without a key
+ * expression) are left to it.
  * <p>
  * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent}
  * on a method or on the class (then to each of its methods). It runs the call through the
@@ -44,8 +47,6 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 	private static final Log logger = LogFactory.getLog(IdempotentMethodInterceptor.class);
 
 	private final IdempotencyEngine engine;
-
-	private final ObjectMapper objectMapper;
 
 	private final Supplier<String> scopeSupplier;
 
@@ -61,8 +62,7 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	/**
 	 * @param engine the protocol
-	 * @param objectMapper writes arguments (for the fingerprint) and results, reads
-	 * results back
+	 * @param objectMapper writes results and reads them back
 	 * @param scopeSupplier whom a key belongs to, for the current call
 	 * @param problemTypeBase the base of the problem {@code type} URIs of an
 	 * {@link IdempotencyRejectedException}
@@ -76,8 +76,7 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	/**
 	 * @param engine the protocol
-	 * @param objectMapper writes arguments (for the fingerprint) and results, reads
-	 * results back
+	 * @param objectMapper writes results and reads them back
 	 * @param scopeSupplier whom a key belongs to, for the current call
 	 * @param problemTypeBase the base of the problem {@code type} URIs of an
 	 * {@link IdempotencyRejectedException}
@@ -91,7 +90,6 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,
 			List<String> allowedResultTypes) {
 		this.engine = engine;
-		this.objectMapper = objectMapper;
 		this.scopeSupplier = scopeSupplier;
 		this.problemTypeBase = problemTypeBase;
 		this.listener = listener;
@@ -128,7 +126,7 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Decision decision = this.engine
-			.begin(operation.call(this.scopeSupplier.get(), keyValue, () -> fingerprint(operation, args)));
+			.begin(operation.call(this.scopeSupplier.get(), keyValue, () -> fingerprint(operation, target, args)));
 		if (decision instanceof Decision.Replay replay) {
 			return this.results.replay(operation, keyValue, replay.response());
 		}
@@ -146,11 +144,11 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Object result;
-		try {
+		try (Observation.Scope scope = this.engine.openScope(reservation)) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			this.engine.failed(reservation, "the method threw " + ex.getClass().getName());
+			this.engine.failed(reservation, "the method threw " + ex.getClass().getName(), ex);
 			throw ex;
 		}
 		StoredResponse stored;
@@ -179,9 +177,24 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 		return this.results.read(operation, recorded.response());
 	}
 
-	/** The method and its arguments serialized as JSON. */
-	private String fingerprint(IdempotentOperation operation, @Nullable Object[] args) {
-		return Fingerprints.method(operation.identity(), this.objectMapper.writeValueAsBytes(args));
+	/**
+	 * The method and what identifies the call: its arguments, or the value of its
+	 * fingerprint expression, in the door's canonical form. A value the door cannot read
+	 * (behind a type the declaration left open) refuses the call before anything is
+	 * reserved or run: a fingerprint over less would replay another call's result.
+	 */
+	private String fingerprint(IdempotentOperation operation, @Nullable Object target, @Nullable Object[] args) {
+		byte[] call;
+		try {
+			call = operation.canonicalCall(target, args);
+		}
+		catch (CanonicalArguments.UnreadableValueException ex) {
+			throw new IllegalStateException("@Idempotent on " + operation.method().toGenericString()
+					+ " cannot compare this call with others, so it does not run: " + ex.getMessage()
+					+ ". Name what identifies a call with @Idempotent(fingerprint = \"...\"), a SpEL expression"
+					+ " over the arguments whose value the door reads instead", ex);
+		}
+		return Fingerprints.method(operation.identity(), call);
 	}
 
 }

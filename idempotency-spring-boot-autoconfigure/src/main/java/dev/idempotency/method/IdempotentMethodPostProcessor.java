@@ -34,7 +34,8 @@ import org.springframework.util.ReflectionUtils;
  * {@code spring.aop.proxy-target-class} is {@code true} (Boot's default), else
  * interface-based ones for beans with interfaces.
  * <p>
- * A method whose key expression does not parse, or that returns a future, a publisher or
+ * A method whose key or fingerprint expression does not parse, whose arguments the door
+ * cannot read without a fingerprint expression, or that returns a future, a publisher or
  * a {@code ResponseEntity} is refused when its bean is created, with an
  * {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
@@ -94,13 +95,14 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 
 	/**
 	 * Checks the bean's {@code @Idempotent} methods before proxying it, also when it is
-	 * already a proxy (then the base class asks only about its class, without its name).
+	 * already a proxy (then the base class asks only about its class, without its name),
+	 * and those of a controller left to the HTTP door (for an attribute it would ignore).
 	 */
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) {
 		if (!(bean instanceof AopInfrastructureBean)) {
 			Class<?> targetClass = AopUtils.getTargetClass(bean);
-			if (isEligible(targetClass)) {
+			if (isEligible(targetClass) || !hasKeyOrIsNoController(targetClass)) {
 				checkMethods(beanName, targetClass);
 			}
 		}
@@ -109,11 +111,14 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 
 	/**
 	 * Refuses what the method door cannot protect, naming the bean and the method, so
-	 * that the start-up fails instead of every call. A key expression must parse. A
-	 * future or a publisher is not the operation's result: storing it would store nothing
-	 * useful and replaying it would answer a result that never comes. An
-	 * {@code HttpEntity} ({@code ResponseEntity}) cannot be read back from JSON, so every
-	 * call would run and then fail.
+	 * that the start-up fails instead of every call. A key expression, and a fingerprint
+	 * expression, must parse; a fingerprint expression without a key expression would be
+	 * ignored (the HTTP door fingerprints the request). Without a fingerprint expression
+	 * the door must be able to read every argument's state: a call compared on less would
+	 * be answered with another call's result. A future or a publisher is not the
+	 * operation's result: storing it would store nothing useful and replaying it would
+	 * answer a result that never comes. An {@code HttpEntity} ({@code ResponseEntity})
+	 * cannot be read back from JSON, so every call would run and then fail.
 	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
 	private void checkMethods(String beanName, Class<?> targetClass) {
@@ -127,31 +132,71 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
 			if (annotation.key().isEmpty()) {
+				if (!annotation.fingerprint().isEmpty()) {
+					throw new InvalidIdempotentMethodException(beanName, where,
+							"fingerprint = \"" + annotation.fingerprint() + "\" without key: the HTTP door protects"
+									+ " this method with the Idempotency-Key header and fingerprints the request",
+							"Remove fingerprint, or add key = \"<SpEL over the arguments>\" for the method door.",
+							null);
+				}
 				return;
 			}
-			try {
-				this.parser.parseExpression(annotation.key());
+			parse(beanName, where, annotation.key(), "key",
+					"Write key as a SpEL expression over the method's arguments, such as \"#command.requestId\""
+							+ " or \"#p0\".");
+			if (!annotation.fingerprint().isEmpty()) {
+				parse(beanName, where, annotation.fingerprint(), "fingerprint",
+						"Write fingerprint as a SpEL expression over the method's arguments, such as"
+								+ " \"{#orderId, #upload.name}\".");
 			}
-			catch (ParseException ex) {
-				throw new InvalidIdempotentMethodException(beanName, where, annotation.key(),
-						"the key expression does not parse: " + ex.getMessage(),
-						"Write key as a SpEL expression over the method's arguments, such as \"#command.requestId\""
-								+ " or \"#p0\".",
-						ex);
+			else {
+				checkArguments(beanName, where, method, targetClass, annotation);
 			}
 			String returns = "@Idempotent(key = ...) cannot protect " + targetClass.getSimpleName() + "."
 					+ method.getName() + ": it returns " + method.getReturnType().getName();
 			if (isAsynchronous(method.getReturnType())) {
-				throw new InvalidIdempotentMethodException(beanName, where, null,
+				throw new InvalidIdempotentMethodException(beanName, where,
 						returns + ", whose result comes after the call; return the result itself",
 						"Return the result itself.", null);
 			}
 			if (isAssignable(HTTP_ENTITY, method.getReturnType())) {
-				throw new InvalidIdempotentMethodException(beanName, where, null,
+				throw new InvalidIdempotentMethodException(beanName, where,
 						returns + ", which cannot be replayed from JSON; return the body",
 						"Return the body (without key = ..., the HTTP door replays whole responses).", null);
 			}
 		}, (method) -> !ReflectionUtils.isObjectMethod(method) && !method.isBridge() && !method.isSynthetic());
+	}
+
+	private void parse(String beanName, String where, String expression, String attribute, String action) {
+		try {
+			this.parser.parseExpression(expression);
+		}
+		catch (ParseException ex) {
+			throw new InvalidIdempotentMethodException(beanName, where, attribute, expression,
+					"the " + attribute + " expression does not parse: " + ex.getMessage(), action, ex);
+		}
+	}
+
+	/**
+	 * Refuses a method with an argument whose state the door cannot read, saying how to
+	 * name what identifies a call instead.
+	 */
+	private static void checkArguments(String beanName, String where, Method method, Class<?> targetClass,
+			Idempotent annotation) {
+		List<String> names = IdempotentOperation.parameterNames(method);
+		String problem = CanonicalArguments.problem(method, targetClass, names);
+		if (problem == null) {
+			return;
+		}
+		String example = names.stream().map((name) -> "#" + name).collect(Collectors.joining(", ", "{", "}"));
+		throw new InvalidIdempotentMethodException(beanName, where,
+				problem + "; a call would be compared with others on less than the method reads",
+				"Name what identifies a call: @Idempotent(key = \"" + annotation.key() + "\", fingerprint = \""
+						+ example + "\"), with each argument the door cannot read replaced by what identifies it"
+						+ " (a SpEL expression over the arguments, whose value is compared instead of the arguments:"
+						+ " values, enums, arrays, collections, maps, records and classes of such fields); or pass"
+						+ " that content itself (a String, a byte[], a record of values) instead of the argument.",
+				null);
 	}
 
 	private static boolean isAsynchronous(Class<?> returnType) {

@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ReflectionUtils;
 
@@ -32,8 +33,8 @@ final class IdempotentOperationSource {
 	 * @param targetClass the bean's class
 	 * @return {@code null} if neither the method nor the class has the annotation, or for
 	 * a method of {@code Object}
-	 * @throws org.springframework.expression.ParseException if the key expression does
-	 * not parse (not cached: every call says so; the
+	 * @throws org.springframework.expression.ParseException if the key or fingerprint
+	 * expression does not parse (not cached: every call says so; the
 	 * {@link IdempotentMethodPostProcessor} refuses such a method when its bean is
 	 * created, so a call meets it only on a bean the post-processor did not see)
 	 */
@@ -70,9 +71,13 @@ final class IdempotentOperationSource {
 				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
 		String identity = method.getDeclaringClass().getName() + "#" + method.getName()
 				+ List.of(method.getParameterTypes()).stream().map(Class::getName).toList();
-		return new IdempotentOperation(method, targetClass, onMethod, name, annotation.key(),
-				annotation.key().isEmpty() ? null : this.parser.parseExpression(annotation.key()),
-				annotation.keyRequired(), annotation.keyFormat(), identity);
+		return new IdempotentOperation(method, targetClass, onMethod, name, annotation.key(), parse(annotation.key()),
+				annotation.keyRequired(), annotation.keyFormat(), identity, parse(annotation.fingerprint()),
+				IdempotentOperation.parameterNames(method));
+	}
+
+	private @Nullable Expression parse(String expression) {
+		return expression.isEmpty() ? null : this.parser.parseExpression(expression);
 	}
 
 }

@@ -2,9 +2,16 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientConnectionException;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.core.IdempotencyError;
@@ -13,11 +20,20 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.DefaultTransactionDefinition;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Atomic completion for the HTTP door: a protected synchronous handler runs inside a
@@ -52,9 +68,14 @@ class HandlerTransactions {
 
 	private final IdempotencyErrorExceptionResolver errors;
 
+	private final Supplier<List<HandlerExceptionResolver>> exceptionResolvers;
+
 	private final String problemTypeBase;
 
 	private final DefaultTransactionDefinition definition;
+
+	/** {@link #isStoreFailure}. */
+	private static final Set<String> STORE_SQL_STATE_CLASSES = Set.of("08", "53", "57", "58", "XX");
 
 	private volatile boolean storeJoins = true;
 
@@ -66,13 +87,18 @@ class HandlerTransactions {
 	 * @param transactionManager the application's, on the store's {@code DataSource}
 	 * @param store the store, which must join its transactions
 	 * @param errors answers a request whose transaction did not commit
+	 * @param exceptionResolvers the application's exception handling, in the
+	 * {@code DispatcherServlet}'s order: answers a commit that failed with the
+	 * application's own error
 	 * @param problemTypeBase the base of the problem {@code type} URIs of its refusals
 	 */
 	HandlerTransactions(PlatformTransactionManager transactionManager, IdempotencyStore store,
-			IdempotencyErrorExceptionResolver errors, String problemTypeBase) {
+			IdempotencyErrorExceptionResolver errors, Supplier<List<HandlerExceptionResolver>> exceptionResolvers,
+			String problemTypeBase) {
 		this.transactionManager = transactionManager;
 		this.store = store;
 		this.errors = errors;
+		this.exceptionResolvers = exceptionResolvers;
 		this.problemTypeBase = problemTypeBase;
 		this.definition = new DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_REQUIRED);
 		this.definition.setName("idempotency");
@@ -135,23 +161,107 @@ class HandlerTransactions {
 
 	/**
 	 * Commits.
-	 * @return whether it committed; false after a failed commit (logged), which rolled
-	 * the transaction back
+	 * @return {@code null} once committed; else the failure of the commit, which rolled
+	 * the transaction back (logged at ERROR when the store failed,
+	 * {@link #isStoreFailure}; the application's own failure is the application's to
+	 * report, {@link #sendApplicationFailure})
 	 */
-	boolean commit(IdempotentExchange exchange) {
+	@Nullable RuntimeException commit(IdempotentExchange exchange) {
 		// Called by the filter only for an exchange with an open transaction.
 		TransactionStatus status = (TransactionStatus) Objects.requireNonNull(exchange.transaction(), "transaction");
 		exchange.transactionEnded();
 		HttpServletRequest request = exchange.request();
 		try {
 			this.transactionManager.commit(status);
-			return true;
+			return null;
 		}
 		catch (RuntimeException ex) {
-			logger.error("The transaction of " + request.getMethod() + " " + request.getRequestURI()
-					+ " did not commit; nothing of it was done", ex);
-			return false;
+			String what = "The transaction of " + request.getMethod() + " " + request.getRequestURI()
+					+ " did not commit; nothing of it was done";
+			if (isStoreFailure(ex)) {
+				logger.error(what, ex);
+			}
+			else if (logger.isDebugEnabled()) {
+				logger.debug(what + ": the application's own writes failed, answered by its exception handling", ex);
+			}
+			return ex;
 		}
+	}
+
+	/**
+	 * Whether a commit failed because the database or the connection to it failed: the
+	 * store's failure, a {@code 503} to retry later. The door's own statements succeeded
+	 * before the commit, so any other failure of it is the application's own: a check of
+	 * its writes deferred to the commit (a constraint, SQLState class 23; a trigger), or
+	 * writes a session sends only then (JPA without a flush), which fail alike on every
+	 * retry. The database's: Spring's resource failures (timeouts included), JDBC's
+	 * connection, recoverable and timeout exceptions, and the SQLState classes 08
+	 * (connection), 53 (insufficient resources), 57 (operator intervention), 58 (system
+	 * error) and XX (internal error).
+	 */
+	static boolean isStoreFailure(Throwable failure) {
+		Throwable cause = failure;
+		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
+			if (cause instanceof DataAccessResourceFailureException
+					|| cause instanceof TransientDataAccessResourceException || cause instanceof QueryTimeoutException
+					|| cause instanceof RecoverableDataAccessException
+					|| cause instanceof SQLTransientConnectionException
+					|| cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException
+					|| cause instanceof SQLTimeoutException) {
+				return true;
+			}
+			if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().length() >= 2
+					&& STORE_SQL_STATE_CLASSES.contains(sql.getSQLState().substring(0, 2))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Answers a request whose commit failed with the application's own error as Spring
+	 * MVC answers an exception that leaves a handler: the application's exception
+	 * handling (its {@code @ExceptionHandler} methods and advice, then Spring MVC's
+	 * resolvers, in the {@code DispatcherServlet}'s order) answers it in place of the
+	 * held answer. An exception no resolver answered, or answered with a view to render
+	 * (which only the {@code DispatcherServlet} renders), is thrown on, to the
+	 * container's error handling (Boot's error page), as the {@code DispatcherServlet}
+	 * throws it.
+	 * @throws RuntimeException {@code failure}, when no resolver answered it
+	 */
+	void sendApplicationFailure(RuntimeException failure, IdempotentExchange exchange) {
+		HttpServletRequest request = exchange.request();
+		CapturingResponse response = exchange.response();
+		if (!response.discardHeld()) {
+			logger.warn("Could not answer " + request.getRequestURI() + " with the failure of its commit (" + failure
+					+ "): the answer was not held");
+			return;
+		}
+		HttpServletResponse target = (HttpServletResponse) response.getResponse();
+		// As the DispatcherServlet: an error may be answered in another media type.
+		request.removeAttribute(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
+		// The handler method as mapped, with its controller's bean for the controller's
+		// own @ExceptionHandler methods.
+		Object handler = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+		if (handler instanceof HandlerMethod method) {
+			handler = method.createWithResolvedBean();
+		}
+		for (HandlerExceptionResolver resolver : this.exceptionResolvers.get()) {
+			ModelAndView answer = resolver.resolveException(request, target, handler, failure);
+			if (answer != null) {
+				if (!answer.isEmpty()) {
+					break;
+				}
+				try {
+					target.flushBuffer();
+				}
+				catch (IOException ex) {
+					logger.debug("The client went away before the answer to the failed commit was sent", ex);
+				}
+				return;
+			}
+		}
+		throw failure;
 	}
 
 	/** Rolls back, unless there is no transaction or it has ended already. */

@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.internal.Fingerprints;
 import jakarta.servlet.ServletException;
@@ -18,15 +21,24 @@ import org.springframework.util.MimeTypeUtils;
 import org.springframework.web.util.WebUtils;
 
 /**
- * What makes two keyed HTTP requests the same request: method, path, sorted query, the
- * media type the body is sent as (normalised) and the body. Reads the body on the first
- * call only (after the key was found valid and the handler protected), and once.
+ * What makes two keyed HTTP requests the same request: method, path, the query's
+ * parameters as the application receives them (decoded, sorted by name), the media type
+ * the body is sent as (normalised) and the body. Reads the body on the first call only
+ * (after the key was found valid and the handler protected), and once. The same for both
+ * stacks: a servlet request reads its body here, a WebFlux request's body is read by the
+ * door before.
  */
 final class HttpRequestFingerprint {
 
-	private final HttpServletRequest request;
+	private final String method;
 
-	private final long maxRequestBytes;
+	private final String path;
+
+	private final @Nullable String query;
+
+	private final @Nullable String contentType;
+
+	private final Supplier<byte[]> bodyReader;
 
 	private final JsonFingerprint json;
 
@@ -36,32 +48,62 @@ final class HttpRequestFingerprint {
 
 	private byte @Nullable [] fingerprintedBody;
 
-	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes, JsonFingerprint json) {
-		this.request = request;
-		this.maxRequestBytes = maxRequestBytes;
+	/**
+	 * @param path the path as sent (not decoded)
+	 * @param query the query as sent, {@code null} for none
+	 * @param bodyReader reads what of the body is fingerprinted, once, when first needed
+	 */
+	HttpRequestFingerprint(String method, String path, @Nullable String query, @Nullable String contentType,
+			Supplier<byte[]> bodyReader, JsonFingerprint json) {
+		this.method = method;
+		this.path = path;
+		this.query = query;
+		this.contentType = contentType;
+		this.bodyReader = bodyReader;
 		this.json = json;
+	}
+
+	/**
+	 * A servlet request's fingerprint, its body read through the
+	 * {@link IdempotencyFilter}.
+	 */
+	HttpRequestFingerprint(HttpServletRequest request, long maxRequestBytes, JsonFingerprint json) {
+		this(request.getMethod(), request.getRequestURI(), request.getQueryString(), request.getContentType(),
+				() -> readBody(request, maxRequestBytes), json);
 	}
 
 	/** The request's fingerprint. */
 	String fingerprint() {
-		return Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(), this.request.getQueryString(),
-				mediaType(), fingerprintedBody());
+		return Fingerprints.http(this.method, this.path, this.query, mediaType(), fingerprintedBody());
 	}
 
 	/**
 	 * The fingerprints the same request had under earlier formats or the other JSON
 	 * setting: without its media type (before the media type was part of the
-	 * fingerprint), and with canonical JSON, over the bytes as sent (before the setting
-	 * was switched on).
+	 * fingerprint), with canonical JSON over the bytes as sent (before the setting was
+	 * switched on), and with its query compared as sent (before it was compared decoded).
+	 * The formats that compared the query as sent only where they tell this request apart
+	 * from every other ({@link Fingerprints#queryAsSentIsUnambiguous}):
+	 * {@code ?a=1&%61=2} and {@code ?%61=2&a=1} had one fingerprint there.
 	 */
 	List<String> earlierFingerprints() {
-		String withoutMediaType = Fingerprints.httpWithoutMediaType(this.request.getMethod(),
-				this.request.getRequestURI(), this.request.getQueryString(), body());
-		if (fingerprintedBody() == body()) {
-			return List.of(withoutMediaType);
+		String method = this.method;
+		String path = this.path;
+		String query = this.query;
+		Set<String> earlier = new LinkedHashSet<>();
+		boolean queryAsSent = Fingerprints.queryAsSentIsUnambiguous(query);
+		if (queryAsSent) {
+			earlier.add(Fingerprints.httpWithoutMediaType(method, path, query, body()));
 		}
-		return List.of(withoutMediaType, Fingerprints.http(this.request.getMethod(), this.request.getRequestURI(),
-				this.request.getQueryString(), mediaType(), body()));
+		earlier.add(Fingerprints.http(method, path, query, mediaType(), body()));
+		if (queryAsSent) {
+			earlier.add(Fingerprints.httpWithQueryAsSent(method, path, query, mediaType(), fingerprintedBody()));
+			earlier.add(Fingerprints.httpWithQueryAsSent(method, path, query, mediaType(), body()));
+		}
+		// Where the query has no escapes (the fingerprint did not change) and the body is
+		// fingerprinted as sent, these repeat the fingerprint itself.
+		earlier.remove(fingerprint());
+		return List.copyOf(earlier);
 	}
 
 	/**
@@ -86,7 +128,7 @@ final class HttpRequestFingerprint {
 
 	private String mediaType() {
 		if (this.mediaType == null) {
-			this.mediaType = normalisedMediaType(this.request.getContentType());
+			this.mediaType = normalisedMediaType(this.contentType);
 		}
 		return this.mediaType;
 	}
@@ -140,17 +182,21 @@ final class HttpRequestFingerprint {
 
 	private byte[] body() {
 		if (this.body == null) {
-			try {
-				this.body = readBody();
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException("could not read the request body", ex);
-			}
-			catch (ServletException ex) {
-				throw new IllegalStateException("could not read the request's parts", ex);
-			}
+			this.body = this.bodyReader.get();
 		}
 		return this.body;
+	}
+
+	private static byte[] readBody(HttpServletRequest request, long maxRequestBytes) {
+		try {
+			return servletBody(request, maxRequestBytes);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("could not read the request body", ex);
+		}
+		catch (ServletException ex) {
+			throw new IllegalStateException("could not read the request's parts", ex);
+		}
 	}
 
 	/**
@@ -159,41 +205,43 @@ final class HttpRequestFingerprint {
 	 * headers and bytes (the container parses them, and they stay readable for the
 	 * handler).
 	 */
-	private byte[] readBody() throws IOException, ServletException {
-		String contentType = this.request.getContentType();
+	private static byte[] servletBody(HttpServletRequest request, long maxRequestBytes)
+			throws IOException, ServletException {
+		String contentType = request.getContentType();
 		String type = (contentType != null) ? contentType.toLowerCase(Locale.ROOT) : "";
 		if (type.startsWith("multipart/")) {
-			checkDeclaredLength();
-			return multipartBody();
+			checkDeclaredLength(request, maxRequestBytes);
+			return multipartBody(request, maxRequestBytes);
 		}
 		if (type.startsWith("application/x-www-form-urlencoded")) {
-			checkDeclaredLength();
-			return Fingerprints.formBody(this.request.getParameterMap());
+			checkDeclaredLength(request, maxRequestBytes);
+			return Fingerprints.formBody(request.getParameterMap());
 		}
-		CachedBodyRequest cached = WebUtils.getNativeRequest(this.request, CachedBodyRequest.class);
+		CachedBodyRequest cached = WebUtils.getNativeRequest(request, CachedBodyRequest.class);
 		if (cached == null) {
 			throw new IllegalStateException(
-					"IdempotencyFilter is not installed in front of " + this.request.getRequestURI());
+					"IdempotencyFilter is not installed in front of " + request.getRequestURI());
 		}
-		return cached.body(this.maxRequestBytes);
+		return cached.body(maxRequestBytes);
 	}
 
-	private void checkDeclaredLength() {
-		long declared = this.request.getContentLengthLong();
-		if (declared > this.maxRequestBytes) {
+	private static void checkDeclaredLength(HttpServletRequest request, long maxRequestBytes) {
+		long declared = request.getContentLengthLong();
+		if (declared > maxRequestBytes) {
 			throw new RequestTooLargeException("the request body declares " + declared + " bytes, more than the "
-					+ this.maxRequestBytes + " bytes this server reads for an idempotency key", this.maxRequestBytes);
+					+ maxRequestBytes + " bytes this server reads for an idempotency key", maxRequestBytes);
 		}
 	}
 
-	private byte[] multipartBody() throws IOException, ServletException {
+	private static byte[] multipartBody(HttpServletRequest request, long maxRequestBytes)
+			throws IOException, ServletException {
 		Fingerprints.MultipartBody body = new Fingerprints.MultipartBody();
 		long total = 0;
-		for (Part part : this.request.getParts()) {
+		for (Part part : request.getParts()) {
 			total += part.getSize();
-			if (total > this.maxRequestBytes) {
-				throw new RequestTooLargeException("the request's parts are longer than the " + this.maxRequestBytes
-						+ " bytes this server reads for an idempotency key", this.maxRequestBytes);
+			if (total > maxRequestBytes) {
+				throw new RequestTooLargeException("the request's parts are longer than the " + maxRequestBytes
+						+ " bytes this server reads for an idempotency key", maxRequestBytes);
 			}
 			try (InputStream in = part.getInputStream()) {
 				body.part(part.getName(), part.getHeaderNames(), part::getHeaders, in.readAllBytes());

@@ -119,7 +119,10 @@ class IdempotencyFilter extends OncePerRequestFilter {
 	 * writes commit, unrecorded, as without a transaction. A handler that wrote nothing
 	 * in the door's own transaction (the store can tell: PostgreSQL) is finished as
 	 * without one: the empty transaction ends first, with nothing to send, and the answer
-	 * is recorded alone.
+	 * is recorded alone. A commit that fails with the application's own error (its writes
+	 * checked or sent only at the commit) is the handler's failure: the key is released
+	 * and the application's exception handling answers the error; only a failure of the
+	 * database is answered {@code 503}.
 	 */
 	private void finishInTransaction(HandlerTransactions transactions, Reservation reservation,
 			IdempotentExchange exchange, boolean completedNormally) {
@@ -158,8 +161,13 @@ class IdempotencyFilter extends OncePerRequestFilter {
 				// The handler wrote nothing: no write for the record to be atomic
 				// with. The empty transaction ends with nothing sent, and the answer
 				// is recorded alone, a round trip less than in the transaction.
-				if (transactions.commit(exchange)) {
+				RuntimeException commitFailure = transactions.commit(exchange);
+				if (commitFailure == null) {
 					finish(reservation, exchange, true);
+				}
+				else if (!HandlerTransactions.isStoreFailure(commitFailure)) {
+					this.engine.failed(reservation, "its commit failed: " + commitFailure, commitFailure);
+					transactions.sendApplicationFailure(commitFailure, exchange);
 				}
 				else {
 					this.engine.failed(reservation, "its transaction did not commit");
@@ -170,13 +178,21 @@ class IdempotencyFilter extends OncePerRequestFilter {
 			StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response),
 					response.capturedBody());
 			AtomicOutcome outcome = this.engine.succeededInTransaction(reservation, own);
-			boolean committed = false;
+			RuntimeException commitFailure = null;
 			if (outcome.commits()) {
-				committed = transactions.commit(exchange);
+				commitFailure = transactions.commit(exchange);
 			}
 			else {
 				transactions.rollback(exchange);
 			}
+			if (commitFailure != null && !HandlerTransactions.isStoreFailure(commitFailure)) {
+				// The application's own writes failed at the commit: answered as if its
+				// handler had thrown, never as a store outage to retry.
+				this.engine.commitFailed(reservation, outcome, commitFailure);
+				transactions.sendApplicationFailure(commitFailure, exchange);
+				return;
+			}
+			boolean committed = outcome.commits() && commitFailure == null;
 			this.engine.transactionEnded(reservation, outcome, committed);
 			if (committed) {
 				sendHeld(response);

@@ -17,6 +17,8 @@ import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
+import io.micrometer.observation.Observation;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -26,7 +28,8 @@ import org.springframework.http.HttpEntity;
 import org.springframework.http.server.PathContainer;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
-import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.AsyncHandlerInterceptor;
+import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.util.ServletRequestPathUtils;
@@ -37,10 +40,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * The HTTP front door: for a handler method annotated {@link Idempotent} (on the method
  * or its class), or a mutation whose path matches a configured pattern, asks the engine
  * whether to run, replay or refuse, before the handler runs. A refusal is thrown as an
- * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. The
- * {@link IdempotencyFilter} finishes what this starts.
+ * {@link IdempotencyRejectedException}, for Spring MVC's exception handling. While a
+ * protected handler runs, the call's observation is the current one on the request
+ * thread. The {@link IdempotencyFilter} finishes what this starts.
  */
-class IdempotencyInterceptor implements HandlerInterceptor {
+class IdempotencyInterceptor implements AsyncHandlerInterceptor {
+
+	/** The {@link ObservedRun} of a protected request. */
+	private static final String RUN_ATTRIBUTE = IdempotencyInterceptor.class.getName() + ".RUN";
 
 	/** Sent on every replayed response. */
 	static final String REPLAYED_HEADER = "Idempotent-Replayed";
@@ -174,6 +181,8 @@ class IdempotencyInterceptor implements HandlerInterceptor {
 				beginTransaction(reserved, proceed.reservation(), handlerMethod, later);
 				reserved.reserved(proceed.reservation());
 				reserved.response().startCapture(this.engine.settings().maxBodyBytes(), !later);
+				request.setAttribute(RUN_ATTRIBUTE,
+						new ObservedRun(proceed.reservation(), this.engine.openScope(proceed.reservation())));
 			}
 			return true;
 		}
@@ -231,12 +240,75 @@ class IdempotencyInterceptor implements HandlerInterceptor {
 		}
 	}
 
+	@Override
+	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
+			Object handler) {
+		// The request thread leaves; the dispatch that answers comes later.
+		if (request.getAttribute(RUN_ATTRIBUTE) instanceof ObservedRun run) {
+			run.closeScope();
+		}
+	}
+
+	/**
+	 * Once the handler and the rendering are done (on an asynchronous handler's last
+	 * dispatch too): closes the scope of the run's observation, which the filter stops
+	 * when it finishes the run, and gives it the handler's exception, whether it left
+	 * Spring MVC or its exception handling answered it.
+	 */
+	@Override
+	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
+			@Nullable Exception ex) {
+		if (!(request.getAttribute(RUN_ATTRIBUTE) instanceof ObservedRun run)) {
+			return;
+		}
+		request.removeAttribute(RUN_ATTRIBUTE);
+		run.closeScope();
+		Object handled = (ex != null) ? ex : request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE);
+		if (handled == null) {
+			handled = request.getAttribute(RequestDispatcher.ERROR_EXCEPTION);
+		}
+		if (handled instanceof Throwable error) {
+			this.engine.threw(run.reservation(), error);
+		}
+	}
+
 	/**
 	 * Runs protected synchronous handlers inside a transaction whose commit holds their
 	 * record (atomic completion); {@code null}: no transaction of the door's own.
 	 */
 	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
+	}
+
+	/**
+	 * A protected request's run, from {@code preHandle} to {@code afterCompletion}: its
+	 * observation is current on the request thread while the handler runs, so that the
+	 * handler's own spans are its children.
+	 */
+	private static final class ObservedRun {
+
+		private final Reservation reservation;
+
+		private Observation.@Nullable Scope scope;
+
+		ObservedRun(Reservation reservation, Observation.Scope scope) {
+			this.reservation = reservation;
+			this.scope = scope;
+		}
+
+		Reservation reservation() {
+			return this.reservation;
+		}
+
+		/** Closes the scope, on the thread that opened it, once. */
+		void closeScope() {
+			Observation.Scope open = this.scope;
+			this.scope = null;
+			if (open != null) {
+				open.close();
+			}
+		}
+
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -11,6 +12,7 @@ import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -22,6 +24,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -114,7 +117,21 @@ public final class IdempotencyWebMvcAutoConfiguration {
 				return null;
 			}
 			return new HandlerTransactions(manager, store, errorResolver(errorRenderer, beanFactory),
+					SingletonSupplier.of(() -> exceptionResolvers(beanFactory)),
 					properties.getWeb().getProblemTypeBase());
+		}
+
+		/**
+		 * The application's exception resolvers as the {@code DispatcherServlet} finds
+		 * them (every bean of the type, ancestors included, in their order), looked up
+		 * once, when the first commit fails with the application's own error.
+		 */
+		private static List<HandlerExceptionResolver> exceptionResolvers(ListableBeanFactory beanFactory) {
+			List<HandlerExceptionResolver> resolvers = new ArrayList<>(BeanFactoryUtils
+				.beansOfTypeIncludingAncestors(beanFactory, HandlerExceptionResolver.class, true, false)
+				.values());
+			AnnotationAwareOrderComparator.sort(resolvers);
+			return resolvers;
 		}
 
 	}
@@ -135,7 +152,9 @@ public final class IdempotencyWebMvcAutoConfiguration {
 			 * see it first, and the resolver answers it when none did, before Spring
 			 * MVC's default resolver would send a bare error status. An application that
 			 * declares an {@link IdempotencyErrorRenderer} has chosen how refusals look,
-			 * so the resolver answers them before any advice.
+			 * so the resolver answers them before any advice. Before all of them, the
+			 * {@link InnerRefusalResolver} keeps a refusal of the method door or the
+			 * template thrown out of a handler from being stored as its answer.
 			 */
 			@Override
 			public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
@@ -149,6 +168,7 @@ public final class IdempotencyWebMvcAutoConfiguration {
 				}
 				resolvers.add((!applicationRenderer && advice >= 0) ? advice + 1 : 0,
 						errorResolver(errorRenderer, beanFactory));
+				resolvers.add(0, new InnerRefusalResolver());
 			}
 
 		};

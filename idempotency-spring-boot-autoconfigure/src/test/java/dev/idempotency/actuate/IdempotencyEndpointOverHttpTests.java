@@ -137,9 +137,10 @@ abstract class IdempotencyEndpointOverHttpTests {
 
 	/**
 	 * An operator with a key from a client's log and no idea of its scope: the key alone
-	 * lists its records with their scopes (an anonymous request's over HTTP, and two
-	 * users' made through the engine as the doors make them), where the store can find a
-	 * key so; otherwise a 400 that says to give the scope. A removal names its scope.
+	 * lists its records with their scopes and doors (an anonymous request's over HTTP,
+	 * and two users' template calls, which a method call's namespace keeps apart), where
+	 * the store can find a key so; otherwise a 400 that says to give the scope. A removal
+	 * names its scope, and its door where both doors keep the key in that scope.
 	 */
 	@Test
 	void theKeyAloneListsItsRecordsWithTheirScopes() throws Exception {
@@ -157,6 +158,9 @@ abstract class IdempotencyEndpointOverHttpTests {
 			assertThat(records.get("key").asString()).isEqualTo(key);
 			assertThat(records.get("records").valueStream().map((record) -> record.get("scope").asString()))
 				.containsExactly("anonymous", "user:alice", "user:bob");
+			assertThat(records.get("records").valueStream().map((record) -> record.get("door").asString()))
+				.containsExactly("http", "method", "method");
+			assertThat(records.get("records").get(1).get("key").asString()).isEqualTo("method " + key);
 		}
 		else {
 			assertBadRequest(listed, "only by its key and scope");
@@ -169,6 +173,13 @@ abstract class IdempotencyEndpointOverHttpTests {
 		assertBadRequest(send("DELETE", query(key, null)), "give its scope");
 		assertThat(send("DELETE", query(key, "user:alice")).statusCode()).isEqualTo(204);
 		assertThat(send("GET", query(key, "user:bob")).statusCode()).isEqualTo(200);
+
+		this.template.execute(request.inScope("anonymous"), ResultCodec.utf8(), () -> "the handler's own call");
+		assertBadRequest(send("DELETE", query(key, "anonymous")), "door=http or door=method");
+		assertThat(send("DELETE", query(key, "anonymous") + "&door=method").statusCode()).isEqualTo(204);
+		HttpResponse<String> retry = post("/orders", key);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("the request's record stays").hasValue("true");
+		assertThat(this.orders.runs(key)).isEqualTo(1);
 	}
 
 	@Test

@@ -10,6 +10,7 @@ import java.util.Map;
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
@@ -54,7 +55,7 @@ class IdempotencyEndpointTests {
 	@Test
 	void anOpaqueKeyIsFoundAsSentAndALongOneByItsHash() {
 		String longKey = "order-" + "x".repeat(100);
-		String hashed = IdempotencyEngine.storedKey(longKey, KeyFormat.OPAQUE);
+		String hashed = IdempotencyEngine.storedKey(longKey, KeyFormat.OPAQUE, IdempotentCall.Door.HTTP);
 		assertThat(hashed).startsWith("sha256 ");
 		completed(new RecordId("user:alice", hashed),
 				"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
@@ -94,7 +95,7 @@ class IdempotencyEndpointTests {
 		assertThat(found.records().get(0).fingerprint()).startsWith("bbbb");
 		assertThat(this.opaqueEndpoint.records("\"" + UUID_V7 + "\"", "anonymous", null)).isNull();
 
-		assertThat(this.opaqueEndpoint.remove(upper, "anonymous", null, asking(null))).isTrue();
+		assertThat(this.opaqueEndpoint.remove(upper, "anonymous", null, null, asking(null))).isTrue();
 		assertThat(this.store.inspect(new RecordId("anonymous", UUID_V7))).as("the other key's record stays")
 			.isPresent();
 		assertThat(this.store.inspect(new RecordId("anonymous", upper))).isEmpty();
@@ -103,7 +104,8 @@ class IdempotencyEndpointTests {
 	@Test
 	void aKeyTheApplicationsFormatRefusesIsLookedUpAsSent() {
 		completed(new RecordId("anonymous", "order-7"), "cc".repeat(32));
-		assertThat(this.endpoint.records("order-7", "anonymous", null)).as("a method door's opaque key").isNotNull();
+		assertThat(this.endpoint.records("order-7", "anonymous", null)).as("an operation's own opaque format")
+			.isNotNull();
 	}
 
 	@Test
@@ -147,6 +149,48 @@ class IdempotencyEndpointTests {
 	}
 
 	@Test
+	void aMethodCallsKeyIsKeptApartAndFoundByTheKeyAsSent() {
+		RecordId methodCall = IdempotencyEngine.recordId("anonymous", "order-9", IdempotentCall.Door.METHOD);
+		assertThat(methodCall.key()).isEqualTo("method order-9");
+		completed(methodCall, "ee".repeat(32));
+		IdempotencyEndpoint.RecordsDescriptor found = this.endpoint.records("order-9", "anonymous", null);
+		assertThat(found).isNotNull();
+		IdempotencyEndpoint.RecordDescriptor record = found.records().get(0);
+		assertThat(record.key()).isEqualTo("method order-9");
+		assertThat(record.door()).isEqualTo("method");
+		assertThat(this.endpoint.records("order-9", null, null)).as("in every scope")
+			.extracting((records) -> records.records().get(0).key())
+			.isEqualTo("method order-9");
+	}
+
+	@Test
+	void aKeyBothDoorsKeepIsListedForEachAndRemovedForTheDoorNamed() {
+		RecordId methodCall = IdempotencyEngine.recordId("anonymous", "order-9", IdempotentCall.Door.METHOD);
+		RecordId request = new RecordId("anonymous", "order-9");
+		completed(methodCall, "ee".repeat(32));
+		completed(request, "ff".repeat(32));
+		IdempotencyEndpoint.RecordsDescriptor found = this.opaqueEndpoint.records("order-9", null, null);
+		assertThat(found).isNotNull();
+		assertThat(found.records()).extracting(IdempotencyEndpoint.RecordDescriptor::door)
+			.containsExactly("http", "method");
+		assertThat(found.records()).extracting(IdempotencyEndpoint.RecordDescriptor::key)
+			.containsExactly("order-9", "method order-9");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> this.opaqueEndpoint.remove("order-9", "anonymous", null, null, asking(null)))
+			.withMessageContaining("door=http or door=method");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> this.opaqueEndpoint.remove("order-9", "anonymous", null, "rest", asking(null)))
+			.withMessage("door must be http or method, was rest");
+		assertThat(this.store.inspect(methodCall)).isPresent();
+		assertThat(this.store.inspect(request)).isPresent();
+		assertThat(this.opaqueEndpoint.remove("order-9", "anonymous", null, "method", asking(null))).isTrue();
+		assertThat(this.store.inspect(methodCall)).isEmpty();
+		assertThat(this.store.inspect(request)).as("the HTTP door's record stays").isPresent();
+		assertThat(this.opaqueEndpoint.remove("order-9", "anonymous", null, null, asking(null))).isTrue();
+		assertThat(this.store.inspect(request)).isEmpty();
+	}
+
+	@Test
 	void aRemovalNamesItsScopeAndIsLoggedWithTheAuthenticatedPrincipal(CapturedOutput output) {
 		RecordId id = new RecordId("user:alice", "order-7");
 		this.store.reserve(new ReserveRequest(id, "aa".repeat(32), "Orders.create", "owner-1", Duration.ofMinutes(1),
@@ -158,13 +202,13 @@ class IdempotencyEndpointTests {
 		assertThat(inFlight.leaseOwner()).isEqualTo("owner-1");
 		assertThat(inFlight.status()).isNull();
 		assertThatExceptionOfType(InvalidEndpointRequestException.class)
-			.isThrownBy(() -> this.endpoint.remove("order-7", null, null, asking(null)))
+			.isThrownBy(() -> this.endpoint.remove("order-7", null, null, null, asking(null)))
 			.withMessageContaining("give its scope");
 		assertThat(this.store.inspect(id)).isPresent();
-		assertThat(this.endpoint.remove("order-7", "user:alice", null, asking(() -> "ops-bob"))).isTrue();
+		assertThat(this.endpoint.remove("order-7", "user:alice", null, null, asking(() -> "ops-bob"))).isTrue();
 		assertThat(output).contains("Idempotency record removed by ops-bob: key=order-7 scope=")
 			.contains("state=in-flight operation=Orders.create");
-		assertThat(this.endpoint.remove("order-7", "user:alice", null, asking(null))).isFalse();
+		assertThat(this.endpoint.remove("order-7", "user:alice", null, null, asking(null))).isFalse();
 	}
 
 	@Test

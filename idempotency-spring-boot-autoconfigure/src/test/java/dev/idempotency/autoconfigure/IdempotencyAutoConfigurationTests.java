@@ -8,9 +8,9 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.ResultCodec;
 import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.RecordId;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.test.TestKeys;
 import dev.idempotency.web.IdempotencyErrorRenderer;
@@ -66,8 +66,8 @@ class IdempotencyAutoConfigurationTests {
 			IdempotentRequest request = IdempotentRequest.of("order-7", "placeOrder", new byte[] { 7 });
 			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed")).isEqualTo("placed");
 			assertThat(template.execute(request, ResultCodec.utf8(), () -> "placed again")).isEqualTo("placed");
-			assertThat(context.getBean(InMemoryIdempotencyStore.class).inspect(new RecordId("", "order-7")))
-				.isPresent();
+			assertThat(context.getBean(InMemoryIdempotencyStore.class)
+				.inspect(IdempotencyEngine.recordId("", "order-7", IdempotentCall.Door.METHOD))).isPresent();
 		});
 	}
 

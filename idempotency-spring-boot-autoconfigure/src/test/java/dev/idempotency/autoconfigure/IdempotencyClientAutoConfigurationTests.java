@@ -8,27 +8,34 @@ import java.util.List;
 import java.util.Set;
 
 import dev.idempotency.client.IdempotencyKeyClientInterceptor;
+import dev.idempotency.client.IdempotencyKeyExchangeFilterFunction;
 import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
 import org.springframework.boot.restclient.autoconfigure.RestTemplateAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.WebClient;
 
 class IdempotencyClientAutoConfigurationTests {
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
-			AutoConfigurations.of(IdempotencyClientAutoConfiguration.class, RestClientAutoConfiguration.class,
-					RestTemplateAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class));
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyClientAutoConfiguration.class,
+				RestClientAutoConfiguration.class, RestTemplateAutoConfiguration.class,
+				HttpMessageConvertersAutoConfiguration.class, WebClientAutoConfiguration.class));
 
 	@Test
 	void offUnlessAskedFor() {
@@ -36,7 +43,44 @@ class IdempotencyClientAutoConfigurationTests {
 			assertThat(context).doesNotHaveBean(IdempotencyKeyClientInterceptor.class);
 			assertThat(interceptorsOf(context.getBean(RestClient.Builder.class))).isEmpty();
 			assertThat(context.getBean(RestTemplateBuilder.class).build().getInterceptors()).isEmpty();
+			assertThat(context).doesNotHaveBean(IdempotencyKeyExchangeFilterFunction.class);
+			assertThat(filtersOf(context.getBean(WebClient.Builder.class))).isEmpty();
 		});
+	}
+
+	@Test
+	void whenEnabledTheWebClientBuildersBootMakesCarryTheFilterWithTheSameSettings() {
+		this.runner.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.max-attempts=6")
+			.run((context) -> {
+				IdempotencyKeyExchangeFilterFunction filter = context
+					.getBean(IdempotencyKeyExchangeFilterFunction.class);
+				assertThat(filter.settings())
+					.isEqualTo(context.getBean(IdempotencyKeyClientInterceptor.class).settings());
+				assertThat(filter.settings().maxAttempts()).isEqualTo(6);
+				assertThat(filtersOf(context.getBean(WebClient.Builder.class))).containsExactly(filter);
+			});
+	}
+
+	@Test
+	void anApplicationWithWebClientAndWithoutRestClientGetsTheFilterAlone() {
+		new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(IdempotencyClientAutoConfiguration.class, WebClientAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader(RestClientCustomizer.class))
+			.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.max-attempts=0")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.client.max-attempts must be at least 1"));
+		new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(IdempotencyClientAutoConfiguration.class, WebClientAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader(RestClientCustomizer.class))
+			.withPropertyValues("idempotency.client.enabled=true")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyKeyClientInterceptor.class);
+				assertThat(filtersOf(context.getBean(WebClient.Builder.class)))
+					.containsExactly(context.getBean(IdempotencyKeyExchangeFilterFunction.class));
+			});
 	}
 
 	@Test
@@ -119,6 +163,12 @@ class IdempotencyClientAutoConfigurationTests {
 			cause = cause.getCause();
 		}
 		return cause;
+	}
+
+	private static List<ExchangeFilterFunction> filtersOf(WebClient.Builder builder) {
+		List<ExchangeFilterFunction> seen = new ArrayList<>();
+		builder.clone().filters(seen::addAll);
+		return seen;
 	}
 
 	private static List<ClientHttpRequestInterceptor> interceptorsOf(RestClient.Builder builder) {

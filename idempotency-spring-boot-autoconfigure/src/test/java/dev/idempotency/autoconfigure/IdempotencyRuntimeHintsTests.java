@@ -36,11 +36,11 @@ class IdempotencyRuntimeHintsTests {
 	}
 
 	@Test
-	void methodDoorResultHintsAreRegisteredForAotProcessing() {
+	void methodDoorHintsAreRegisteredForAotProcessing() {
 		assertThat(AotServices.factories(getClass().getClassLoader()).load(BeanRegistrationAotProcessor.class))
 			.anyMatch((processor) -> processor.getClass()
 				.getName()
-				.equals("dev.idempotency.method.IdempotentMethodResultHints"));
+				.equals("dev.idempotency.method.IdempotentMethodHints"));
 	}
 
 }

@@ -12,6 +12,8 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguration;
 import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
@@ -23,7 +25,6 @@ import dev.idempotency.testing.outside.LibraryValue;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -153,11 +154,11 @@ class ForgedResultTypeTests {
 	}
 
 	private static RecordId id(String key) {
-		return new RecordId(PrincipalScopeResolver.ANONYMOUS, key);
+		return IdempotencyEngine.recordId(PrincipalScopeResolver.ANONYMOUS, key, IdempotentCall.Door.METHOD);
 	}
 
 	private static String fingerprint(String key) {
-		return Fingerprints.method(IDENTITY, new JsonMapper().writeValueAsBytes(new Object[] { key }));
+		return Fingerprints.method(IDENTITY, CanonicalArguments.arguments(new Object[] { key }, List.of("key")));
 	}
 
 	/** Removes what this context wrote under its own Redis key prefix. */

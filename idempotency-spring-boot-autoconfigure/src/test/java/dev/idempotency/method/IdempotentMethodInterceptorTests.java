@@ -1,9 +1,14 @@
 package dev.idempotency.method;
 
+import java.io.ByteArrayInputStream;
+import java.io.File;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
@@ -14,6 +19,7 @@ import dev.idempotency.core.internal.Fingerprints;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -94,6 +100,29 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	@Test
+	void aCallIsTheParentOfWhatItsMethodObservesAndCarriesWhatTheMethodThrew() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.runner.withBean(ObservationRegistry.class, () -> observations)
+			.withBean(ObservedWork.class, () -> new ObservedWork(observations))
+			.run((context) -> {
+				assertThat(context.getBean(ObservedWork.class).work("work-1")).isEqualTo("done");
+				assertThatIllegalStateException()
+					.isThrownBy(() -> context.getBean(Payments.class).failing("failing-1"));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasObservationWithNameEqualTo("work")
+					.that()
+					.hasParentObservationContextMatching((parent) -> "idempotency.request".equals(parent.getName()));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+						.filteredOn((observed) -> "idempotency.request".equals(observed.getName()))
+						.extracting(Observation.Context::getError)
+						.satisfiesExactly((error) -> assertThat(error).isNull(),
+								(error) -> assertThat(error).isInstanceOf(IllegalStateException.class)
+									.hasMessage("declined")));
+			});
+	}
+
+	@Test
 	void theSameKeyWithOtherArgumentsIsRejected() {
 		this.runner.run((context) -> {
 			Payments payments = context.getBean(Payments.class);
@@ -103,6 +132,62 @@ class IdempotentMethodInterceptorTests {
 				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED))
 				.satisfies((ex) -> assertThat(ex.error().status()).isEqualTo(422));
 			assertThat(payments.runs()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void argumentsAreComparedByEveryValueTheMethodCanReadNotByTheirJson() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			// No getters: {} as JSON.
+			assertThat(payments.apply("nog-1", new NoGetters("A"))).isEqualTo("applied A");
+			assertThat(payments.apply("nog-1", new NoGetters("A"))).as("the same values in a new instance")
+				.isEqualTo("applied A");
+			assertThat(payments.runs()).isEqualTo(1);
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> payments.apply("nog-1", new NoGetters("B")))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED));
+			// A secret the JSON mapper never writes, and a field it ignores.
+			assertThat(payments.rotate("secret-1", new Credentials("alice", "old", "note"))).isEqualTo("alice:old");
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> payments.rotate("secret-1", new Credentials("alice", "NEW", "note")))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED));
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> payments.rotate("secret-1", new Credentials("alice", "old", "other note")))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED));
+			assertThat(payments.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aFingerprintExpressionIdentifiesACallInsteadOfItsArguments() {
+		this.runner.withBean(Uploads.class).run((context) -> {
+			Uploads uploads = context.getBean(Uploads.class);
+			assertThat(uploads.store("u-1", new Upload("a.txt", new ByteArrayInputStream(new byte[] { 1 }))))
+				.isEqualTo("stored a.txt #1");
+			// Another stream with the same name: the same call, as the expression says.
+			assertThat(uploads.store("u-1", new Upload("a.txt", new ByteArrayInputStream(new byte[] { 2 }))))
+				.isEqualTo("stored a.txt #1");
+			assertThatExceptionOfType(IdempotencyRejectedException.class)
+				.isThrownBy(() -> uploads.store("u-1", new Upload("b.txt", InputStream.nullInputStream())))
+				.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.KEY_REUSED));
+		});
+	}
+
+	@Test
+	void aValueTheDoorCannotReadBehindAnOpenTypeFailsTheCallBeforeItRuns() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThat(payments.post("post-1", new Charge("o-1", 5))).isEqualTo("posted");
+			assertThat(payments.post("post-1", new Charge("o-1", 5))).isEqualTo("posted");
+			assertThat(payments.runs()).isEqualTo(1);
+			assertThatIllegalStateException().isThrownBy(() -> payments.post("post-2", new File("/tmp/x")))
+				.withMessageContaining("Payments.post")
+				.withMessageContaining("payload is a java.io.File")
+				.withMessageContaining("fingerprint = ");
+			assertThat(payments.runs()).isEqualTo(1);
+			// Nothing was reserved: the key is free.
+			assertThat(payments.post("post-2", "text")).isEqualTo("posted");
 		});
 	}
 
@@ -447,6 +532,56 @@ class IdempotentMethodInterceptorTests {
 	public record Receipt(String orderId, int cents, int run) {
 	}
 
+	public record Upload(String name, InputStream content) {
+	}
+
+	/** Its calls are identified by the upload's name, not by its stream. */
+	public static class Uploads {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@Idempotent(key = "#id", fingerprint = "{#id, #upload.name}")
+		public String store(String id, Upload upload) {
+			return "stored " + upload.name() + " #" + this.runs.incrementAndGet();
+		}
+
+	}
+
+	/** Written by Jackson as {@code {}}: no getter, no public field. */
+	public static class NoGetters {
+
+		private final String value;
+
+		NoGetters(String value) {
+			this.value = value;
+		}
+
+		String value() {
+			return this.value;
+		}
+
+	}
+
+	/** Fields that Jackson does not write: a write-only secret and an ignored note. */
+	public static class Credentials {
+
+		@JsonProperty
+		final String user;
+
+		@JsonProperty(access = JsonProperty.Access.WRITE_ONLY)
+		final String secret;
+
+		@JsonIgnore
+		final String note;
+
+		Credentials(String user, String secret, String note) {
+			this.user = user;
+			this.secret = secret;
+			this.note = note;
+		}
+
+	}
+
 	/**
 	 * Public: proxied by CGLIB also from the filtered class loader of
 	 * {@link #aspectJIsNotNeeded()}.
@@ -492,6 +627,24 @@ class IdempotentMethodInterceptorTests {
 			return new Drawing();
 		}
 
+		@Idempotent(key = "#id")
+		public String apply(String id, NoGetters change) {
+			this.runs.incrementAndGet();
+			return "applied " + change.value();
+		}
+
+		@Idempotent(key = "#id")
+		public String post(String id, Object payload) {
+			this.runs.incrementAndGet();
+			return "posted";
+		}
+
+		@Idempotent(key = "#id")
+		public String rotate(String id, Credentials credentials) {
+			this.runs.incrementAndGet();
+			return credentials.user + ":" + credentials.secret;
+		}
+
 		@Idempotent(key = "#p0")
 		public void failing(String key) {
 			this.runs.incrementAndGet();
@@ -506,6 +659,22 @@ class IdempotentMethodInterceptorTests {
 		@Idempotent
 		public String noKey() {
 			return "never";
+		}
+
+	}
+
+	/** Observes its own work, as an application's instrumented code does. */
+	public static class ObservedWork {
+
+		private final ObservationRegistry registry;
+
+		ObservedWork(ObservationRegistry registry) {
+			this.registry = registry;
+		}
+
+		@Idempotent(key = "#p0")
+		public String work(String key) {
+			return Observation.createNotStarted("work", this.registry).observe(() -> "done");
 		}
 
 	}

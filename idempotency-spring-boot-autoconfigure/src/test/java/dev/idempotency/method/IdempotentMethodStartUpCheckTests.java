@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.expression.ParseException;
@@ -34,11 +35,52 @@ class IdempotentMethodStartUpCheckTests {
 			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
 			assertThat(invalid.beanName()).isEqualTo("brokenOrders");
 			assertThat(invalid.method()).isEqualTo(BrokenOrders.class.getName() + ".place(java.lang.String)");
-			assertThat(invalid.keyExpression()).isEqualTo("#orderId +");
+			assertThat(invalid.attribute()).isEqualTo("key");
+			assertThat(invalid.expression()).isEqualTo("#orderId +");
 			assertThat(invalid.reason()).startsWith("the key expression does not parse: ");
 			assertThat(invalid).hasMessageContaining("bean 'brokenOrders'")
 				.hasMessageContaining("'#orderId +'")
 				.hasCauseInstanceOf(ParseException.class);
+		});
+	}
+
+	@Test
+	void anArgumentWhoseStateTheStarterCannotReadFailsTheStartUpSayingHowToNameTheCall() {
+		this.runner.withBean("uploads", Uploads.class).run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.beanName()).isEqualTo("uploads");
+			assertThat(invalid.method())
+				.isEqualTo(Uploads.class.getName() + ".store(java.lang.String," + Upload.class.getName() + ")");
+			assertThat(invalid.reason()).contains("upload")
+				.contains(Upload.class.getName())
+				.contains("content")
+				.contains("java.io.InputStream");
+			assertThat(invalid.action()).contains("fingerprint = ");
+			FailureAnalysis analysis = new InvalidIdempotentMethodFailureAnalyzer()
+				.analyze(context.getStartupFailure());
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains("Uploads.store").contains("java.io.InputStream");
+			assertThat(analysis.getAction()).contains("fingerprint = ");
+		});
+	}
+
+	@Test
+	void aFingerprintExpressionNamesWhatIdentifiesTheCallInstead() {
+		this.runner.withBean("uploads", NamedUploads.class).run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void aFingerprintExpressionThatDoesNotParseOrHasNoKeyFailsTheStartUp() {
+		this.runner.withBean("brokenFingerprint", BrokenFingerprint.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.attribute()).isEqualTo("fingerprint");
+			assertThat(invalid.expression()).isEqualTo("{#id,");
+			assertThat(invalid).hasMessageContaining("(fingerprint = '{#id,')");
+		});
+		this.runner.withBean("keylessFingerprint", KeylessFingerprint.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason()).contains("without key");
 		});
 	}
 
@@ -74,6 +116,45 @@ class IdempotentMethodStartUpCheckTests {
 		@Idempotent(key = "#orderId +")
 		public String place(String orderId) {
 			return orderId;
+		}
+
+	}
+
+	public record Upload(String name, java.io.InputStream content) {
+	}
+
+	public static class Uploads {
+
+		@Idempotent(key = "#id")
+		public String store(String id, Upload upload) {
+			return id;
+		}
+
+	}
+
+	public static class NamedUploads {
+
+		@Idempotent(key = "#id", fingerprint = "{#id, #upload.name}")
+		public String store(String id, Upload upload) {
+			return id;
+		}
+
+	}
+
+	public static class BrokenFingerprint {
+
+		@Idempotent(key = "#id", fingerprint = "{#id,")
+		public String store(String id, Upload upload) {
+			return id;
+		}
+
+	}
+
+	public static class KeylessFingerprint {
+
+		@Idempotent(fingerprint = "#id")
+		public String store(String id) {
+			return id;
 		}
 
 	}

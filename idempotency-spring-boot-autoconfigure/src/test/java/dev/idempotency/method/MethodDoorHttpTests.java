@@ -175,6 +175,54 @@ class MethodDoorHttpTests {
 	}
 
 	@Test
+	void aHandlerThatPassesItsOwnKeyToAKeyedServiceRunsOnceAndIsReplayed() {
+		// The HTTP door's record and the method door's, under one key and one scope, are
+		// two records: the service's call does not meet the handler's reservation.
+		String key = TestKeys.newKey();
+		HttpResponse<String> first = post("/charges/under-request-key", key, "{\"cents\":5}");
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(json(first).get("orderId").asString()).isEqualTo(key);
+		HttpResponse<String> retry = post("/charges/under-request-key", key, "{\"cents\":5}");
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.runs.of("charge-handler-" + key)).isEqualTo(1);
+		assertThat(this.runs.of("pay-" + key)).isEqualTo(1);
+	}
+
+	@Test
+	void aRefusalOfAnInnerDoorIsAnsweredButNeverStoredAsTheHandlersAnswer() {
+		assertThat(post("/charges/protected", TestKeys.newKey(), "{\"orderId\":\"n-1\",\"cents\":100}").statusCode())
+			.isEqualTo(200);
+		// Another request whose service call reuses the order with another amount: the
+		// method door refuses it, and the handler's request answers that refusal.
+		String key = TestKeys.newKey();
+		HttpResponse<String> refused = post("/charges/protected", key, "{\"orderId\":\"n-1\",\"cents\":999}");
+		assertThat(refused.statusCode()).isEqualTo(422);
+		assertThat(json(refused).get("type").asString()).isEqualTo(PROBLEMS + "key-reused");
+		// Not stored under the request's key: its retry runs the handler again.
+		HttpResponse<String> retry = post("/charges/protected", key, "{\"orderId\":\"n-1\",\"cents\":999}");
+		assertThat(retry.statusCode()).isEqualTo(422);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.runs.of("charge-handler-" + key)).isEqualTo(2);
+		assertThat(this.runs.of("pay-n-1")).isEqualTo(1);
+	}
+
+	@Test
+	void aRefusalOfTheTemplateAnsweredByAnExceptionHandlerIsNotStoredEither() {
+		assertThat(postQuery("/ledger?entry=e-1&amount=5", TestKeys.newKey()).statusCode()).isEqualTo(200);
+		String key = TestKeys.newKey();
+		HttpResponse<String> refused = postQuery("/ledger?entry=e-1&amount=7", key);
+		assertThat(refused.statusCode()).isEqualTo(422);
+		assertThat(refused.body()).isEqualTo("refused: KEY_REUSED");
+		HttpResponse<String> retry = postQuery("/ledger?entry=e-1&amount=7", key);
+		assertThat(retry.statusCode()).isEqualTo(422);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.runs.of("ledger-handler-" + key)).isEqualTo(2);
+		assertThat(this.runs.of("ledger-e-1")).isEqualTo(1);
+	}
+
+	@Test
 	void aRequiredKeyExpressionThatYieldsNullIsA400Problem() {
 		HttpResponse<String> response = post("/orders/strict", null, "{\"item\":\"book\"}");
 		assertThat(response.statusCode()).isEqualTo(400);
@@ -206,6 +254,18 @@ class MethodDoorHttpTests {
 		if (key != null) {
 			request.header("Idempotency-Key", key);
 		}
+		return send(request);
+	}
+
+	/** A keyed POST without a body, its parameters in the query. */
+	private HttpResponse<String> postQuery(String pathAndQuery, String key) {
+		return send(HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + pathAndQuery))
+			.timeout(Duration.ofSeconds(30))
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.noBody()));
+	}
+
+	private static HttpResponse<String> send(HttpRequest.Builder request) {
 		try {
 			return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
 		}

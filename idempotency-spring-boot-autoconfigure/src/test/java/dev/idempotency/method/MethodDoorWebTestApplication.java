@@ -1,5 +1,6 @@
 package dev.idempotency.method;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -7,15 +8,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.core.IdempotencyErrorException;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.ResultCodec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -202,6 +211,59 @@ class MethodDoorWebTestApplication {
 		@Idempotent
 		public Map<String, String> booking(@RequestBody Map<String, String> booking) throws InterruptedException {
 			return Map.of("result", this.bookings.book(booking.get("id")));
+		}
+
+		/**
+		 * Protected by the HTTP door, and passes its own key on to the keyed service, as
+		 * the order.
+		 */
+		@PostMapping("/charges/under-request-key")
+		@Idempotent
+		public Receipt chargeUnderRequestKey(@RequestHeader("Idempotency-Key") String key, @RequestBody Charge charge) {
+			this.runs.increment("charge-handler-" + key);
+			return this.payments.pay(new Charge(key, charge.cents()));
+		}
+
+		/** Protected by the HTTP door, in front of a service keyed by the order. */
+		@PostMapping("/charges/protected")
+		@Idempotent
+		public Receipt chargeProtected(@RequestHeader("Idempotency-Key") String key, @RequestBody Charge charge) {
+			this.runs.increment("charge-handler-" + key);
+			return this.payments.pay(charge);
+		}
+
+	}
+
+	/**
+	 * Protected by the HTTP door, in front of the programmatic template; answers the
+	 * template's refusals with an exception handler of its own.
+	 */
+	@RestController
+	static class LedgerController {
+
+		private final Runs runs;
+
+		private final IdempotencyTemplate template;
+
+		LedgerController(Runs runs, IdempotencyTemplate template) {
+			this.runs = runs;
+			this.template = template;
+		}
+
+		@PostMapping("/ledger")
+		@Idempotent
+		public String post(@RequestHeader("Idempotency-Key") String key, @RequestParam("entry") String entry,
+				@RequestParam("amount") int amount) {
+			this.runs.increment("ledger-handler-" + key);
+			return this.template.execute(
+					IdempotentRequest.of(entry, "Ledger.post",
+							Integer.toString(amount).getBytes(StandardCharsets.UTF_8)),
+					ResultCodec.utf8(), () -> "posted " + entry + " #" + this.runs.increment("ledger-" + entry));
+		}
+
+		@ExceptionHandler(IdempotencyErrorException.class)
+		ResponseEntity<String> refused(IdempotencyErrorException ex) {
+			return ResponseEntity.status(ex.error().status()).body("refused: " + ex.error().type());
 		}
 
 	}

@@ -28,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What makes two keyed requests the same request, over real HTTP against embedded Tomcat:
- * the media type the body is sent as is part of it, normalised.
+ * the media type the body is sent as is part of it, normalised; the query as the handler
+ * receives it, decoded.
  */
 @SpringBootTest(classes = HttpDoorTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class FingerprintOverHttpTests {
@@ -121,13 +122,8 @@ class FingerprintOverHttpTests {
 		// What a node of the earlier version stored: the fingerprint without the media
 		// type.
 		String key = TestKeys.newKey();
-		String earlier = Fingerprints.httpWithoutMediaType("POST", "/json", null,
-				BODY.getBytes(StandardCharsets.UTF_8));
-		StoredResponse answer = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
-				"{\"stored\":\"before the upgrade\"}".getBytes(StandardCharsets.UTF_8));
-		assertThat(this.store.recordCompleted(new CompletedRecordRequest(
-				new RecordId(PrincipalScopeResolver.ANONYMOUS, key), earlier, "json", answer, Duration.ofMinutes(5))))
-			.isEmpty();
+		storeEarlierRecord(key, "json",
+				Fingerprints.httpWithoutMediaType("POST", "/json", null, BODY.getBytes(StandardCharsets.UTF_8)));
 		int runs = this.controller.runs("json");
 
 		HttpResponse<String> retry = post(key, "application/json", BODY);
@@ -137,6 +133,86 @@ class FingerprintOverHttpTests {
 		HttpResponse<String> otherBody = post(key, "application/json", "{\"name\":\"other\"}");
 		assertThat(otherBody.statusCode()).isEqualTo(422);
 		assertThat(this.controller.runs("json")).isEqualTo(runs);
+	}
+
+	@Test
+	void queryParametersAreComparedAsTheHandlerReceivesThem() throws Exception {
+		String key = TestKeys.newKey();
+		HttpResponse<String> first = postQuery(key, "a=1&%61=2");
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+		assertThat(first.body()).contains("\"a\":[\"1\",\"2\"]");
+		int runs = this.controller.runs("params");
+
+		// Run fresh, the handler receives a=[2, 1]: another request, although its names
+		// sorted as sent read the same.
+		HttpResponse<String> fresh = postQuery(TestKeys.newKey(), "%61=2&a=1");
+		assertThat(fresh.body()).contains("\"a\":[\"2\",\"1\"]");
+		HttpResponse<String> reordered = postQuery(key, "%61=2&a=1");
+		assertThat(reordered.statusCode()).as(reordered.body()).isEqualTo(422);
+		assertThat(reordered.body()).contains(PROBLEM + "key-reused");
+
+		// The same parameters, encoded otherwise: the same request.
+		HttpResponse<String> encodedOtherwise = postQuery(key, "%61=%31&a=2");
+		assertThat(encodedOtherwise.statusCode()).as(encodedOtherwise.body()).isEqualTo(200);
+		assertThat(encodedOtherwise.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(encodedOtherwise.body()).isEqualTo(first.body());
+		assertThat(this.controller.runs("params")).isEqualTo(runs + 1);
+	}
+
+	@Test
+	void aPlusIsASpaceAndAnEncodedSeparatorIsPartOfItsValue() throws Exception {
+		String key = TestKeys.newKey();
+		HttpResponse<String> first = postQuery(key, "q=a+b&v=1%262");
+		assertThat(first.body()).contains("\"q\":[\"a b\"]").contains("\"v\":[\"1&2\"]");
+		HttpResponse<String> encodedSpace = postQuery(key, "v=1%262&q=a%20b");
+		assertThat(encodedSpace.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(encodedSpace.body()).isEqualTo(first.body());
+		assertThat(postQuery(key, "q=a%2Bb&v=1%262").statusCode()).as("q=[a+b]").isEqualTo(422);
+		assertThat(postQuery(key, "q=a+b&v=1&2").statusCode()).as("v=[1], 2=[]").isEqualTo(422);
+		assertThat(postQuery(key, "q=a+b&v=1%3D2").statusCode()).as("v=[1=2]").isEqualTo(422);
+	}
+
+	@Test
+	void aRecordMadeWhileTheQueryWasComparedAsSentIsReplayedUnlessItsNamesWereAmbiguous() throws Exception {
+		// What a node of the earlier version stored: the query's pairs sorted by their
+		// names as sent.
+		String plain = TestKeys.newKey();
+		storeEarlierRecord(plain, "name=caf%C3%A9&tag=a%2Cb");
+		HttpResponse<String> retry = postQuery(plain, "name=caf%C3%A9&tag=a%2Cb");
+		assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo("{\"stored\":\"before the upgrade\"}");
+
+		// Two names as sent that the handler receives as one: the earlier fingerprint
+		// cannot tell a=[1, 2] from a=[2, 1], so it is not trusted.
+		String ambiguous = TestKeys.newKey();
+		storeEarlierRecord(ambiguous, "a=1&%61=2");
+		assertThat(postQuery(ambiguous, "%61=2&a=1").statusCode()).isEqualTo(422);
+		assertThat(postQuery(ambiguous, "a=1&%61=2").statusCode()).isEqualTo(422);
+	}
+
+	private void storeEarlierRecord(String key, String query) {
+		storeEarlierRecord(key, "params", Fingerprints.httpWithQueryAsSent("POST", "/params", query, "text/plain",
+				BODY.getBytes(StandardCharsets.UTF_8)));
+	}
+
+	/** Stores what a node of an earlier version stored for a request: its answer. */
+	private void storeEarlierRecord(String key, String operation, String earlierFingerprint) {
+		StoredResponse answer = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
+				"{\"stored\":\"before the upgrade\"}".getBytes(StandardCharsets.UTF_8));
+		assertThat(this.store
+			.recordCompleted(new CompletedRecordRequest(new RecordId(PrincipalScopeResolver.ANONYMOUS, key),
+					earlierFingerprint, operation, answer, Duration.ofMinutes(5))))
+			.isEmpty();
+	}
+
+	private HttpResponse<String> postQuery(String key, String query) throws IOException, InterruptedException {
+		return this.http.send(HttpRequest.newBuilder(uri("/params?" + query))
+			.header("Idempotency-Key", key)
+			.header("Content-Type", "text/plain")
+			.timeout(Duration.ofSeconds(30))
+			.POST(HttpRequest.BodyPublishers.ofString(BODY))
+			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	private HttpResponse<String> post(String key, String contentType, String body)

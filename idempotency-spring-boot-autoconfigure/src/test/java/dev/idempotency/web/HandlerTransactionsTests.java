@@ -1,5 +1,7 @@
 package dev.idempotency.web;
 
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
 import java.util.List;
 import java.util.UUID;
 
@@ -13,9 +15,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.jdbc.DataSourceBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.OptimisticLockingFailureException;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +30,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The door's transactions begin only where the store joins them: a transaction manager on
  * another {@code DataSource} is found out at the first protected request, said once in a
- * WARN, and no transaction is left bound to the thread.
+ * WARN, and no transaction is left bound to the thread. A commit that fails is the
+ * store's failure only when the database or its connection failed.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class HandlerTransactionsTests {
@@ -51,7 +59,7 @@ class HandlerTransactionsTests {
 			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
 			.build();
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(dataSource), store,
-				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
+				new IdempotencyErrorExceptionResolver(List::of, null), List::of, "https://idempotency.dev/problems/");
 		IdempotentExchange exchange = exchange();
 		assertThat(transactions.begin(exchange)).isTrue();
 		assertThat(store.joinsCurrentTransaction()).isTrue();
@@ -71,7 +79,7 @@ class HandlerTransactionsTests {
 			.reserveCommit(JdbcIdempotencyStore.ReserveCommit.OFF)
 			.build();
 		HandlerTransactions transactions = new HandlerTransactions(new JdbcTransactionManager(h2()), store,
-				new IdempotencyErrorExceptionResolver(List::of, null), "https://idempotency.dev/problems/");
+				new IdempotencyErrorExceptionResolver(List::of, null), List::of, "https://idempotency.dev/problems/");
 		for (int i = 0; i < 3; i++) {
 			IdempotentExchange exchange = exchange();
 			assertThat(transactions.begin(exchange)).isFalse();
@@ -79,6 +87,33 @@ class HandlerTransactionsTests {
 			assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
 		}
 		assertThat(output.getOut().split("Atomic completion is off", -1)).as("one WARN").hasSize(2);
+	}
+
+	@Test
+	void aFailedCommitIsTheStoresOnlyWhenTheDatabaseOrItsConnectionFailed() {
+		assertThat(
+				HandlerTransactions.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
+						new SQLException("An I/O error occurred while sending to the backend", "08006"))))
+			.isTrue();
+		assertThat(HandlerTransactions.isStoreFailure(
+				new DataAccessResourceFailureException("JDBC commit", new SQLException("disk full", "53100"))))
+			.isTrue();
+		assertThat(HandlerTransactions.isStoreFailure(
+				new RuntimeException(new SQLException("terminating connection due to administrator command", "57P01"))))
+			.isTrue();
+		assertThat(HandlerTransactions.isStoreFailure(new RuntimeException(new SQLNonTransientConnectionException())))
+			.isTrue();
+		assertThat(HandlerTransactions.isStoreFailure(new QueryTimeoutException("commit timed out"))).isTrue();
+		// The application's own writes, checked or sent at the commit.
+		assertThat(HandlerTransactions
+			.isStoreFailure(new DuplicateKeyException("JDBC commit", new SQLException("duplicate key", "23505"))))
+			.isFalse();
+		assertThat(
+				HandlerTransactions.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
+						new SQLException("raised by a deferred trigger", "P0001"))))
+			.isFalse();
+		assertThat(HandlerTransactions.isStoreFailure(new OptimisticLockingFailureException("row changed"))).isFalse();
+		assertThat(HandlerTransactions.isStoreFailure(new IllegalStateException("a session's own failure"))).isFalse();
 	}
 
 }

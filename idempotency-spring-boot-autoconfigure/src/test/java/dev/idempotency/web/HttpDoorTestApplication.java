@@ -20,6 +20,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.util.MultiValueMap;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -185,6 +186,17 @@ class HttpDoorTestApplication {
 		Map<String, Object> echo(@RequestBody String body) {
 			run("echo");
 			return Map.of("length", body.length(), "run", runs("echo"));
+		}
+
+		/**
+		 * Answers with the query parameters as the application receives them (decoded,
+		 * each name's values in order) and this handler's run count.
+		 */
+		@PostMapping("/params")
+		@Idempotent
+		Map<String, Object> params(@RequestParam MultiValueMap<String, String> parameters) {
+			run("params");
+			return Map.of("parameters", parameters, "run", runs("params"));
 		}
 
 		/**

@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.idempotency.Idempotent;
 import dev.idempotency.test.TestKeys;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.test.simple.SimpleSpan;
 import io.micrometer.tracing.test.simple.SimpleTracer;
 import org.awaitility.Awaitility;
@@ -22,6 +25,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * With Actuator's metrics and a tracing bridge, as an application has them: each keyed
  * request is one {@code idempotency.request} observation, which is a timer in
  * {@code /actuator/metrics} tagged by outcome, door, model and store (never the key), and
- * a span in the request's own trace, a replay included.
+ * a span in the request's own trace, a replay included, and the parent of the handler's
+ * own spans; a handler that throws is observed with its error.
  */
 @SpringBootTest(classes = { HttpDoorTestApplication.class, ObservationOverHttpTests.Tracing.class },
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -96,6 +102,51 @@ class ObservationOverHttpTests {
 		assertThat(replay.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
 	}
 
+	@Test
+	void theHandlersOwnSpansAreChildrenOfTheCallsSpan() throws Exception {
+		this.tracer.getSpans().clear();
+		assertThat(post("/observed/work", TestKeys.newKey()).statusCode()).isEqualTo(200);
+		SimpleSpan call = span("idempotency.request");
+		assertThat(call.getTags()).containsEntry("idempotency.outcome", "executed");
+		assertThat(span("handler.work").getParentId()).as("a child of the call's span").isEqualTo(call.getSpanId());
+	}
+
+	@Test
+	void aHandlerThatThrowsIsObservedWithItsError() throws Exception {
+		this.tracer.getSpans().clear();
+		assertThat(post("/observed/failing", TestKeys.newKey()).statusCode()).isEqualTo(500);
+		SimpleSpan call = span("idempotency.request");
+		assertThat(call.getTags()).containsEntry("idempotency.outcome", "executed");
+		assertThat(call.getError()).isInstanceOf(IllegalStateException.class).hasMessage("the handler failed");
+		HttpResponse<String> failed = get(
+				"/actuator/metrics/idempotency.request?tag=idempotency.outcome:executed&tag=error:IllegalStateException");
+		assertThat(failed.statusCode()).as(failed.body()).isEqualTo(200);
+		assertThat(count(this.json.readTree(failed.body()))).isGreaterThanOrEqualTo(1.0);
+
+		// An asynchronous handler whose Callable throws, answered in a later dispatch.
+		this.tracer.getSpans().clear();
+		HttpRequest later = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/async/failing"))
+			.header("Idempotency-Key", TestKeys.newKey())
+			.header("X-Gate", "observed-failing")
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build();
+		assertThat(this.http.send(later, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(500);
+		SimpleSpan asynchronous = Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> span("idempotency.request"),
+					(span) -> span.getEndTimestamp() != null && span.getEndTimestamp().toEpochMilli() > 0);
+		assertThat(asynchronous.getError()).isInstanceOf(IllegalStateException.class)
+			.hasMessage("the asynchronous part failed");
+	}
+
+	private SimpleSpan span(String name) {
+		return this.tracer.getSpans()
+			.stream()
+			.filter((span) -> name.equals(span.getName()))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no " + name + " span in " + this.tracer.getSpans()));
+	}
+
 	private static Map<String, List<String>> availableTags(JsonNode metric) {
 		Map<String, List<String>> tags = new java.util.TreeMap<>();
 		for (JsonNode tag : metric.get("availableTags")) {
@@ -135,6 +186,30 @@ class ObservationOverHttpTests {
 		@Bean
 		SimpleTracer simpleTracer() {
 			return new SimpleTracer();
+		}
+
+		@RestController
+		static class ObservedController {
+
+			private final ObservationRegistry registry;
+
+			ObservedController(ObservationRegistry registry) {
+				this.registry = registry;
+			}
+
+			/** Does its work in an observation of its own, as instrumented code does. */
+			@PostMapping("/observed/work")
+			@Idempotent
+			String work() {
+				return Observation.createNotStarted("handler.work", this.registry).observe(() -> "done");
+			}
+
+			@PostMapping("/observed/failing")
+			@Idempotent
+			String failing() {
+				throw new IllegalStateException("the handler failed");
+			}
+
 		}
 
 	}

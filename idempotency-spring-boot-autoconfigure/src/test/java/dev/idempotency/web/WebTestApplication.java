@@ -29,13 +29,70 @@ import org.springframework.web.bind.annotation.RestController;
 @EnableAutoConfiguration(excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 class WebTestApplication {
 
+	/** The request header whose value is the request's principal, on both stacks. */
+	static final String USER_HEADER = "X-User";
+
 	@Bean
+	jakarta.servlet.Filter userHeaderServletFilter() {
+		return new org.springframework.web.filter.OncePerRequestFilter() {
+
+			@Override
+			protected void doFilterInternal(HttpServletRequest request,
+					jakarta.servlet.http.HttpServletResponse response, jakarta.servlet.FilterChain chain)
+					throws jakarta.servlet.ServletException, java.io.IOException {
+				String user = request.getHeader(USER_HEADER);
+				chain.doFilter((user == null) ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+
+					@Override
+					public java.security.Principal getUserPrincipal() {
+						return () -> user;
+					}
+
+				}, response);
+			}
+
+		};
+	}
+
+	/**
+	 * Before the door, as an authentication filter would be (Spring Security's is at
+	 * -100).
+	 */
+	@Bean
+	@org.springframework.core.annotation.Order(org.springframework.core.Ordered.HIGHEST_PRECEDENCE)
+	org.springframework.web.server.WebFilter userHeaderWebFilter() {
+		return (exchange, chain) -> {
+			String user = exchange.getRequest().getHeaders().getFirst(USER_HEADER);
+			if (user == null) {
+				return chain.filter(exchange);
+			}
+			java.security.Principal principal = () -> user;
+			return chain.filter(exchange.mutate().principal(reactor.core.publisher.Mono.just(principal)).build());
+		};
+	}
+
+	@Bean
+	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+			havingValue = "memory", matchIfMissing = true)
 	SwitchableStore idempotencyStore() {
 		return new SwitchableStore(InMemoryIdempotencyStore.builder()
 			.clock(Clock.systemUTC())
 			.maxEntries(10_000)
 			.maxSharePerScope(1.0)
 			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build());
+	}
+
+	/**
+	 * The Redis store under a key prefix of the test's own, its connection cuttable too.
+	 */
+	@Bean
+	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+			havingValue = "redis")
+	SwitchableStore redisIdempotencyStore(org.springframework.data.redis.connection.RedisConnectionFactory factory,
+			org.springframework.core.env.Environment environment) {
+		return new SwitchableStore(dev.idempotency.store.redis.RedisIdempotencyStore
+			.builder(factory, environment.getRequiredProperty("idempotency.store.redis.key-prefix"))
 			.build());
 	}
 

@@ -1,6 +1,7 @@
 package dev.idempotency.core.internal;
 
 import java.util.Locale;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.ExecutionResult;
@@ -73,6 +74,24 @@ final class EngineReporter {
 		finally {
 			this.listener.onStoreCall(call, System.nanoTime() - start, failed);
 		}
+	}
+
+	/**
+	 * Times a store call that does not block: from the call to the completion of its
+	 * stage, reported on the thread that completes it.
+	 */
+	<T> CompletionStage<T> timedAsync(String call, Supplier<CompletionStage<T>> storeCall) {
+		long start = System.nanoTime();
+		CompletionStage<T> stage;
+		try {
+			stage = storeCall.get();
+		}
+		catch (RuntimeException ex) {
+			this.listener.onStoreCall(call, System.nanoTime() - start, true);
+			throw ex;
+		}
+		return stage
+			.whenComplete((result, error) -> this.listener.onStoreCall(call, System.nanoTime() - start, error != null));
 	}
 
 }

@@ -52,8 +52,8 @@ final class ExistingRecords {
 
 	/**
 	 * The answer to a call whose key holds a record: 422 for another request, the replay
-	 * of a completed one, or for one in progress, after a wait until {@code deadline},
-	 * the in-flight error; {@code null} means look again after one poll interval.
+	 * of a completed one, or for one in progress, once {@code deadline} has passed, the
+	 * in-flight error; {@code null} means look again after {@link #pollDelay}.
 	 */
 	@Nullable Decision answer(IdempotencyRecord record, String fingerprint, String operation, Instant deadline) {
 		if (!record.fingerprint().equals(fingerprint)) {
@@ -64,28 +64,22 @@ final class ExistingRecords {
 			return new Decision.Replay(record.completedResponse());
 		}
 		Duration remaining = Duration.between(this.clock.instant(), deadline);
-		// Waited long enough, or interrupted while waiting: an interruption is not a
-		// store failure, so never a reason to run unprotected.
-		if (remaining.isNegative() || remaining.isZero()
-				|| !sleep(min(remaining, this.settings.inFlight().pollInterval()))) {
+		if (remaining.isNegative() || remaining.isZero()) {
 			return this.refusals.reject(IdempotencyOutcome.IN_FLIGHT, operation, this.refusals.inFlight());
 		}
 		return null;
 	}
 
-	private static Duration min(Duration a, Duration b) {
-		return (a.compareTo(b) <= 0) ? a : b;
+	/**
+	 * The wait before the next look at a record in flight: a poll interval, at most until
+	 * {@code deadline}.
+	 */
+	Duration pollDelay(Instant deadline) {
+		return min(Duration.between(this.clock.instant(), deadline), this.settings.inFlight().pollInterval());
 	}
 
-	private static boolean sleep(Duration duration) {
-		try {
-			Thread.sleep(Math.max(1, duration.toMillis()));
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
 }

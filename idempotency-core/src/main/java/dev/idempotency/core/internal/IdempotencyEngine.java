@@ -1,7 +1,12 @@
 package dev.idempotency.core.internal;
 
 import java.time.Clock;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyError;
@@ -187,55 +192,136 @@ public class IdempotencyEngine implements AutoCloseable {
 	public Decision begin(IdempotentCall call, boolean atomicCompletion) {
 		Observation observation = this.observations.start(call);
 		if (observation == null) {
-			return decide(call, null, atomicCompletion);
+			return firstStep(call, null, atomicCompletion).decide();
 		}
 		Decision decision;
 		try {
-			decision = decide(call, observation, atomicCompletion);
+			decision = firstStep(call, observation, atomicCompletion).decide();
 		}
 		catch (RuntimeException ex) {
 			// Such as a request body too large to fingerprint: nothing ran.
 			RequestObservations.stop(observation, ObservedOutcome.REFUSED, ex);
 			throw ex;
 		}
-		if (!(decision instanceof Decision.Proceed proceed) || proceed.reservation() == null) {
-			// A call that runs is observed until its run is finished.
-			RequestObservations.stop(observation, ObservedOutcome.of(decision));
-		}
+		stopUnlessItRuns(observation, decision);
 		return decision;
 	}
 
-	private Decision decide(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
+	/**
+	 * Decides what to do with a call, as {@link #begin(IdempotentCall, boolean)}, without
+	 * blocking the calling thread: the store calls go through the store's non-blocking
+	 * variants ({@link IdempotencyStore#reserveAsync},
+	 * {@link IdempotencyStore#findAsync}; a blocking store's run on {@code executor}),
+	 * and the wait for a run of the same request in flight elsewhere is a delay that
+	 * holds no thread. The same decisions, outcomes and observation as {@code begin};
+	 * finish a run that proceeds with the same methods ({@link #succeeded},
+	 * {@link #failed}, ...), which call the store: a caller that must not block runs them
+	 * on {@code executor} when {@link IdempotencyStore#isBlocking()}.
+	 * @param executor a bounded executor for a blocking store's calls
+	 * @throws RuntimeException as {@code begin}, when the call's fingerprint cannot be
+	 * computed (nothing ran)
+	 */
+	public CompletableFuture<Decision> beginAsync(IdempotentCall call, boolean atomicCompletion, Executor executor) {
+		return beginAsync(call, atomicCompletion, executor, () -> CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * {@link #beginAsync(IdempotentCall, boolean, Executor)} for a call whose fingerprint
+	 * can only be computed once {@code beforeFingerprint} has completed (a request body
+	 * read without blocking): that is started only when the store is to be asked, after
+	 * the key was found valid, so that a request refused without a look (no key, an
+	 * invalid one) is never read. If it fails, so does the returned future (nothing ran).
+	 */
+	public CompletableFuture<Decision> beginAsync(IdempotentCall call, boolean atomicCompletion, Executor executor,
+			Supplier<? extends CompletionStage<?>> beforeFingerprint) {
+		Observation observation = this.observations.start(call);
+		Step step;
+		try {
+			step = firstStep(call, observation, atomicCompletion);
+		}
+		catch (RuntimeException ex) {
+			if (observation != null) {
+				RequestObservations.stop(observation, ObservedOutcome.REFUSED, ex);
+			}
+			throw ex;
+		}
+		Lookup<?> lookup = step.lookup();
+		CompletableFuture<Decision> decided = (lookup != null)
+				? beforeFingerprint.get().toCompletableFuture().thenCompose((ready) -> lookup.decideAsync(executor))
+				: CompletableFuture.completedFuture(step.decide());
+		if (observation == null) {
+			return decided;
+		}
+		return decided.whenComplete((decision, error) -> {
+			if (error != null) {
+				RequestObservations.stop(observation, ObservedOutcome.REFUSED, error);
+			}
+			else {
+				stopUnlessItRuns(observation, decision);
+			}
+		});
+	}
+
+	/** A call that runs is observed until its run is finished. */
+	private static void stopUnlessItRuns(Observation observation, Decision decision) {
+		if (!(decision instanceof Decision.Proceed proceed) || proceed.reservation() == null) {
+			RequestObservations.stop(observation, ObservedOutcome.of(decision));
+		}
+	}
+
+	/**
+	 * What decides a call: a decision known before the store is asked (no key, an invalid
+	 * one, a stopped engine), or the mode's look at the key.
+	 */
+	private Step firstStep(IdempotentCall call, @Nullable Observation observation, boolean atomicCompletion) {
 		if (call.keyValues().isEmpty()) {
 			if (call.keyRequired()) {
-				return this.refusals.keyRequired(call.operation());
+				return Step.of(this.refusals.keyRequired(call.operation()));
 			}
 			this.reporter.report(IdempotencyOutcome.UNPROTECTED, call.operation(), null);
-			return new Decision.Proceed(null);
+			return Step.of(new Decision.Proceed(null));
 		}
 		if (call.keyValues().size() > 1) {
-			return this.refusals.invalidKey(call.operation(),
-					"send exactly one idempotency key, got " + call.keyValues().size());
+			return Step.of(this.refusals.invalidKey(call.operation(),
+					"send exactly one idempotency key, got " + call.keyValues().size()));
 		}
 		IdempotencyKey key;
 		try {
 			key = IdempotencyKey.parse(call.keyValues().get(0), call.keyFormat());
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			return this.refusals.invalidKey(call.operation(), ex.getMessage());
+			return Step.of(this.refusals.invalidKey(call.operation(), ex.getMessage()));
 		}
 		String windowProblem = this.keyWindow.problem(key);
 		if (windowProblem != null) {
 			if (this.settings.keyAgePolicy() == IdempotencySettings.KeyAgePolicy.REJECT) {
-				return this.refusals.invalidKey(call.operation(), windowProblem);
+				return Step.of(this.refusals.invalidKey(call.operation(), windowProblem));
 			}
 			logger.warn("Accepting idempotency key " + key.value() + " for " + call.operation() + ": " + windowProblem);
+		}
+		Decision refusal = this.model.refusal(call.operation());
+		if (refusal != null) {
+			return Step.of(refusal);
 		}
 		if (observation != null && this.observations.keyHash()) {
 			RequestObservations.keyHash(observation, key.value());
 		}
-		RecordId id = StoredIds.of(call.scope(), key);
-		return this.model.begin(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion);
+		RecordId id = StoredIds.of(call.scope(), key, call.door());
+		return new Step(null,
+				this.model.lookup(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion));
+	}
+
+	/** A decision known at once, or the look that decides. */
+	private record Step(@Nullable Decision decision, @Nullable Lookup<?> lookup) {
+
+		static Step of(Decision decision) {
+			return new Step(decision, null);
+		}
+
+		Decision decide() {
+			return (this.lookup != null) ? this.lookup.decide() : Objects.requireNonNull(this.decision);
+		}
+
 	}
 
 	/**
@@ -272,7 +358,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * own writes (the store joins it, see
 	 * {@link IdempotencyStore#joinsCurrentTransaction()}) and says whether that
 	 * transaction may commit. Reports nothing yet: once the transaction has ended, the
-	 * front door calls {@link #transactionEnded}.
+	 * front door calls {@link #transactionEnded} (or {@link #commitFailed}).
 	 * <p>
 	 * Lease mode completes the reservation; if another owner took the record over, or the
 	 * store failed, the transaction rolls back. Record-after-success mode inserts the
@@ -303,7 +389,8 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * has ended. Reports the run's result; if the transaction did not commit, releases a
 	 * lease-mode record that is still this run's, so the key is free again at once.
 	 * @param committed whether the transaction committed (if the outcome asked for a
-	 * commit and it failed, the run is reported as a store error)
+	 * commit and it failed, the run is reported as a store error; a commit that failed
+	 * with the application's own error is {@link #commitFailed})
 	 */
 	public void transactionEnded(Reservation reservation, AtomicOutcome outcome, boolean committed) {
 		if (committed) {
@@ -311,6 +398,20 @@ public class IdempotencyEngine implements AutoCloseable {
 			return;
 		}
 		this.model.rolledBack(reservation, outcome, outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result());
+	}
+
+	/**
+	 * Atomic completion: the commit that {@link #succeededInTransaction} asked for failed
+	 * with the application's own error, not the store's: a check of its writes deferred
+	 * to the commit (a constraint, a trigger), or writes a session sent only then (JPA
+	 * without a flush). Reported as a run that failed ({@link ExecutionResult#RELEASED},
+	 * the observation carrying {@code error}), as if its handler had thrown it, and a
+	 * lease-mode record that is still this run's is released: nothing of the run was
+	 * done, and a retry runs it again.
+	 */
+	public void commitFailed(Reservation reservation, AtomicOutcome outcome, Throwable error) {
+		observeError(reservation, error);
+		this.model.rolledBack(reservation, outcome, ExecutionResult.RELEASED);
 	}
 
 	/**
@@ -339,6 +440,45 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (finish(reservation)) {
 			this.model.notRecorded(reservation, reason, ExecutionResult.RELEASED);
 		}
+	}
+
+	/**
+	 * The operation threw: releases the key, and the call's observation carries
+	 * {@code error}.
+	 */
+	public void failed(Reservation reservation, String reason, Throwable error) {
+		threw(reservation, error);
+		failed(reservation, reason);
+	}
+
+	/**
+	 * The operation threw {@code error}, whatever the front door makes of its run
+	 * (released, or answered by the application's exception handling and stored): the
+	 * call's observation carries it as its error. Nothing once the run is finished.
+	 */
+	public void threw(Reservation reservation, Throwable error) {
+		if (!reservation.finished()) {
+			observeError(reservation, error);
+		}
+	}
+
+	private static void observeError(Reservation reservation, Throwable error) {
+		Observation observation = reservation.observation();
+		if (observation != null) {
+			observation.error(error);
+		}
+	}
+
+	/**
+	 * Makes the call's observation the current one on this thread until the returned
+	 * scope is closed, so that what the operation observes (its handler's, method's or
+	 * callback's own spans) is its child. The front door opens it around the operation
+	 * and closes it, on the same thread, before the run is finished.
+	 * @return the open scope, a no-op one for a call that is not observed
+	 */
+	public Observation.Scope openScope(Reservation reservation) {
+		Observation observation = reservation.observation();
+		return (observation != null) ? observation.openScope() : Observation.Scope.NOOP;
 	}
 
 	/**
@@ -393,19 +533,22 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * The key as a store keeps it, given as the client sent it and in the format of the
-	 * operation it was sent to, for an operator looking it up: what {@link #begin}
-	 * stores, by the same parsing. The canonical form of a UUID (any case, quoted or not)
-	 * for the UUID formats; for {@link KeyFormat#OPAQUE} the key as sent (case and quotes
-	 * count); hashed when longer than {@link RecordId#MAX_KEY_LENGTH}.
+	 * The key as a store keeps it, given as the client sent it, in the format of the
+	 * operation it was sent to and for the door that took it, for an operator looking it
+	 * up: what {@link #begin} stores, by the same parsing. The canonical form of a UUID
+	 * (any case, quoted or not) for the UUID formats; for {@link KeyFormat#OPAQUE} the
+	 * key as sent (case and quotes count); a method call's (the method door's, the
+	 * template's) after {@code "method "}; hashed when longer than
+	 * {@link RecordId#MAX_KEY_LENGTH}.
 	 * @param key the key as the client sent it
 	 * @param format the format of its operation, not {@link KeyFormat#DEFAULT}
+	 * @param door the door that took it
 	 * @return the key of its {@link RecordId}
 	 * @throws InvalidIdempotencyKeyException with the reason in words, if the format
 	 * refuses the key
 	 */
-	public static String storedKey(String key, KeyFormat format) {
-		return StoredIds.key(key, format);
+	public static String storedKey(String key, KeyFormat format, IdempotentCall.Door door) {
+		return StoredIds.key(key, format, door);
 	}
 
 	/**
@@ -416,6 +559,18 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public static String storedScope(String scope) {
 		return StoredIds.scope(scope);
+	}
+
+	/**
+	 * The record a door keeps a key under in a scope: the HTTP door's keys and a method
+	 * call's (the method door's, the template's) are kept apart, so that one key used by
+	 * both, a handler passing its own {@code Idempotency-Key} to a keyed method, is two
+	 * records; scope and key hashed as {@link #begin} does when they are too long.
+	 * @param canonicalKey the key in the canonical form of its format (a UUID in lower
+	 * case, an opaque key as sent)
+	 */
+	public static RecordId recordId(String scope, String canonicalKey, IdempotentCall.Door door) {
+		return StoredIds.of(scope, canonicalKey, door);
 	}
 
 }

@@ -54,13 +54,19 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 		this(scope, keyValues, keyFormat, keyRequired, operation, fingerprint, List::of, Door.HTTP);
 	}
 
-	/** The front door that makes a call. */
+	/**
+	 * The front door that makes a call. The keys of each door are kept apart in the store
+	 * (see {@link IdempotencyEngine#recordId}).
+	 */
 	public enum Door {
 
 		/** The {@code Idempotency-Key} header on an HTTP request. */
 		HTTP("http"),
 
-		/** An {@code @Idempotent} bean method with a key expression. */
+		/**
+		 * An {@code @Idempotent} bean method with a key expression, or the
+		 * {@code IdempotencyTemplate}.
+		 */
 		METHOD("method");
 
 		private final String tag;
@@ -69,7 +75,10 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 			this.tag = tag;
 		}
 
-		/** The value of the observation's {@code idempotency.door}. */
+		/**
+		 * The value of the observation's {@code idempotency.door}, and what a stored key
+		 * of a door other than {@code HTTP} starts with.
+		 */
 		public String tag() {
 			return this.tag;
 		}

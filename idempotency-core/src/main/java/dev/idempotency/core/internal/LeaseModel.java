@@ -1,7 +1,8 @@
 package dev.idempotency.core.internal;
 
 import java.time.Duration;
-import java.time.Instant;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.idempotency.core.ExecutionResult;
@@ -45,46 +46,73 @@ final class LeaseModel implements ProtocolModel {
 		this.existingRecords = existingRecords;
 	}
 
+	/**
+	 * A stopped engine refuses keyed calls: an owner without heartbeats would be taken
+	 * over.
+	 */
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
-			boolean atomicCompletion) {
+	public @Nullable Decision refusal(String operation) {
+		return this.heartbeat.ensureRunning() ? null : this.refusals.engineStopped(operation);
+	}
+
+	/**
+	 * Reserves the key: a fresh owner token for each look. Acquired (new, or taken over
+	 * after its owner's lease ran out): run, its lease kept alive by the heartbeat.
+	 * Otherwise the record that holds the key answers.
+	 */
+	@Override
+	public Lookup<ReserveResult> lookup(RecordId id, IdempotentCall call, Duration retention,
+			@Nullable Observation observation, boolean atomicCompletion) {
 		String operation = call.operation();
-		if (!this.heartbeat.ensureRunning()) {
-			return this.refusals.engineStopped(operation);
-		}
-		String fingerprint = call.fingerprint().get();
-		Instant deadline = this.existingRecords.inFlightDeadline();
-		while (true) {
-			String ownerToken = newOwnerToken();
-			long reserveStart = System.nanoTime();
-			ReserveResult result;
-			try {
-				ReserveRequest request = new ReserveRequest(id, fingerprint, operation, ownerToken,
-						this.engine.settings().lease().duration(), retention, atomicCompletion);
-				result = this.reporter.timed("reserve", () -> this.engine.store().reserve(request));
+		return new Lookup<>(this.existingRecords, this.refusals, call) {
+
+			private String ownerToken = "";
+
+			private long reserveStart;
+
+			private ReserveRequest next() {
+				this.ownerToken = newOwnerToken();
+				this.reserveStart = System.nanoTime();
+				return new ReserveRequest(id, fingerprint(), operation, this.ownerToken,
+						LeaseModel.this.engine.settings().lease().duration(), retention, atomicCompletion);
 			}
-			catch (RuntimeException ex) {
-				return this.refusals.storeFailed(operation, ex);
+
+			@Override
+			ReserveResult look() {
+				ReserveRequest request = next();
+				return LeaseModel.this.reporter.timed("reserve", () -> LeaseModel.this.engine.store().reserve(request));
 			}
-			if (result instanceof ReserveResult.Acquired acquired) {
-				Reservation.Lease reservation = new Reservation.Lease(id, ownerToken, operation, acquired.takenOver(),
-						reserveStart, observation);
-				this.heartbeat.keepAlive(reservation);
-				this.reporter.report(acquired.takenOver() ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED,
-						operation, id);
-				if (acquired.takenOver()) {
-					logger.info("Took over idempotency key " + id.key() + " for " + operation
-							+ " after its owner's lease expired");
+
+			@Override
+			CompletionStage<ReserveResult> lookAsync(Executor executor) {
+				ReserveRequest request = next();
+				return LeaseModel.this.reporter.timedAsync("reserve",
+						() -> LeaseModel.this.engine.store().reserveAsync(request, executor));
+			}
+
+			@Override
+			@Nullable Decision decide(ReserveResult result) {
+				if (result instanceof ReserveResult.Acquired acquired) {
+					return acquired(id, operation, this.ownerToken, acquired.takenOver(), this.reserveStart,
+							observation);
 				}
-				return new Decision.Proceed(reservation);
+				return existing(((ReserveResult.Existing) result).record());
 			}
-			IdempotencyRecord existing = ((ReserveResult.Existing) result).record();
-			fingerprint = ExistingRecords.sameRequestFingerprint(existing, fingerprint, call);
-			Decision decision = this.existingRecords.answer(existing, fingerprint, operation, deadline);
-			if (decision != null) {
-				return decision;
-			}
+
+		};
+	}
+
+	private Decision acquired(RecordId id, String operation, String ownerToken, boolean takenOver, long reserveStart,
+			@Nullable Observation observation) {
+		Reservation.Lease reservation = new Reservation.Lease(id, ownerToken, operation, takenOver, reserveStart,
+				observation);
+		this.heartbeat.keepAlive(reservation);
+		this.reporter.report(takenOver ? IdempotencyOutcome.TAKEN_OVER : IdempotencyOutcome.EXECUTED, operation, id);
+		if (takenOver) {
+			logger.info(
+					"Took over idempotency key " + id.key() + " for " + operation + " after its owner's lease expired");
 		}
+		return new Decision.Proceed(reservation);
 	}
 
 	/**

@@ -17,15 +17,23 @@ import org.jspecify.annotations.Nullable;
 interface ProtocolModel {
 
 	/**
-	 * Decides a call with a valid key: run it, replay, or refuse (also when the store
-	 * fails). A reservation it makes carries {@code observation}, stopped when its run is
-	 * {@link EngineReporter#finished finished}.
+	 * The look at the key that decides a call with a valid key: run it, replay, or refuse
+	 * (also when the store fails). A reservation it makes carries {@code observation},
+	 * stopped when its run is {@link EngineReporter#finished finished}.
 	 * @param atomicCompletion whether the door records the answer in the transaction of
 	 * the operation's own writes, on the store's database
 	 * ({@link IdempotencyEngine#begin(IdempotentCall, boolean)})
 	 */
-	Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
+	Lookup<?> lookup(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
 			boolean atomicCompletion);
+
+	/**
+	 * A refusal of every keyed call before any look at the store (a stopped engine in
+	 * lease mode), else {@code null}.
+	 */
+	default @Nullable Decision refusal(String operation) {
+		return null;
+	}
 
 	/** Whether an answer with this status is recorded in this mode. */
 	boolean records(int status);

@@ -3,6 +3,8 @@ package dev.idempotency.core.internal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyOutcome;
@@ -49,31 +51,39 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 * lease mode (replay, 422, or wait for one in progress, which a lease-mode node may
 	 * have left during a change of mode).
 	 */
+	/**
+	 * Reads the key: absent, run (nothing is written before the run); otherwise the
+	 * record that holds it answers.
+	 */
 	@Override
-	public Decision begin(RecordId id, IdempotentCall call, Duration retention, @Nullable Observation observation,
-			boolean atomicCompletion) {
+	public Lookup<Optional<IdempotencyRecord>> lookup(RecordId id, IdempotentCall call, Duration retention,
+			@Nullable Observation observation, boolean atomicCompletion) {
 		String operation = call.operation();
-		String fingerprint = call.fingerprint().get();
-		Instant deadline = this.existingRecords.inFlightDeadline();
-		while (true) {
-			Optional<IdempotencyRecord> found;
-			try {
-				found = this.reporter.timed("find", () -> this.engine.store().find(id));
+		return new Lookup<>(this.existingRecords, this.refusals, call) {
+
+			@Override
+			Optional<IdempotencyRecord> look() {
+				return RecordAfterSuccessModel.this.reporter.timed("find",
+						() -> RecordAfterSuccessModel.this.engine.store().find(id));
 			}
-			catch (RuntimeException ex) {
-				return this.refusals.storeFailed(operation, ex);
+
+			@Override
+			CompletionStage<Optional<IdempotencyRecord>> lookAsync(Executor executor) {
+				return RecordAfterSuccessModel.this.reporter.timedAsync("find",
+						() -> RecordAfterSuccessModel.this.engine.store().findAsync(id, executor));
 			}
-			if (found.isEmpty()) {
-				this.reporter.report(IdempotencyOutcome.EXECUTED, operation, id);
-				return new Decision.Proceed(
-						new Reservation.RecordAfterSuccess(id, operation, fingerprint, retention, observation));
+
+			@Override
+			@Nullable Decision decide(Optional<IdempotencyRecord> found) {
+				if (found.isEmpty()) {
+					RecordAfterSuccessModel.this.reporter.report(IdempotencyOutcome.EXECUTED, operation, id);
+					return new Decision.Proceed(
+							new Reservation.RecordAfterSuccess(id, operation, fingerprint(), retention, observation));
+				}
+				return existing(found.get());
 			}
-			fingerprint = ExistingRecords.sameRequestFingerprint(found.get(), fingerprint, call);
-			Decision decision = this.existingRecords.answer(found.get(), fingerprint, operation, deadline);
-			if (decision != null) {
-				return decision;
-			}
-		}
+
+		};
 	}
 
 	/** Only a success (2xx) is recorded. */

@@ -269,6 +269,12 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return "memory";
 	}
 
+	/** Its calls touch memory only: a caller that must not block makes them itself. */
+	@Override
+	public boolean isBlocking() {
+		return false;
+	}
+
 	/** How many records the store holds now, expired ones not yet dropped included. */
 	public int size() {
 		return this.quota.size();

@@ -8,7 +8,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencyTemplate;
+import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.ResultCodec;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -21,6 +24,7 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatRuntimeException;
 
 /**
@@ -112,11 +116,7 @@ class IdempotencyEngineObservationTests {
 
 	@Test
 	void anAttemptWhoseAnswerAnotherAttemptRecordedFirstIsAConflict() {
-		IdempotencySettings settings = IdempotencySettings.defaults()
-			.toBuilder()
-			.mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS)
-			.build();
-		try (IdempotencyEngine engine = engine(settings, false)) {
+		try (IdempotencyEngine engine = engine(recordAfterSuccess(), false)) {
 			String key = TestKeys.newKey();
 			Reservation first = ((Decision.Proceed) engine.begin(call(key, "fp"))).reservation();
 			Reservation second = ((Decision.Proceed) engine.begin(call(key, "fp"))).reservation();
@@ -158,6 +158,51 @@ class IdempotencyEngineObservationTests {
 				.hasHighCardinalityKeyValue("idempotency.key.hash", Fingerprints.sha256Hex(key).substring(0, 16));
 			assertThat(allValues()).noneMatch((value) -> value.contains(key));
 		}
+	}
+
+	@Test
+	void aTemplateCallIsTheParentOfWhatItsCallbackObservesAndCarriesWhatTheCallbackThrew() {
+		try (IdempotencyEngine engine = engine(IdempotencySettings.defaults(), false)) {
+			IdempotencyTemplate template = new IdempotencyTemplate(engine);
+			String done = template.execute(IdempotentRequest.of("order-1", "Orders.place", new byte[0]),
+					ResultCodec.utf8(),
+					() -> Observation.createNotStarted("work", this.registry).observe(() -> "done"));
+			assertThat(done).isEqualTo("done");
+			IllegalStateException declined = new IllegalStateException("declined");
+			assertThatIllegalStateException().isThrownBy(() -> template
+				.execute(IdempotentRequest.of("order-2", "Orders.place", new byte[0]), ResultCodec.utf8(), () -> {
+					throw declined;
+				})).isSameAs(declined);
+			TestObservationRegistryAssert.assertThat(this.registry)
+				.hasObservationWithNameEqualTo("work")
+				.that()
+				.hasParentObservationContextMatching((parent) -> "idempotency.request".equals(parent.getName()));
+			assertThat(this.stopped).filteredOn((context) -> "idempotency.request".equals(context.getName()))
+				.extracting(Observation.Context::getError)
+				.containsExactly(null, declined);
+			assertThat(outcomes()).containsExactly("(none)", "executed", "executed");
+		}
+	}
+
+	@Test
+	void aCommitThatFailedWithTheApplicationsOwnErrorIsObservedWithIt() {
+		// Record-after-success: the in-memory store cannot roll back
+		// a completion, which a lease would then release.
+		try (IdempotencyEngine engine = engine(recordAfterSuccess(), false)) {
+			Reservation owner = ((Decision.Proceed) engine.begin(call(TestKeys.newKey(), "fp"))).reservation();
+			AtomicOutcome outcome = engine.succeededInTransaction(owner, OK);
+			IllegalStateException duplicate = new IllegalStateException("duplicate key, sent at the commit");
+			engine.commitFailed(owner, outcome, duplicate);
+			TestObservationRegistryAssert.assertThat(this.registry)
+				.hasSingleObservationThat()
+				.hasLowCardinalityKeyValue("idempotency.outcome", "executed")
+				.hasError(duplicate)
+				.hasBeenStopped();
+		}
+	}
+
+	private static IdempotencySettings recordAfterSuccess() {
+		return IdempotencySettings.defaults().toBuilder().mode(IdempotencySettings.Mode.RECORD_AFTER_SUCCESS).build();
 	}
 
 	private IdempotencyEngine engine(IdempotencySettings settings, boolean keyHash) {

@@ -10,6 +10,13 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -158,6 +165,45 @@ class IdempotencyEngineProtocolTests {
 			assertThat(this.results).containsExactly(ExecutionResult.RELEASED);
 			assertThat(store.unused()).isZero();
 		}
+	}
+
+	/**
+	 * The same cases through the engine's non-blocking path, as the reactive door takes
+	 * it: the same decisions and outcomes, and every call of this blocking store on the
+	 * executor given for it, none on the caller's thread.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("beginCases")
+	void beginWithoutBlocking(BeginCase c) throws Exception {
+		ScriptedStore store = new ScriptedStore();
+		c.script().accept(store);
+		IdempotencyEngine engine = engine(store, settings(c.mode(), c.failureMode(), store.waits));
+		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "store-executor"));
+		try {
+			Decision decision = engine.beginAsync(call(), false, executor).get(10, TimeUnit.SECONDS);
+			assertThat(describe(decision)).isEqualTo(c.decision());
+			assertThat(this.outcomes).containsExactly(c.outcome());
+			assertThat(store.unused()).as("scripted answers never asked for").isZero();
+			assertThat(store.threads).as("threads the store was called on").containsOnly("store-executor");
+			if (decision instanceof Decision.Proceed proceed && proceed.reservation() instanceof Reservation.Lease) {
+				store.release(() -> true);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void aFullExecutorForTheStoreIsAStoreFailure() {
+		ScriptedStore store = new ScriptedStore();
+		IdempotencyEngine engine = engine(store, settings(Mode.LEASE, FailureMode.FAIL_CLOSED, false));
+		Executor full = (task) -> {
+			throw new RejectedExecutionException("full");
+		};
+		assertThat(describe(engine.beginAsync(call(), false, full).join()))
+			.isEqualTo("reject 503 store-unavailable retry-after PT5S");
+		assertThat(this.outcomes).containsExactly(IdempotencyOutcome.STORE_ERROR);
 	}
 
 	static Stream<FinishCase> succeededCases() {
@@ -620,8 +666,12 @@ class IdempotencyEngineProtocolTests {
 			return answer.get();
 		}
 
+		/** The names of the threads the store was called on. */
+		final Set<String> threads = ConcurrentHashMap.newKeySet();
+
 		@Override
 		public ReserveResult reserve(ReserveRequest request) {
+			this.threads.add(Thread.currentThread().getName());
 			assertThat(request.id()).isEqualTo(ID);
 			return next(this.reserves, "reserve");
 		}
@@ -648,6 +698,7 @@ class IdempotencyEngineProtocolTests {
 
 		@Override
 		public Optional<IdempotencyRecord> find(RecordId id) {
+			this.threads.add(Thread.currentThread().getName());
 			assertThat(id).isEqualTo(ID);
 			return next(this.finds, "find");
 		}

@@ -18,9 +18,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.MicrometerIdempotencyListener;
 import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
 import dev.idempotency.test.TestKeys;
 import dev.idempotency.test.servers.JdbcTestDatabase;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -224,6 +227,37 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 	}
 
+	/**
+	 * The handler returned, and its own write is sent only at the door's commit (as a JPA
+	 * session sends an entity it did not flush), where it fails on the primary key. The
+	 * application answers that as it would have in the handler; the store did not fail.
+	 */
+	@ParameterizedTest
+	@EnumSource
+	void theApplicationsWriteFailingAtTheCommitIsAnsweredByTheApplicationAndTheKeyIsFree(Mode mode) throws Exception {
+		List<URI> nodes = nodes(mode);
+		String key = TestKeys.newKey();
+		double released = executions(mode, "released");
+		double storeErrors = executions(mode, "store_error");
+		HttpResponse<String> failed = send(post(nodes.get(0), key, "a thing").header("X-Fail", "at-commit"));
+		assertThat(failed.statusCode()).as(failed.body()).isEqualTo(409);
+		assertThat(failed.body()).contains("duplicate thing").doesNotContain("store-unavailable");
+		assertThat(failed.headers().firstValue("Retry-After")).isEmpty();
+		assertThat(rows(key)).as("its insert was rolled back").isEmpty();
+		assertThat(recordStates(key)).as("the key is free").isEmpty();
+		assertThat(executions(mode, "released")).as("counted as the handler's failure").isEqualTo(released + 1);
+		assertThat(executions(mode, "store_error")).as("not as the store's").isEqualTo(storeErrors);
+
+		HttpResponse<String> again = send(post(nodes.get(1), key, "a thing").header("X-Fail", "at-commit"));
+		assertThat(again.statusCode()).as("ran again, answered as the first").isEqualTo(409);
+		HttpResponse<String> retry = send(post(nodes.get(1), key, "a thing"));
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(AtomicTestApplication.runs(key)).isEqualTo(3);
+		assertThat(rows(key)).singleElement().satisfies((run) -> assertThat(retry.body()).contains(run));
+		assertThat(recordStates(key)).containsExactly("COMPLETED");
+	}
+
 	@Test
 	void anAsynchronousHandlerRunsWithoutTheTransactionAndAWarningNamesItOnce(CapturedOutput output) throws Exception {
 		List<URI> nodes = nodes(Mode.LEASE);
@@ -282,6 +316,21 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 
 	protected HttpResponse<String> send(HttpRequest.Builder request) throws IOException, InterruptedException {
 		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	/**
+	 * The {@code idempotency.executions} count of {@code result} on the first node of
+	 * {@code mode}.
+	 */
+	protected double executions(Mode mode, String result) {
+		Counter counter = this.nodes.get(mode)
+			.get(0)
+			.getBean(MeterRegistry.class)
+			.find(MicrometerIdempotencyListener.EXECUTIONS_METER_NAME)
+			.tag("result", result)
+			.tag("operation", "ThingController.create")
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	/** The run ids of the business rows of a key. */

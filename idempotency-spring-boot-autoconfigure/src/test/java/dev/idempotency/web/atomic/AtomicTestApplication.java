@@ -16,9 +16,13 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -31,7 +35,9 @@ import org.springframework.web.bind.annotation.RestController;
  * run id, so every run answers differently. Headers steer a run: {@code X-Hold} makes it
  * wait after its insert until the test opens that gate, {@code X-Sleep} (milliseconds)
  * makes it linger, {@code X-Fail} makes it throw ({@code exception}) or answer
- * {@code 500} ({@code status}) after its insert. None of them is part of the fingerprint.
+ * {@code 500} ({@code status}) after its insert, or makes its insert fail at the commit
+ * ({@code at-commit}), which the application answers {@code 409}. None of them is part of
+ * the fingerprint.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = { "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration",
@@ -80,10 +86,35 @@ class AtomicTestApplication {
 		@Transactional
 		public String insert(String key, String body) {
 			String run = UUID.randomUUID().toString();
+			insert(run, key, body);
+			return run;
+		}
+
+		/**
+		 * Inserts the row, and sends it once more when the transaction commits, as a JPA
+		 * session sends at the commit an entity persisted without a flush: its primary
+		 * key is taken, so the commit fails with the application's own duplicate key.
+		 * Without an outer transaction that commit is this method's, and the handler sees
+		 * the failure.
+		 */
+		@Transactional
+		public String insertAgainAtCommit(String key, String body) {
+			String run = insert(key, body);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void beforeCommit(boolean readOnly) {
+					insert(run, key, body);
+				}
+
+			});
+			return run;
+		}
+
+		private void insert(String run, String key, String body) {
 			this.jdbc.sql("INSERT INTO thing (run, idem_key, body, node) VALUES (?, ?, ?, ?)")
 				.params(run, key, body, this.node)
 				.update();
-			return run;
 		}
 
 	}
@@ -105,7 +136,8 @@ class AtomicTestApplication {
 				@RequestHeader(name = "X-Fail", required = false) @Nullable String fail, @RequestBody String body)
 				throws InterruptedException {
 			RUNS.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
-			String run = this.things.insert(key, body);
+			String run = "at-commit".equals(fail) ? this.things.insertAgainAtCommit(key, body)
+					: this.things.insert(key, body);
 			if (hold != null) {
 				gate(hold + "-entered").countDown();
 				if (!gate(hold).await(20, TimeUnit.SECONDS)) {
@@ -123,6 +155,15 @@ class AtomicTestApplication {
 					.body(Map.of("run", run, "error", "failed after the insert"));
 			}
 			return ResponseEntity.created(URI.create("/things/" + run)).body(Map.of("run", run, "body", body));
+		}
+
+		/**
+		 * How the application answers a duplicate key, whether its write failed in the
+		 * handler or at the commit.
+		 */
+		@ExceptionHandler(DuplicateKeyException.class)
+		ResponseEntity<Map<String, Object>> duplicate(DuplicateKeyException ex) {
+			return ResponseEntity.status(409).body(Map.of("error", "duplicate thing"));
 		}
 
 		/** Writes nothing: answers with what it was sent. */

@@ -7,14 +7,14 @@ import java.util.List;
 import dev.idempotency.test.TestKeys;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Atomic completion of the HTTP door on PostgreSQL; also a commit that fails, made to
- * fail by a deferred constraint trigger on the business table that raises at commit time
- * while the test's flag row exists.
+ * fail by a deferred constraint trigger on the business table that raises at commit time,
+ * with the SQLState of the test's flag row while it exists.
  */
 class PostgresAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOverHttpTests {
 
@@ -23,16 +23,28 @@ class PostgresAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOver
 		return JdbcTestDatabase.postgres();
 	}
 
+	/**
+	 * How each failure of the commit itself is answered: the application's own (a
+	 * deferred check of its writes, here a deferred trigger on its table raising a unique
+	 * violation or an error of its own) as the application answers it, a failure of the
+	 * database ({@code disk_full}, class 53) as the store's.
+	 */
 	@ParameterizedTest
-	@EnumSource
-	void aCommitThatFailsTakesTheRowAndTheRecordWithItAndTheKeyIsFree(Mode mode) throws Exception {
+	@CsvSource({ "LEASE, 23505, 409, duplicate thing", "RECORD_AFTER_SUCCESS, 23505, 409, duplicate thing",
+			"LEASE, P0001, 500, Internal Server Error", "RECORD_AFTER_SUCCESS, P0001, 500, Internal Server Error",
+			"LEASE, 53100, 503, store-unavailable", "RECORD_AFTER_SUCCESS, 53100, 503, store-unavailable" })
+	void aCommitThatFailsTakesTheRowAndTheRecordWithItAndTheKeyIsFree(Mode mode, String sqlState, int status,
+			String answer) throws Exception {
 		List<URI> nodes = nodes(mode);
-		this.jdbc.sql("CREATE TABLE IF NOT EXISTS refuse_commit (why VARCHAR(40))").update();
+		this.jdbc.sql("CREATE TABLE IF NOT EXISTS refuse_commit (sql_state VARCHAR(5))").update();
 		this.jdbc.sql("""
 				CREATE OR REPLACE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+				DECLARE
+					state VARCHAR(5);
 				BEGIN
-					IF EXISTS (SELECT 1 FROM refuse_commit) THEN
-						RAISE EXCEPTION 'the test refuses this commit';
+					SELECT sql_state INTO state FROM refuse_commit LIMIT 1;
+					IF state IS NOT NULL THEN
+						RAISE EXCEPTION 'the test refuses this commit' USING ERRCODE = state;
 					END IF;
 					RETURN NULL;
 				END $$""").update();
@@ -42,7 +54,9 @@ class PostgresAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOver
 					+ " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()")
 			.update();
 		String key = TestKeys.newKey();
-		this.jdbc.sql("INSERT INTO refuse_commit (why) VALUES ('test')").update();
+		double released = executions(mode, "released");
+		double storeErrors = executions(mode, "store_error");
+		this.jdbc.sql("INSERT INTO refuse_commit (sql_state) VALUES (?)").param(sqlState).update();
 		HttpResponse<String> refused;
 		try {
 			refused = send(post(nodes.get(0), key, "a thing"));
@@ -50,12 +64,15 @@ class PostgresAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOver
 		finally {
 			this.jdbc.sql("DELETE FROM refuse_commit").update();
 		}
-		assertThat(refused.statusCode()).isEqualTo(503);
-		assertThat(refused.body()).contains("store-unavailable").contains("nothing was done");
-		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(refused.statusCode()).as(refused.body()).isEqualTo(status);
+		assertThat(refused.body()).contains(answer);
+		boolean storeFailed = sqlState.startsWith("53");
+		assertThat(refused.headers().firstValue("Retry-After").isPresent()).isEqualTo(storeFailed);
 		assertThat(AtomicTestApplication.runs(key)).as("it ran and inserted").isEqualTo(1);
 		assertThat(rows(key)).as("its insert was rolled back").isEmpty();
 		assertThat(recordStates(key)).as("the key is free").isEmpty();
+		assertThat(executions(mode, "store_error")).isEqualTo(storeErrors + (storeFailed ? 1 : 0));
+		assertThat(executions(mode, "released")).isEqualTo(released + (storeFailed ? 0 : 1));
 		HttpResponse<String> retry = send(post(nodes.get(1), key, "a thing"));
 		assertThat(retry.statusCode()).isEqualTo(201);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();

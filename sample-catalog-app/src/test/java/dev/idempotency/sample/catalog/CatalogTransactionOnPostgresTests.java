@@ -58,13 +58,18 @@ class CatalogTransactionOnPostgresTests extends CatalogTransactionTests {
 		return "PostgreSQL";
 	}
 
+	/**
+	 * The database refuses the commit of the record (a deferred trigger on the store's
+	 * table raises {@code disk_full}, a failure of the database, not of the catalog's own
+	 * writes): nothing was done, answered {@code 503} to retry.
+	 */
 	@Test
 	void aCreateNamespaceWhoseRecordCannotCommitLeavesNoNamespaceAndItsRetryCreatesItOnce() throws SQLException {
 		execute("CREATE TABLE refuse_commit (why VARCHAR(40))", """
 				CREATE FUNCTION refuse_completed_record() RETURNS trigger LANGUAGE plpgsql AS $$
 				BEGIN
 					IF NEW.state = 'COMPLETED' AND EXISTS (SELECT 1 FROM refuse_commit) THEN
-						RAISE EXCEPTION 'the test refuses this commit';
+						RAISE EXCEPTION 'the test refuses this commit' USING ERRCODE = 'disk_full';
 					END IF;
 					RETURN NULL;
 				END $$""", "CREATE CONSTRAINT TRIGGER record_refuse_commit AFTER INSERT OR UPDATE ON idempotency_record"

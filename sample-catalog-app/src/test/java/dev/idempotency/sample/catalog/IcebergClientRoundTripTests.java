@@ -59,7 +59,7 @@ class IcebergClientRoundTripTests extends CatalogServerTestSupport {
 	protected IdempotencyStore store;
 
 	@Autowired
-	private RequestGate gate;
+	protected RequestGate gate;
 
 	@Autowired
 	private DataSource dataSource;

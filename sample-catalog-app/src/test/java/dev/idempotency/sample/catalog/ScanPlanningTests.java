@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -19,6 +20,7 @@ import dev.idempotency.sample.catalog.support.CatalogHttp.Response;
 import dev.idempotency.sample.catalog.support.CatalogProxy;
 import dev.idempotency.sample.catalog.support.CatalogServerTestSupport;
 import dev.idempotency.sample.catalog.support.IcebergFixtures;
+import dev.idempotency.sample.catalog.support.RequestGate;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
@@ -40,6 +42,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.TestPropertySource;
 
 /**
@@ -50,19 +54,24 @@ import org.springframework.test.context.TestPropertySource;
  * on live plans. Small bounds, so that a handful of data files exercises them: two file
  * scan tasks per plan task, at most six per plan, at most four live plans (and eight
  * scans planned at once per node, so that the eight concurrent clients meet the limit on
- * live plans).
+ * live plans). A retry of a running plan request is answered in flight after 0.2 s (lease
+ * mode).
  * <p>
  * This class runs on the embedded default (H2); {@link ScanPlanningOnPostgresTests} runs
  * the same on PostgreSQL, and adds a second node on the same database.
  */
-@TestPropertySource(
-		properties = { "catalog.scan-planning.tasks-per-plan-task=2", "catalog.scan-planning.max-file-scan-tasks=6",
-				"catalog.scan-planning.max-live-plans=4", "catalog.scan-planning.max-concurrent-plans=8" })
+@Import(RequestGate.Configuration.class)
+@TestPropertySource(properties = { "catalog.scan-planning.tasks-per-plan-task=2",
+		"catalog.scan-planning.max-file-scan-tasks=6", "catalog.scan-planning.max-live-plans=4",
+		"catalog.scan-planning.max-concurrent-plans=8", "idempotency.in-flight.wait=PT0.2S" })
 class ScanPlanningTests extends CatalogServerTestSupport {
 
 	static final int MAX_LIVE_PLANS = 4;
 
 	static final PartitionSpec BY_DATA = PartitionSpec.builderFor(IcebergFixtures.SCHEMA).identity("data").build();
+
+	@Autowired
+	private RequestGate gate;
 
 	protected CatalogHttp http;
 
@@ -277,6 +286,149 @@ class ScanPlanningTests extends CatalogServerTestSupport {
 		Response next = this.http.post(plan, planRequest(Expressions.alwaysTrue()), "Idempotency-Key", newKey());
 		assertThat(next.status()).as(next.toString()).isEqualTo(200);
 		this.plansToCancel.add(plan + "/" + next.json().path("plan-id").asText());
+	}
+
+	/**
+	 * Plans end with their table. Three plans of two tables that are then dropped and
+	 * unregistered take no place afterwards: four plans of a third table fit. The old
+	 * plans are gone for good: a table created again under the dropped one's name does
+	 * not serve them. A plan follows its table through a rename.
+	 */
+	@Test
+	void plansEndWithTheirTable() {
+		tableWithFiles("ending_ns", "dropped", 1, 1);
+		this.localPlanning.createTable(TableIdentifier.of("ending_ns", "unregistered"), IcebergFixtures.SCHEMA);
+		this.localPlanning.createTable(TableIdentifier.of("ending_ns", "kept"), IcebergFixtures.SCHEMA);
+		String tables = "/v1/namespaces/ending_ns/tables/";
+		String dropped = planned(tables + "dropped/plan");
+		planned(tables + "dropped/plan");
+		planned(tables + "unregistered/plan");
+
+		Response drop = this.http.delete(tables + "dropped", "Idempotency-Key", newKey());
+		assertThat(drop.status()).as(drop.toString()).isEqualTo(204);
+		Response unregister = this.http.post(tables + "unregistered/unregister", "", "Idempotency-Key", newKey());
+		assertThat(unregister.status()).as(unregister.toString()).isEqualTo(200);
+
+		List<String> kept = new ArrayList<>();
+		for (int i = 0; i < MAX_LIVE_PLANS; i++) {
+			kept.add(planned(tables + "kept/plan"));
+		}
+		Response cancelOfDropped = this.http.delete(tables + "dropped/plan/" + dropped, "Idempotency-Key", newKey());
+		assertThat(cancelOfDropped.status()).as(cancelOfDropped.toString()).isEqualTo(404);
+		assertThat(cancelOfDropped.errorType()).isEqualTo("NoSuchTableException");
+
+		this.localPlanning.createTable(TableIdentifier.of("ending_ns", "dropped"), IcebergFixtures.SCHEMA);
+		Response oldPlan = this.http.get(tables + "dropped/plan/" + dropped);
+		assertThat(oldPlan.status()).as(oldPlan.toString()).isEqualTo(404);
+		assertThat(oldPlan.errorType()).isEqualTo("NoSuchPlanIdException");
+
+		Response renamed = this.http.post("/v1/tables/rename",
+				"{\"source\":{\"namespace\":[\"ending_ns\"],\"name\":\"kept\"},"
+						+ "\"destination\":{\"namespace\":[\"ending_ns\"],\"name\":\"moved\"}}",
+				"Idempotency-Key", newKey());
+		assertThat(renamed.status()).as(renamed.toString()).isEqualTo(204);
+		this.plansToCancel.removeIf(path -> path.startsWith(tables + "kept/"));
+		kept.forEach(planId -> this.plansToCancel.add(tables + "moved/plan/" + planId));
+		Response moved = this.http.get(tables + "moved/plan/" + kept.get(0));
+		assertThat(moved.status()).as(moved.toString()).isEqualTo(200);
+		assertThat(moved.json().path("status").asText()).isEqualTo("completed");
+	}
+
+	/**
+	 * A retry of a keyed plan request while the first attempt plans
+	 * ({@link #retryWhileTheFirstAttemptPlans}) leaves one plan live: three more fit, the
+	 * next is refused.
+	 */
+	@Test
+	void aRetryWhileTheFirstAttemptPlansLeavesOnePlanLive() throws Exception {
+		tableWithFiles("race_ns", "events", 1, 1);
+		String plan = "/v1/namespaces/race_ns/tables/events/plan";
+		this.plansToCancel
+			.add(plan + "/" + retryWhileTheFirstAttemptPlans(this.http, this.gate, plan, recordAfterSuccess()));
+		for (int i = 1; i < MAX_LIVE_PLANS; i++) {
+			planned(plan);
+		}
+		Response full = this.http.post(plan, planRequest(Expressions.alwaysTrue()), "Idempotency-Key", newKey());
+		assertThat(full.status()).as(full.toString()).isEqualTo(503);
+		assertThat(full.errorType()).isEqualTo("ServiceUnavailableException");
+	}
+
+	/**
+	 * A retry of a keyed plan request while the first attempt is held before the
+	 * controller. Lease mode: the retry is answered in flight and never plans. Record
+	 * after success: the retry plans and records its answer; the first attempt plans too,
+	 * and is answered with the recorded plan. Either way the client knows one plan; that
+	 * it is the only one live is for the caller to check (the plan of an attempt whose
+	 * answer was not sent must take no place).
+	 * @return the id of the plan the client was answered with
+	 */
+	static String retryWhileTheFirstAttemptPlans(CatalogHttp http, RequestGate gate, String plan,
+			boolean recordAfterSuccess) throws Exception {
+		String request = planRequest(Expressions.alwaysTrue());
+		String key = newKey();
+		RequestGate.Hold hold = gate.holdFirst(key);
+		CompletableFuture<Response> first = CompletableFuture
+			.supplyAsync(() -> http.post(plan, request, "Idempotency-Key", key));
+		Response retry;
+		try {
+			hold.awaitEntered();
+			retry = http.post(plan, request, "Idempotency-Key", key);
+		}
+		finally {
+			hold.release();
+		}
+		Response firstAnswer = first.get();
+		assertThat(firstAnswer.status()).as(firstAnswer.toString()).isEqualTo(200);
+		String planId = firstAnswer.json().path("plan-id").asText();
+		if (recordAfterSuccess) {
+			assertThat(retry.status()).as(retry.toString()).isEqualTo(200);
+			assertThat(firstAnswer.header("Idempotent-Replayed")).isEqualTo("true");
+			assertThat(planId).isEqualTo(retry.json().path("plan-id").asText());
+		}
+		else {
+			assertThat(retry.status()).as(retry.toString()).isEqualTo(503);
+			assertThat(retry.errorType()).isEqualTo("IdempotentRequestInFlightException");
+		}
+		return planId;
+	}
+
+	/**
+	 * Plan requests the catalog cannot plan are refused with 400 in Iceberg's error
+	 * shape: column statistics of a column the table does not have, and a body that is
+	 * not a JSON object. Column names are matched as the request's {@code case-sensitive}
+	 * says.
+	 */
+	@Test
+	void badPlanRequestsAreRefusedWithBadRequest() {
+		tableWithFiles("bad_ns", "events", 1, 1);
+		String plan = "/v1/namespaces/bad_ns/tables/events/plan";
+		Response unknownColumn = this.http.post(plan, "{\"stats-fields\":[\"nope\"]}", "Idempotency-Key", newKey());
+		assertThat(unknownColumn.status()).as(unknownColumn.toString()).isEqualTo(400);
+		assertThat(unknownColumn.errorType()).isEqualTo("IllegalArgumentException");
+		assertThat(unknownColumn.json().path("error").path("message").asText()).contains("nope");
+		Response otherCase = this.http.post(plan, "{\"stats-fields\":[\"DATA\"]}", "Idempotency-Key", newKey());
+		assertThat(otherCase.status()).as(otherCase.toString()).isEqualTo(400);
+		assertThat(otherCase.errorType()).isEqualTo("IllegalArgumentException");
+
+		Response array = this.http.post(plan, "[]", "Idempotency-Key", newKey());
+		assertThat(array.status()).as(array.toString()).isEqualTo(400);
+		assertThat(array.errorType()).isEqualTo("BadRequestException");
+		assertThat(array.json().path("error").path("code").asInt()).isEqualTo(400);
+
+		Response caseInsensitive = this.http.post(plan, "{\"stats-fields\":[\"DATA\"],\"case-sensitive\":false}",
+				"Idempotency-Key", newKey());
+		assertThat(caseInsensitive.status()).as(caseInsensitive.toString()).isEqualTo(200);
+		this.plansToCancel.add(plan + "/" + caseInsensitive.json().path("plan-id").asText());
+		assertThat(caseInsensitive.json().path("file-scan-tasks")).hasSize(2);
+	}
+
+	/** Plans a scan of every file with a new key, and cancels it after the test. */
+	private String planned(String plan) {
+		Response planned = this.http.post(plan, planRequest(Expressions.alwaysTrue()), "Idempotency-Key", newKey());
+		assertThat(planned.status()).as(planned.toString()).isEqualTo(200);
+		String planId = planned.json().path("plan-id").asText();
+		this.plansToCancel.add(plan + "/" + planId);
+		return planId;
 	}
 
 	/**

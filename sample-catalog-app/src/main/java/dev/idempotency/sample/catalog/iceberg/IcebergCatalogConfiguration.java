@@ -65,9 +65,9 @@ public class IcebergCatalogConfiguration {
 	}
 
 	@Bean
-	TableUnregistration tableUnregistration(JdbcCatalog catalog, DataSource dataSource,
+	CatalogTableRows catalogTableRows(JdbcCatalog catalog, DataSource dataSource,
 			PlatformTransactionManager transactionManager) {
-		return new TableUnregistration(catalog, dataSource, transactionManager);
+		return new CatalogTableRows(catalog, dataSource, transactionManager);
 	}
 
 	private static String jdbcUrl(DataSource dataSource) {

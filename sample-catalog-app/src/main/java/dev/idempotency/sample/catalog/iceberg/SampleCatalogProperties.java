@@ -61,11 +61,25 @@ public class SampleCatalogProperties {
 	/** Optional bearer-token authentication. */
 	public static class Auth {
 
-		/** Whether every request must carry a known bearer token. */
+		/**
+		 * Whether every request must carry a known bearer token: a catalog token on the
+		 * catalog's routes, an operator token on the actuator's endpoints other than
+		 * health.
+		 */
 		private boolean enabled = false;
 
-		/** Accepted bearer tokens, each mapped to the principal it authenticates. */
+		/**
+		 * Accepted bearer tokens of the catalog's routes, each mapped to the principal it
+		 * authenticates.
+		 */
 		private Map<String, String> tokens = new LinkedHashMap<>();
+
+		/**
+		 * Accepted bearer tokens of the actuator's endpoints other than health (the
+		 * idempotency endpoint reads and removes any principal's keys), each mapped to
+		 * the operator it authenticates. None: those endpoints are closed.
+		 */
+		private Map<String, String> operatorTokens = new LinkedHashMap<>();
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -81,6 +95,14 @@ public class SampleCatalogProperties {
 
 		public void setTokens(Map<String, String> tokens) {
 			this.tokens = tokens;
+		}
+
+		public Map<String, String> getOperatorTokens() {
+			return this.operatorTokens;
+		}
+
+		public void setOperatorTokens(Map<String, String> operatorTokens) {
+			this.operatorTokens = operatorTokens;
 		}
 
 	}

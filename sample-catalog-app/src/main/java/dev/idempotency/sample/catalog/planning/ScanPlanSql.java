@@ -14,7 +14,9 @@ import javax.sql.DataSource;
  * <p>
  * Two tables and a lock row:
  * <ul>
- * <li>{@code catalog_scan_plan}: one row per plan, its table, its status
+ * <li>{@code catalog_scan_plan}: one row per plan, its table's name when it was planned
+ * and its table's UUID (the table's identity: a plan follows its table through a rename,
+ * and a table created again under a dropped one's name has other plans), its status
  * ({@code planning}, {@code completed}, {@code cancelled}), how many plan tasks it has
  * and when it expires;</li>
  * <li>{@code catalog_scan_plan_task}: the file scan tasks of one plan task, as the JSON
@@ -29,8 +31,8 @@ import javax.sql.DataSource;
  *
  * @param schema creates the tables and the lock row if missing (each statement may run
  * again)
- * @param insertPlan a plan in {@code planning} status; parameters: plan id, table,
- * lifetime in seconds
+ * @param insertPlan a plan in {@code planning} status; parameters: plan id, table name,
+ * table UUID, lifetime in seconds
  */
 record ScanPlanSql(List<String> schema, String insertPlan, String purgeExpiredTasks, String purgeExpiredPlans,
 		String findPlan, String findTasks) {
@@ -52,8 +54,28 @@ record ScanPlanSql(List<String> schema, String insertPlan, String purgeExpiredTa
 
 	static final String DELETE_PLAN = "DELETE FROM catalog_scan_plan WHERE plan_id = ?";
 
+	/**
+	 * Locks the plans of a table (its UUID), so that a plan being completed is deleted
+	 * with the tasks it commits, not before them.
+	 */
+	static final String LOCK_TABLE_PLANS = "SELECT plan_id FROM catalog_scan_plan WHERE table_uuid = ? FOR UPDATE";
+
+	static final String DELETE_TABLE_TASKS = "DELETE FROM catalog_scan_plan_task WHERE plan_id IN"
+			+ " (SELECT plan_id FROM catalog_scan_plan WHERE table_uuid = ?)";
+
+	static final String DELETE_TABLE_PLANS = "DELETE FROM catalog_scan_plan WHERE table_uuid = ?";
+
+	/**
+	 * Whether the plan table has the {@code table_uuid} column (an earlier version of the
+	 * sample created it without): fails if it has not.
+	 */
+	static final String PROBE_TABLE_UUID = "SELECT table_uuid FROM catalog_scan_plan WHERE 1 = 0";
+
+	/** Adds the column to a plan table created by an earlier version of the sample. */
+	static final String ADD_TABLE_UUID = "ALTER TABLE catalog_scan_plan ADD COLUMN table_uuid VARCHAR(36)";
+
 	private static final String PLAN_COLUMNS = "plan_id VARCHAR(64) PRIMARY KEY, table_name VARCHAR(1024) NOT NULL,"
-			+ " status VARCHAR(16) NOT NULL, task_count INT NOT NULL, expires_at ";
+			+ " table_uuid VARCHAR(36), status VARCHAR(16) NOT NULL, task_count INT NOT NULL, expires_at ";
 
 	private static final String TASK_COLUMNS = "plan_id VARCHAR(64) NOT NULL, task_index INT NOT NULL, tasks_json ";
 
@@ -91,15 +113,15 @@ record ScanPlanSql(List<String> schema, String insertPlan, String purgeExpiredTa
 
 	private static ScanPlanSql of(List<String> schema, String expiryFromLifetime, String now) {
 		return new ScanPlanSql(schema,
-				"INSERT INTO catalog_scan_plan (plan_id, table_name, status, task_count, expires_at)"
-						+ " VALUES (?, ?, 'planning', 0, " + expiryFromLifetime + ")",
+				"INSERT INTO catalog_scan_plan (plan_id, table_name, table_uuid, status, task_count, expires_at)"
+						+ " VALUES (?, ?, ?, 'planning', 0, " + expiryFromLifetime + ")",
 				"DELETE FROM catalog_scan_plan_task WHERE plan_id IN"
 						+ " (SELECT plan_id FROM catalog_scan_plan WHERE expires_at <= " + now + ")",
 				"DELETE FROM catalog_scan_plan WHERE expires_at <= " + now,
-				"SELECT table_name, status, task_count FROM catalog_scan_plan WHERE plan_id = ? AND expires_at > "
+				"SELECT table_uuid, status, task_count FROM catalog_scan_plan WHERE plan_id = ? AND expires_at > "
 						+ now,
 				"SELECT t.tasks_json FROM catalog_scan_plan_task t JOIN catalog_scan_plan p ON p.plan_id = t.plan_id"
-						+ " WHERE t.plan_id = ? AND t.task_index = ? AND p.table_name = ? AND p.status = 'completed'"
+						+ " WHERE t.plan_id = ? AND t.task_index = ? AND p.table_uuid = ? AND p.status = 'completed'"
 						+ " AND p.expires_at > " + now);
 	}
 

@@ -8,7 +8,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
 
+import dev.idempotency.sample.catalog.iceberg.CatalogTableRows;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Scan;
 import org.apache.iceberg.Table;
@@ -27,6 +29,8 @@ import org.apache.iceberg.rest.responses.FetchPlanningResultResponse;
 import org.apache.iceberg.rest.responses.FetchScanTasksResponse;
 import org.apache.iceberg.rest.responses.FetchScanTasksResponseParser;
 import org.apache.iceberg.rest.responses.PlanTableScanResponse;
+import org.apache.iceberg.types.Types;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -57,7 +61,12 @@ import org.springframework.transaction.support.TransactionTemplate;
  * takes a second connection while a keyed request's own transaction holds one. The tasks
  * and the completion join the request's transaction (the starter's, when the request is
  * keyed and the store is the catalog's database), so they commit with the stored answer.
- * A plan whose planning fails is removed again.
+ * A plan whose planning fails is removed again, and so is a plan whose answer did not
+ * reach its client ({@link #release}).
+ * <p>
+ * A plan belongs to its table's identity, the table's UUID, not to its name: it follows
+ * the table through a rename, is not served for another table created under the same
+ * name, and ends when its table is dropped or unregistered ({@link #endPlansOf}).
  */
 public class ScanPlanning {
 
@@ -71,6 +80,8 @@ public class ScanPlanning {
 	private static final char TASK_SEPARATOR = ':';
 
 	private final Catalog catalog;
+
+	private final CatalogTableRows tableRows;
 
 	private final JdbcOperations jdbc;
 
@@ -87,9 +98,10 @@ public class ScanPlanning {
 	/** Scans this node may plan at the same time. */
 	private final Semaphore planners;
 
-	ScanPlanning(Catalog catalog, JdbcOperations jdbc, PlatformTransactionManager transactionManager, ScanPlanSql sql,
-			ScanPlanningProperties properties) {
+	ScanPlanning(Catalog catalog, CatalogTableRows tableRows, JdbcOperations jdbc,
+			PlatformTransactionManager transactionManager, ScanPlanSql sql, ScanPlanningProperties properties) {
 		this.catalog = catalog;
+		this.tableRows = tableRows;
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.properties = properties;
@@ -101,7 +113,10 @@ public class ScanPlanning {
 
 	/**
 	 * Plans a scan of the table and stores the plan.
-	 * @throws NoSuchTableException if the table does not exist
+	 * @throws NoSuchTableException if the table does not exist, or is dropped while its
+	 * scan is planned
+	 * @throws IllegalArgumentException if the request names a snapshot or a column the
+	 * table does not have
 	 * @throws ServiceUnavailableException if {@code max-live-plans} plans are live, or
 	 * this node plans {@code max-concurrent-plans} scans already
 	 * @throws UnsupportedOperationException if the scan has more than
@@ -125,9 +140,9 @@ public class ScanPlanning {
 	private PlanTableScanResponse planWithPermit(TableIdentifier identifier, PlanTableScanRequest request) {
 		Table table = this.catalog.loadTable(identifier);
 		Scan<?, FileScanTask, ?> scan = configure(table, request);
-		String planId = reserve(identifier);
+		String planId = reserve(identifier, table);
 		try {
-			PlanTableScanResponse response = this.joined.execute(status -> planInto(planId, table, scan));
+			PlanTableScanResponse response = this.joined.execute(status -> planInto(planId, identifier, table, scan));
 			if (response == null) {
 				throw new IllegalStateException("Planning " + planId + " answered nothing");
 			}
@@ -168,7 +183,7 @@ public class ScanPlanning {
 	 * of another table
 	 */
 	public String fetchTasks(TableIdentifier identifier, FetchScanTasksRequest request) {
-		requireTable(identifier);
+		String tableUuid = tableUuid(identifier);
 		String planTask = request.planTask();
 		int separator = planTask.lastIndexOf(TASK_SEPARATOR);
 		int index;
@@ -182,7 +197,7 @@ public class ScanPlanning {
 			throw new NoSuchPlanTaskException("No such plan task: %s", planTask);
 		}
 		List<String> tasks = this.jdbc.query(this.sql.findTasks(), (row, number) -> row.getString(1),
-				planTask.substring(0, separator), index, identifier.toString());
+				planTask.substring(0, separator), index, tableUuid);
 		if (tasks.isEmpty()) {
 			throw new NoSuchPlanTaskException("No such plan task: %s", planTask);
 		}
@@ -202,14 +217,49 @@ public class ScanPlanning {
 	}
 
 	/**
-	 * Removes expired plans and inserts one in {@code planning} status, if fewer than
-	 * {@code max-live-plans} are live; under the lock row, so that two nodes cannot both
-	 * take the last place.
+	 * Removes a plan and its tasks, whatever its state, so that it no longer takes a
+	 * place: for a plan whose answer did not reach its client (another attempt's answer
+	 * was sent instead, or its request's transaction rolled back), which no client can
+	 * ever read or cancel. Call it once the request's transaction has ended.
 	 */
-	private String reserve(TableIdentifier identifier) {
+	public void release(String planId) {
+		this.separate.executeWithoutResult(status -> {
+			this.jdbc.update(ScanPlanSql.DELETE_TASKS, planId);
+			this.jdbc.update(ScanPlanSql.DELETE_PLAN, planId);
+		});
+	}
+
+	/**
+	 * Ends every plan of a table that is gone (dropped or unregistered), with its tasks:
+	 * they no longer take a place, and a table registered again, or created under the
+	 * same name, starts without them. Under the lock row, in the caller's transaction if
+	 * there is one (a keyed drop's on the catalog's database: the plans end with the
+	 * drop), else in one of its own after the drop committed: a reservation waits for it,
+	 * and then finds the table gone.
+	 * @param tableUuid the UUID of the table, from its last metadata
+	 */
+	public void endPlansOf(String tableUuid) {
+		this.joined.executeWithoutResult(status -> {
+			this.jdbc.queryForList(ScanPlanSql.LOCK);
+			// A plan being completed commits its tasks first: wait for it, then delete
+			// both.
+			this.jdbc.queryForList(ScanPlanSql.LOCK_TABLE_PLANS, tableUuid);
+			this.jdbc.update(ScanPlanSql.DELETE_TABLE_TASKS, tableUuid);
+			this.jdbc.update(ScanPlanSql.DELETE_TABLE_PLANS, tableUuid);
+		});
+	}
+
+	/**
+	 * Removes expired plans and inserts one in {@code planning} status, if fewer than
+	 * {@code max-live-plans} are live and the table is still the one loaded; under the
+	 * lock row, so that two nodes cannot both take the last place, and a table dropped
+	 * since it was loaded (its plans ended under the same lock) gets none.
+	 */
+	private String reserve(TableIdentifier identifier, Table table) {
 		String planId = UUID.randomUUID().toString();
 		this.separate.executeWithoutResult(status -> {
 			this.jdbc.queryForList(ScanPlanSql.LOCK);
+			requireStillThere(identifier, table);
 			this.jdbc.update(this.sql.purgeExpiredTasks());
 			this.jdbc.update(this.sql.purgeExpiredPlans());
 			Long live = this.jdbc.queryForObject(ScanPlanSql.COUNT_LIVE, Long.class);
@@ -219,13 +269,39 @@ public class ScanPlanning {
 								+ " retry after one completes its scan, or plan the scan on the client",
 						live);
 			}
-			this.jdbc.update(this.sql.insertPlan(), planId, identifier.toString(),
+			this.jdbc.update(this.sql.insertPlan(), planId, identifier.toString(), table.uuid().toString(),
 					this.properties.getPlanLifetime().toSeconds());
 		});
 		return planId;
 	}
 
-	private PlanTableScanResponse planInto(String planId, Table table, Scan<?, FileScanTask, ?> scan) {
+	/**
+	 * Checks, under the lock row, that the catalog still has the table that was loaded:
+	 * its row names the same metadata file, or (after a commit since) the table it names
+	 * has the same UUID.
+	 */
+	private void requireStillThere(TableIdentifier identifier, Table table) {
+		String location = this.tableRows.metadataLocation(identifier);
+		if (location == null) {
+			throw new NoSuchTableException("Table does not exist: %s", identifier);
+		}
+		if (location.equals(metadataLocation(table))) {
+			return;
+		}
+		if (!this.catalog.loadTable(identifier).uuid().equals(table.uuid())) {
+			throw new NoSuchTableException(
+					"Table %s was dropped while its scan was planned, and created again: plan the scan again",
+					identifier);
+		}
+	}
+
+	private static @Nullable String metadataLocation(Table table) {
+		return (table instanceof HasTableOperations operations)
+				? operations.operations().current().metadataFileLocation() : null;
+	}
+
+	private PlanTableScanResponse planInto(String planId, TableIdentifier identifier, Table table,
+			Scan<?, FileScanTask, ?> scan) {
 		int perPlanTask = Math.max(1, this.properties.getTasksPerPlanTask());
 		int limit = this.properties.getMaxFileScanTasks();
 		Map<Integer, PartitionSpec> specs = table.specs();
@@ -268,6 +344,10 @@ public class ScanPlanning {
 		// Last: once the plan row is updated, nothing may fail before the transaction
 		// ends (see plan's clean-up).
 		if (this.jdbc.update(ScanPlanSql.COMPLETE, stored, planId) != 1) {
+			if (this.jdbc.queryForList(this.sql.findPlan(), planId).isEmpty()) {
+				throw new NoSuchTableException("Table %s was dropped while its scan was planned (or the plan"
+						+ " outlived catalog.scan-planning.plan-lifetime)", identifier);
+			}
 			throw new IllegalStateException("Scan plan " + planId + " was cancelled while it was planned");
 		}
 		return response;
@@ -280,19 +360,21 @@ public class ScanPlanning {
 	}
 
 	private StoredPlan find(TableIdentifier identifier, String planId) {
-		requireTable(identifier);
+		String tableUuid = tableUuid(identifier);
 		List<StoredPlan> plans = this.jdbc.query(this.sql.findPlan(),
 				(row, number) -> new StoredPlan(row.getString(1), row.getString(2), row.getInt(3)), planId);
-		if (plans.isEmpty() || !plans.get(0).table().equals(identifier.toString())) {
+		if (plans.isEmpty() || !tableUuid.equals(plans.get(0).tableUuid())) {
 			throw new NoSuchPlanIdException("No such scan plan: %s", planId);
 		}
 		return plans.get(0);
 	}
 
-	private void requireTable(TableIdentifier identifier) {
-		if (!this.catalog.tableExists(identifier)) {
-			throw new NoSuchTableException("Table does not exist: %s", identifier);
-		}
+	/**
+	 * The UUID of the table the catalog has under this name now.
+	 * @throws NoSuchTableException if there is none
+	 */
+	private String tableUuid(TableIdentifier identifier) {
+		return this.catalog.loadTable(identifier).uuid().toString();
 	}
 
 	private static List<String> planTaskIds(String planId, int count) {
@@ -324,6 +406,12 @@ public class ScanPlanning {
 
 	private static <T extends Scan<T, FileScanTask, ?>> T refine(T scan, PlanTableScanRequest request) {
 		T refined = scan.caseSensitive(request.caseSensitive());
+		List<String> statsFields = request.statsFields();
+		if (statsFields != null) {
+			// Before select, which narrows the scan's schema: until then it is the schema
+			// the scan reads, in which includeColumnStats looks the names up.
+			refined = refined.includeColumnStats(columnNames(refined, statsFields, request.caseSensitive()));
+		}
 		List<String> select = request.select();
 		if (select != null) {
 			refined = refined.select(select);
@@ -331,14 +419,33 @@ public class ScanPlanning {
 		if (request.filter() != null) {
 			refined = refined.filter(request.filter());
 		}
-		List<String> statsFields = request.statsFields();
-		if (statsFields != null) {
-			refined = refined.includeColumnStats(statsFields);
-		}
 		return refined;
 	}
 
-	private record StoredPlan(String table, String status, int taskCount) {
+	/**
+	 * The scan schema's names of the {@code stats-fields} columns, matched as the request
+	 * says. Iceberg's {@code includeColumnStats} looks them up case-sensitively and fails
+	 * with a {@link NullPointerException} on a name it does not find.
+	 * @throws IllegalArgumentException if the schema has no such column
+	 */
+	private static List<String> columnNames(Scan<?, FileScanTask, ?> scan, List<String> statsFields,
+			boolean caseSensitive) {
+		List<String> names = new ArrayList<>(statsFields.size());
+		for (String name : statsFields) {
+			Types.NestedField field = caseSensitive ? scan.schema().findField(name)
+					: scan.schema().caseInsensitiveFindField(name);
+			if (field == null) {
+				throw new IllegalArgumentException(String.format(
+						"Cannot include column statistics of %s (stats-fields): the table's schema has no such column%s",
+						name, caseSensitive ? " (matched case-sensitively)" : ""));
+			}
+			names.add(scan.schema().findColumnName(field.fieldId()));
+		}
+		return names;
+	}
+
+	/** A stored plan; {@code tableUuid} is null for a plan of an earlier version. */
+	private record StoredPlan(@Nullable String tableUuid, String status, int taskCount) {
 	}
 
 }

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.PropertyAccessor;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -57,10 +59,24 @@ public class IcebergMessageConverter extends AbstractHttpMessageConverter<Object
 		return RESTMessage.class.isAssignableFrom(clazz);
 	}
 
+	/**
+	 * Reads a JSON object into the model class. Anything else is refused: Iceberg's
+	 * parsers read missing fields of a JSON array as absent, so {@code []} would pass as
+	 * a request with every field left out.
+	 */
 	@Override
 	protected Object readInternal(Class<?> clazz, HttpInputMessage inputMessage) throws IOException {
-		try {
-			Object value = this.mapper.readValue(inputMessage.getBody(), clazz);
+		try (JsonParser parser = this.mapper.createParser(inputMessage.getBody())) {
+			JsonToken first = parser.nextToken();
+			if (first == null) {
+				throw new HttpMessageNotReadableException("Request body is empty", inputMessage);
+			}
+			if (first != JsonToken.START_OBJECT) {
+				throw new HttpMessageNotReadableException(
+						"Invalid " + clazz.getSimpleName() + ": expected a JSON object, found " + first.asString(),
+						inputMessage);
+			}
+			Object value = this.mapper.readValue(parser, clazz);
 			if (value == null) {
 				throw new HttpMessageNotReadableException("Request body is empty", inputMessage);
 			}

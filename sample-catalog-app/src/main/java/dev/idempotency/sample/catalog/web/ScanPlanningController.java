@@ -2,6 +2,8 @@ package dev.idempotency.sample.catalog.web;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.sample.catalog.planning.ScanPlanning;
+import dev.idempotency.sample.catalog.planning.UnansweredPlanRelease;
+import jakarta.servlet.http.HttpServletRequest;
 import org.apache.iceberg.rest.requests.FetchScanTasksRequest;
 import org.apache.iceberg.rest.requests.PlanTableScanRequest;
 import org.apache.iceberg.rest.responses.FetchPlanningResultResponse;
@@ -35,11 +37,17 @@ public class ScanPlanningController {
 		this.planning = planning;
 	}
 
+	/**
+	 * Plans a scan; the plan is released again if this answer is not the one its client
+	 * gets ({@link UnansweredPlanRelease}).
+	 */
 	@Idempotent(operation = "planTableScan")
 	@PostMapping(TABLE + "/plan")
 	public PlanTableScanResponse planTableScan(@PathVariable String namespace, @PathVariable String table,
-			@RequestBody PlanTableScanRequest request) {
-		return this.planning.plan(CatalogPaths.identifier(namespace, table), request);
+			@RequestBody PlanTableScanRequest request, HttpServletRequest servletRequest) {
+		PlanTableScanResponse response = this.planning.plan(CatalogPaths.identifier(namespace, table), request);
+		UnansweredPlanRelease.planned(servletRequest, response.planId());
+		return response;
 	}
 
 	@GetMapping(TABLE + "/plan/{planId}")

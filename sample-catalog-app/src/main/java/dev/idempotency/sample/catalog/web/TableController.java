@@ -7,11 +7,12 @@ import java.util.HexFormat;
 import java.util.Locale;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.sample.catalog.iceberg.CatalogTableRows;
 import dev.idempotency.sample.catalog.iceberg.CatalogTransactions;
-import dev.idempotency.sample.catalog.iceberg.TableUnregistration;
+import dev.idempotency.sample.catalog.planning.ScanPlanning;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties.SnapshotMode;
 import org.apache.iceberg.rest.requests.CommitTransactionRequest;
@@ -54,12 +55,16 @@ public class TableController {
 
 	private final CatalogTransactions transactions;
 
-	private final TableUnregistration unregistration;
+	private final CatalogTableRows tableRows;
 
-	public TableController(Catalog catalog, CatalogTransactions transactions, TableUnregistration unregistration) {
+	private final ScanPlanning planning;
+
+	public TableController(Catalog catalog, CatalogTransactions transactions, CatalogTableRows tableRows,
+			ScanPlanning planning) {
 		this.catalog = catalog;
 		this.transactions = transactions;
-		this.unregistration = unregistration;
+		this.tableRows = tableRows;
+		this.planning = planning;
 	}
 
 	@GetMapping(TABLES)
@@ -139,28 +144,25 @@ public class TableController {
 				SnapshotMode.ALL);
 	}
 
+	/** Drops a table (with its files on {@code purgeRequested}), and its scan plans. */
 	@Idempotent(operation = "dropTable")
 	@DeleteMapping(TABLE)
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void dropTable(@PathVariable String namespace, @PathVariable String table,
 			@RequestParam(defaultValue = "false") boolean purgeRequested) {
-		TableIdentifier identifier = CatalogPaths.identifier(namespace, table);
-		if (purgeRequested) {
-			CatalogHandlers.purgeTable(this.catalog, identifier);
-		}
-		else {
-			CatalogHandlers.dropTable(this.catalog, identifier);
-		}
+		endPlansOf(this.tableRows.drop(CatalogPaths.identifier(namespace, table), purgeRequested));
 	}
 
 	/**
 	 * Removes a table from the catalog without deleting any of its files, and answers its
-	 * last metadata location and metadata: the opposite of {@code registerTable}.
+	 * last metadata location and metadata: the opposite of {@code registerTable}. Its
+	 * scan plans end with it.
 	 */
 	@Idempotent(operation = "unregisterTable")
 	@PostMapping(TABLE + "/unregister")
 	public UnregisterTableResponse unregisterTable(@PathVariable String namespace, @PathVariable String table) {
-		return new UnregisterTableResponse(this.unregistration.unregister(CatalogPaths.identifier(namespace, table)));
+		return new UnregisterTableResponse(
+				endPlansOf(this.tableRows.unregister(CatalogPaths.identifier(namespace, table))));
 	}
 
 	@Idempotent(operation = "renameTable")
@@ -183,6 +185,15 @@ public class TableController {
 	@ResponseStatus(HttpStatus.NO_CONTENT)
 	public void commitTransaction(@RequestBody CommitTransactionRequest request) {
 		this.transactions.commit(request);
+	}
+
+	/**
+	 * Ends the scan plans of a table that is gone; a table registered again from its
+	 * metadata starts without them.
+	 */
+	private TableMetadata endPlansOf(TableMetadata removed) {
+		this.planning.endPlansOf(removed.uuid());
+		return removed;
 	}
 
 	private static SnapshotMode snapshotMode(String snapshots) {

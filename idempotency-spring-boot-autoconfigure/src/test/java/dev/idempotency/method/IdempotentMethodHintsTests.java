@@ -21,9 +21,10 @@ import static org.mockito.Mockito.mock;
 
 /**
  * A native image can store and replay the results of the method door: their declared
- * return types, generic arguments included, are registered for JSON binding.
+ * return types, generic arguments included, are registered for JSON binding; and its
+ * fingerprint can read the arguments' fields.
  */
-class IdempotentMethodResultHintsTests {
+class IdempotentMethodHintsTests {
 
 	private final DefaultListableBeanFactory beanFactory = new DefaultListableBeanFactory();
 
@@ -42,6 +43,16 @@ class IdempotentMethodResultHintsTests {
 	}
 
 	@Test
+	void argumentClassesReadFieldByFieldHaveTheirFieldsRegistered() {
+		DefaultGenerationContext generationContext = contribute(Payments.class);
+
+		assertThat(RuntimeHintsPredicates.reflection().onFieldAccess(Charge.class, "cents"))
+			.accepts(generationContext.getRuntimeHints());
+		assertThat(RuntimeHintsPredicates.reflection().onFieldAccess(Card.class, "number"))
+			.accepts(generationContext.getRuntimeHints());
+	}
+
+	@Test
 	void aClassWideAnnotationCoversEachMethod() {
 		DefaultGenerationContext generationContext = contribute(AllIdempotent.class);
 
@@ -52,13 +63,13 @@ class IdempotentMethodResultHintsTests {
 	@Test
 	void beansWithoutIdempotentMethodsContributeNothing() {
 		this.beanFactory.registerBeanDefinition("plain", new RootBeanDefinition(Unprotected.class));
-		assertThat(new IdempotentMethodResultHints().processAheadOfTime(RegisteredBean.of(this.beanFactory, "plain")))
+		assertThat(new IdempotentMethodHints().processAheadOfTime(RegisteredBean.of(this.beanFactory, "plain")))
 			.isNull();
 	}
 
 	private DefaultGenerationContext contribute(Class<?> beanClass) {
 		this.beanFactory.registerBeanDefinition("bean", new RootBeanDefinition(beanClass));
-		BeanRegistrationAotContribution contribution = new IdempotentMethodResultHints()
+		BeanRegistrationAotContribution contribution = new IdempotentMethodHints()
 			.processAheadOfTime(RegisteredBean.of(this.beanFactory, "bean"));
 		assertThat(contribution).isNotNull();
 		DefaultGenerationContext generationContext = new DefaultGenerationContext(
@@ -72,6 +83,12 @@ class IdempotentMethodResultHintsTests {
 	}
 
 	record Batch(String name) {
+	}
+
+	record Card(String number) {
+	}
+
+	record Charge(long cents, List<Card> cards) {
 	}
 
 	static class Unprotected {
@@ -96,6 +113,10 @@ class IdempotentMethodResultHintsTests {
 
 		@Idempotent(key = "#id")
 		public void forget(String id) {
+		}
+
+		@Idempotent(key = "#id")
+		public void charge(String id, Charge charge) {
 		}
 
 		public Unprotected other() {
