@@ -5,8 +5,6 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 
 import dev.idempotency.autoconfigure.internal.NeverStoredHeaders;
 import dev.idempotency.core.internal.Answer;
@@ -35,10 +33,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 class IdempotencyFilter extends OncePerRequestFilter {
 
-	/** Stored whatever the configuration says, when present. */
-	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
-			"Last-Modified");
-
 	private final IdempotencyEngine engine;
 
 	private final String headerName;
@@ -50,13 +44,7 @@ class IdempotencyFilter extends OncePerRequestFilter {
 	IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
 		this.engine = engine;
 		this.headerName = headerName;
-		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
-		names.addAll(DEFAULT_STORED_HEADERS);
-		names.addAll(extraStoredHeaders);
-		// Refused at start-up by the properties' validator, which does not run when the
-		// application declares its own IdempotencySettings: left out here too.
-		names.removeIf(NeverStoredHeaders::contains);
-		this.storedHeaders = List.copyOf(names);
+		this.storedHeaders = NeverStoredHeaders.storedWith(extraStoredHeaders);
 	}
 
 	static boolean isMutation(String method) {

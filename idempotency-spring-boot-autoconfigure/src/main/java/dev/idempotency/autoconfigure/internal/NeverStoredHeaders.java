@@ -1,16 +1,21 @@
 package dev.idempotency.autoconfigure.internal;
 
+import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * The response headers the HTTP door never stores for replay, each with why: its filter
- * leaves them out of a stored response whatever
+ * The response headers the HTTP door never stores for replay, each with why: its filters
+ * (Spring MVC's and WebFlux's) leave them out of a stored response whatever
  * {@code idempotency.response.stored-headers} says, and
  * {@code IdempotencyPropertiesValidator} refuses them there at start-up, so that a header
- * an application asked for is not dropped without a word.
+ * an application asked for is not dropped without a word. Also the headers both filters
+ * store, so that the two stacks replay the same answer.
  *
  * @since 0.1.0
  */
@@ -40,7 +45,27 @@ public final class NeverStoredHeaders {
 			Map.entry("content-length", "a replay writes it from the length of the stored body"),
 			Map.entry("idempotent-replayed", "a replay writes it itself (true), and a first answer has none"));
 
+	/** Stored whatever the configuration says, when present. */
+	private static final List<String> DEFAULT_STORED = List.of("Location", "Content-Location", "ETag", "Last-Modified");
+
 	private NeverStoredHeaders() {
+	}
+
+	/**
+	 * The response headers the HTTP door stores besides {@code Content-Type}:
+	 * {@code Location}, {@code Content-Location}, {@code ETag}, {@code Last-Modified} and
+	 * those named, less the ones never stored (refused at start-up by the properties'
+	 * validator, which does not run when the application declares its own
+	 * {@code IdempotencySettings}: left out here too).
+	 * @param named the headers of {@code idempotency.response.stored-headers}
+	 * @return the names, each once whatever its case
+	 */
+	public static List<String> storedWith(Collection<String> named) {
+		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+		names.addAll(DEFAULT_STORED);
+		names.addAll(named);
+		names.removeIf(NeverStoredHeaders::contains);
+		return List.copyOf(names);
 	}
 
 	/**
