@@ -1,6 +1,7 @@
 package dev.idempotency.store;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -154,6 +155,28 @@ public interface IdempotencyStore {
 	 */
 	default Optional<InspectedRecord> inspect(RecordId id) {
 		throw new UnsupportedOperationException("The " + name() + " idempotency store cannot inspect a record");
+	}
+
+	/**
+	 * Reads the records of a key that have not expired, in every scope, each as
+	 * {@link #inspect} reads it, ordered by scope: for the {@code idempotency} Actuator
+	 * endpoint, when an operator has a key from a client's log but does not know whom it
+	 * belongs to. Not for the protocol.
+	 * <p>
+	 * A store implements it where it finds a key without its scope at the cost of a
+	 * lookup (an index on the key, or its own memory); one that would have to read every
+	 * record on its server keeps the default, and the operator names the scope.
+	 * @param key the key as stored ({@link RecordId#key()})
+	 * @param maxRecords the most records to read, at least 1
+	 * @return at most {@code maxRecords} records, the first scopes in order
+	 * @throws UnsupportedOperationException if the store finds a record only by its key
+	 * and scope (the default)
+	 * @since 0.1.0
+	 */
+	default List<InspectedRecord> inspectByKey(String key, int maxRecords) {
+		throw new UnsupportedOperationException("The " + name()
+				+ " idempotency store finds a record only by its key and scope: without the scope it would read every"
+				+ " record");
 	}
 
 	/**

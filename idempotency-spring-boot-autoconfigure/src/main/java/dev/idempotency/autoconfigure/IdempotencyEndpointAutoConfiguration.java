@@ -4,6 +4,7 @@ import dev.idempotency.actuate.IdempotencyEndpoint;
 import dev.idempotency.actuate.IdempotencyEndpointWebExtension;
 import dev.idempotency.core.internal.IdempotencyEngine;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -29,8 +30,11 @@ public final class IdempotencyEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
-	IdempotencyEndpoint idempotencyEndpoint(IdempotencyEngine engine) {
-		return new IdempotencyEndpoint(engine.store());
+	IdempotencyEndpoint idempotencyEndpoint(IdempotencyEngine engine,
+			ObjectProvider<IdempotencyProperties> properties) {
+		IdempotencyProperties idempotency = properties.getIfAvailable(IdempotencyProperties::new);
+		return new IdempotencyEndpoint(engine.store(), idempotency.getKey().getFormat(),
+				engine.settings().storeFailure().retryAfter(), idempotency.getWeb().getProblemTypeBase());
 	}
 
 	@Bean

@@ -363,7 +363,8 @@ public class IdempotencyProperties {
 		/**
 		 * Response headers stored and replayed besides Content-Type, Location,
 		 * Content-Location, ETag and Last-Modified. Set-Cookie, Authorization,
-		 * WWW-Authenticate and hop-by-hop headers are never stored.
+		 * WWW-Authenticate and hop-by-hop headers are never stored: naming one fails the
+		 * start.
 		 */
 		private List<String> storedHeaders = new ArrayList<>();
 

@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
+import dev.idempotency.autoconfigure.internal.NeverStoredHeaders;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.web.JsonFingerprint;
 import org.jspecify.annotations.Nullable;
@@ -225,6 +226,14 @@ final class IdempotencyPropertiesValidator {
 			String property = "idempotency.request.max-body-size";
 			add(property, property + " must be zero or more, was " + requestBody,
 					"Set " + property + " to a size such as 1MB, or remove it for the default.");
+		}
+		for (String header : properties.getResponse().getStoredHeaders()) {
+			String reason = NeverStoredHeaders.reason(header);
+			if (reason != null) {
+				String property = "idempotency.response.stored-headers";
+				add(property, property + " names " + header + ", which the HTTP door never stores: " + reason,
+						"Remove " + header + " from " + property + ".");
+			}
 		}
 		if (properties.getFingerprint().getJson() == JsonFingerprint.CANONICAL && !ClassUtils
 			.isPresent("tools.jackson.core.json.JsonFactory", IdempotencyPropertiesValidator.class.getClassLoader())) {

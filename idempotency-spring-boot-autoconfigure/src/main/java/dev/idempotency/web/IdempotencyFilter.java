@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 
+import dev.idempotency.autoconfigure.internal.NeverStoredHeaders;
 import dev.idempotency.core.internal.Answer;
 import dev.idempotency.core.internal.AtomicOutcome;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -35,15 +33,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 class IdempotencyFilter extends OncePerRequestFilter {
 
-	/** Stored whatever the configuration says, when present. */
-	private static final List<String> DEFAULT_STORED_HEADERS = List.of("Location", "Content-Location", "ETag",
-			"Last-Modified");
-
-	/** Never stored: credentials and hop-by-hop headers. */
-	private static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "authorization",
-			"proxy-authorization", "www-authenticate", "proxy-authenticate", "connection", "keep-alive",
-			"transfer-encoding", "te", "trailer", "upgrade", "content-length", "idempotent-replayed");
-
 	private final IdempotencyEngine engine;
 
 	private final String headerName;
@@ -55,11 +44,7 @@ class IdempotencyFilter extends OncePerRequestFilter {
 	IdempotencyFilter(IdempotencyEngine engine, String headerName, Collection<String> extraStoredHeaders) {
 		this.engine = engine;
 		this.headerName = headerName;
-		Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
-		names.addAll(DEFAULT_STORED_HEADERS);
-		names.addAll(extraStoredHeaders);
-		names.removeIf((name) -> NEVER_STORED.contains(name.toLowerCase(Locale.ROOT)));
-		this.storedHeaders = List.copyOf(names);
+		this.storedHeaders = NeverStoredHeaders.storedWith(extraStoredHeaders);
 	}
 
 	@Override

@@ -30,7 +30,7 @@ class IdempotencyEndpointAutoConfigurationTests {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=idempotency").run((context) -> {
 			assertThat(context).hasSingleBean(IdempotencyEndpoint.class)
 				.hasSingleBean(IdempotencyEndpointWebExtension.class);
-			assertThat(context.getBean(IdempotencyEndpoint.class).record("absent", null)).isNull();
+			assertThat(context.getBean(IdempotencyEndpoint.class).records("absent", "anonymous", null)).isNull();
 		});
 	}
 

@@ -92,6 +92,24 @@ class IdempotencyFailureAnalyzersTests {
 					+ "    - Set idempotency.store.memory.max-entries to a positive number, or remove it for the default.");
 	}
 
+	/**
+	 * A header the HTTP door never stores was dropped without a word; now it fails the
+	 * start with why, and the headers it does store pass.
+	 */
+	@Test
+	void aStoredHeaderThatIsNeverStoredIsReportedWithWhy(CapturedOutput output) {
+		run(Map.of("idempotency.response.stored-headers", "X-Request-Id,Set-Cookie,transfer-encoding"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("The Idempotency-Key settings are invalid (2 problems):")
+			.contains("    - idempotency.response.stored-headers names Set-Cookie, which the HTTP door never stores:"
+					+ " it sets a cookie (a session, a token) for one client, which a replay would hand to every"
+					+ " retry with the key.\n")
+			.contains("    - idempotency.response.stored-headers names transfer-encoding, which the HTTP door never"
+					+ " stores: it is a hop-by-hop header")
+			.contains("    - Remove Set-Cookie from idempotency.response.stored-headers.\n")
+			.doesNotContain("X-Request-Id,");
+	}
+
 	@Test
 	void anIdempotentMethodWhoseKeyDoesNotParseIsReportedWithTheBeanMethodAndExpression(CapturedOutput output) {
 		SpringApplication application = new SpringApplication(App.class, BrokenMethodApp.class);

@@ -1,7 +1,6 @@
 package dev.idempotency.core.internal;
 
 import java.time.Clock;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -14,6 +13,7 @@ import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
@@ -542,16 +542,32 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * The records a key may be kept under in a scope, given as the client sent it, for an
-	 * operator looking one up: the canonical form of a UUID (quoted or not, any case),
-	 * which operations with a UUID key format keep, then the key as sent, which opaque
-	 * ones keep; first as the HTTP door keeps them, then as a method call does (the
-	 * method door, the template); scope and key hashed as {@link #begin} does when they
-	 * are too long.
-	 * @return the candidates, most likely first, empty for a key no format accepts
+	 * The key as a store keeps it, given as the client sent it, in the format of the
+	 * operation it was sent to and for the door that took it, for an operator looking it
+	 * up: what {@link #begin} stores, by the same parsing. The canonical form of a UUID
+	 * (any case, quoted or not) for the UUID formats; for {@link KeyFormat#OPAQUE} the
+	 * key as sent (case and quotes count); a method call's (the method door's, the
+	 * template's) after {@code "method "}; hashed when longer than
+	 * {@link RecordId#MAX_KEY_LENGTH}.
+	 * @param key the key as the client sent it
+	 * @param format the format of its operation, not {@link KeyFormat#DEFAULT}
+	 * @param door the door that took it
+	 * @return the key of its {@link RecordId}
+	 * @throws InvalidIdempotencyKeyException with the reason in words, if the format
+	 * refuses the key
 	 */
-	public static List<RecordId> recordIds(String scope, String key) {
-		return StoredIds.candidates(scope, key);
+	public static String storedKey(String key, KeyFormat format, IdempotentCall.Door door) {
+		return StoredIds.key(key, format, door);
+	}
+
+	/**
+	 * The scope as a store keeps it ({@link RecordId#scope()}): as {@link #begin} stores
+	 * it, hashed when longer than {@link RecordId#MAX_SCOPE_LENGTH}.
+	 * @param scope the scope as resolved
+	 * @return the scope of its {@link RecordId}
+	 */
+	public static String storedScope(String scope) {
+		return StoredIds.scope(scope);
 	}
 
 	/**

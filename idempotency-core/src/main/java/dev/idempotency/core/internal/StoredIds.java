@@ -1,10 +1,6 @@
 package dev.idempotency.core.internal;
 
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
-
+import dev.idempotency.core.KeyFormat;
 import dev.idempotency.store.RecordId;
 
 /**
@@ -30,26 +26,11 @@ final class StoredIds {
 		return new RecordId(scope(scope), key(door, canonicalKey));
 	}
 
-	/** See {@link IdempotencyEngine#recordIds(String, String)}. */
-	static List<RecordId> candidates(String scope, String key) {
-		Set<String> canonical = new LinkedHashSet<>();
-		try {
-			canonical.add(IdempotencyKey.parseUuid(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notAUuid) {
-			// an opaque key, if any
-		}
-		try {
-			canonical.add(IdempotencyKey.opaque(key).value());
-		}
-		catch (InvalidIdempotencyKeyException notOpaque) {
-			// no operation accepts it
-		}
-		List<RecordId> ids = new ArrayList<>();
-		for (IdempotentCall.Door door : IdempotentCall.Door.values()) {
-			canonical.forEach((value) -> ids.add(of(scope, value, door)));
-		}
-		return List.copyOf(ids);
+	/**
+	 * See {@link IdempotencyEngine#storedKey(String, KeyFormat, IdempotentCall.Door)}.
+	 */
+	static String key(String raw, KeyFormat format, IdempotentCall.Door door) {
+		return key(door, IdempotencyKey.parse(raw, format).value());
 	}
 
 	/**

@@ -111,9 +111,14 @@ final class H2Statements {
 			DELETE FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > CURRENT_TIMESTAMP(6)
 			""";
 
+	static final String INSPECT_BY_KEY = """
+			SELECT scope, fingerprint, operation, state, lease_expires_at, expires_at, response, created_at, owner_token
+			FROM %TABLE% WHERE idem_key = :key AND expires_at > CURRENT_TIMESTAMP(6) ORDER BY scope LIMIT :max
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(
 			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
-			RECORD_OVER_EXPIRED, INSPECT, REMOVE);
+			RECORD_OVER_EXPIRED, INSPECT, REMOVE, INSPECT_BY_KEY);
 
 	private H2Statements() {
 	}

@@ -40,10 +40,13 @@ import java.util.List;
  * @param inspect reads a live record as {@code find} does, with its {@code created_at}
  * and {@code owner_token} (for an operator)
  * @param remove deletes a live record whatever its state and owner (for an operator)
+ * @param inspectByKey reads the live records of {@code :key} in every scope as
+ * {@code inspect} does, with their {@code scope}, at most {@code :max} of them in the
+ * order of their scopes (for an operator; the key's own index finds them)
  */
 record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat, String find,
 		String purge, String recordCompleted, String findCurrent, String recordOverExpired, String inspect,
-		String remove) {
+		String remove, String inspectByKey) {
 
 	/** The placeholder of the table name in the statements. */
 	static final String TABLE = "%TABLE%";
@@ -58,7 +61,7 @@ record JdbcIdempotencyStatements(List<String> reserve, String complete, String r
 				this.heartbeat.replace(TABLE, table), this.find.replace(TABLE, table), this.purge.replace(TABLE, table),
 				this.recordCompleted.replace(TABLE, table), this.findCurrent.replace(TABLE, table),
 				this.recordOverExpired.replace(TABLE, table), this.inspect.replace(TABLE, table),
-				this.remove.replace(TABLE, table));
+				this.remove.replace(TABLE, table), this.inspectByKey.replace(TABLE, table));
 	}
 
 }

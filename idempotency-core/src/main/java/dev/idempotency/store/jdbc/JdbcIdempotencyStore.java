@@ -2,6 +2,7 @@ package dev.idempotency.store.jdbc;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -280,6 +281,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
 		return this.runner.oneStatement("inspect", () -> this.rows.inspect(this.statements.inspect(), id));
+	}
+
+	/**
+	 * One query on the index of the key ({@code
+	 *
+	<table>
+	 * _key_idx}), which the starter's changelog adds.
+	 */
+	@Override
+	public List<InspectedRecord> inspectByKey(String key, int maxRecords) {
+		return this.runner.oneStatement("inspectByKey",
+				() -> this.rows.inspectByKey(this.statements.inspectByKey(), key, maxRecords));
 	}
 
 	@Override

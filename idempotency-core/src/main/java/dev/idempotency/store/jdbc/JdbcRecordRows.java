@@ -76,10 +76,24 @@ final class JdbcRecordRows {
 
 	/** The live record {@code sql} reads with its creation time and owner, if any. */
 	Optional<InspectedRecord> inspect(String sql, RecordId id) {
-		return keyed(sql, id)
-			.query((rs, rowNum) -> new InspectedRecord(record(id, rs), this.dialect.readInstant(rs, "created_at"),
-					rs.getString("owner_token")))
-			.optional();
+		return keyed(sql, id).query((rs, rowNum) -> inspected(id, rs)).optional();
+	}
+
+	/**
+	 * The live records of {@code key} in every scope that {@code sql} reads, with their
+	 * creation times and owners, at most {@code maxRecords}.
+	 */
+	List<InspectedRecord> inspectByKey(String sql, String key, int maxRecords) {
+		return this.jdbc.sql(sql)
+			.param("key", key)
+			.param("max", maxRecords)
+			.query((rs, rowNum) -> inspected(new RecordId(rs.getString("scope"), key), rs))
+			.list();
+	}
+
+	private InspectedRecord inspected(RecordId id, ResultSet rs) throws SQLException {
+		return new InspectedRecord(record(id, rs), this.dialect.readInstant(rs, "created_at"),
+				rs.getString("owner_token"));
 	}
 
 	/**

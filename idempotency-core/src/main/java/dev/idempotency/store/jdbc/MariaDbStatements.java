@@ -120,9 +120,15 @@ final class MariaDbStatements {
 			DELETE FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > UTC_TIMESTAMP(6)
 			""";
 
+	/** Scopes in their binary collation's order (utf8mb4_nopad_bin). */
+	static final String INSPECT_BY_KEY = """
+			SELECT scope, fingerprint, operation, state, lease_expires_at, expires_at, response, created_at, owner_token
+			FROM %TABLE% WHERE idem_key = :key AND expires_at > UTC_TIMESTAMP(6) ORDER BY scope LIMIT :max
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(
 			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED,
-			FIND_CURRENT, RECORD_OVER_EXPIRED, INSPECT, REMOVE);
+			FIND_CURRENT, RECORD_OVER_EXPIRED, INSPECT, REMOVE, INSPECT_BY_KEY);
 
 	private MariaDbStatements() {
 	}

@@ -144,8 +144,15 @@ final class PostgresqlStatements {
 			DELETE FROM %TABLE% WHERE scope = :scope AND idem_key = :key AND expires_at > now()
 			""";
 
+	/** Scopes in code point order ("C"), whatever the database's collation. */
+	static final String INSPECT_BY_KEY = """
+			SELECT scope, fingerprint, operation, state, lease_expires_at, expires_at, response, created_at, owner_token
+			FROM %TABLE% WHERE idem_key = :key AND expires_at > now() ORDER BY scope COLLATE "C" LIMIT :max
+			""";
+
 	static final JdbcIdempotencyStatements STATEMENTS = new JdbcIdempotencyStatements(List.of(RESERVE), COMPLETE,
-			RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND, RECORD_OVER_EXPIRED, INSPECT, REMOVE);
+			RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND, RECORD_OVER_EXPIRED, INSPECT, REMOVE,
+			INSPECT_BY_KEY);
 
 	/**
 	 * The same statements, but a reserve that writes commits asynchronously. A recorded
@@ -153,7 +160,7 @@ final class PostgresqlStatements {
 	 */
 	static final JdbcIdempotencyStatements ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS = new JdbcIdempotencyStatements(
 			List.of(RESERVE_ASYNCHRONOUS_COMMIT), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
-			RECORD_OVER_EXPIRED, INSPECT, REMOVE);
+			RECORD_OVER_EXPIRED, INSPECT, REMOVE, INSPECT_BY_KEY);
 
 	private PostgresqlStatements() {
 	}

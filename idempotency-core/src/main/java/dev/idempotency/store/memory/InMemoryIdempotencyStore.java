@@ -3,6 +3,8 @@ package dev.idempotency.store.memory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -212,9 +214,27 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
 		InMemoryEntry entry = live(id);
-		return (entry != null)
-				? Optional.of(new InspectedRecord(entry.toRecord(id), entry.expiry().created(), entry.ownerToken()))
-				: Optional.empty();
+		return (entry != null) ? Optional.of(inspected(id, entry)) : Optional.empty();
+	}
+
+	/**
+	 * Walks this store's map (at most {@code maxEntries} records, in memory): there is no
+	 * server to read every record from, so no index on the key is kept for it.
+	 */
+	@Override
+	public List<InspectedRecord> inspectByKey(String key, int maxRecords) {
+		Instant now = this.clock.instant();
+		return this.entries.entrySet()
+			.stream()
+			.filter((entry) -> entry.getKey().key().equals(key) && !entry.getValue().isExpired(now))
+			.sorted(Map.Entry.comparingByKey(Comparator.comparing(RecordId::scope)))
+			.limit(maxRecords)
+			.map((entry) -> inspected(entry.getKey(), entry.getValue()))
+			.toList();
+	}
+
+	private static InspectedRecord inspected(RecordId id, InMemoryEntry entry) {
+		return new InspectedRecord(entry.toRecord(id), entry.expiry().created(), entry.ownerToken());
 	}
 
 	private @Nullable InMemoryEntry live(RecordId id) {

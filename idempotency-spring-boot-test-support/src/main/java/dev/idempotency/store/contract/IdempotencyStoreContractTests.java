@@ -21,6 +21,7 @@ import dev.idempotency.store.StoredResponse;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The contract every {@link IdempotencyStore} passes unchanged. A store's test extends
@@ -245,6 +246,57 @@ public abstract class IdempotencyStoreContractTests extends LeaseContract {
 		assertThat(this.store.find(id)).isEmpty();
 		assertThat(this.store.reserve(request(id, "fp-b", token(), LONG_LEASE)))
 			.isEqualTo(new ReserveResult.Acquired(false));
+	}
+
+	/**
+	 * Whether the store finds a key without its scope
+	 * ({@link IdempotencyStore#inspectByKey}); a store that would have to read every
+	 * record overrides this and must refuse instead.
+	 */
+	protected boolean findsAKeyWithoutItsScope() {
+		return true;
+	}
+
+	@Test
+	void aKeyIsFoundInEveryScopeWithoutItsScopeOrRefusedPlainly() throws InterruptedException {
+		String key = java.util.UUID.randomUUID().toString();
+		if (!findsAKeyWithoutItsScope()) {
+			this.store.reserve(request(idInScope("/a", key), "fp-a", token(), LONG_LEASE));
+			assertThatExceptionOfType(UnsupportedOperationException.class)
+				.isThrownBy(() -> this.store.inspectByKey(key, 10))
+				.withMessageContaining("only by its key and scope");
+			return;
+		}
+		RecordId expired = idInScope("/0", key);
+		this.store.reserve(request(expired, "fp-0", token(), SHORT_LEASE, SHORT_LEASE));
+		RecordId completed = idInScope("/a", key);
+		String first = token();
+		this.store.reserve(request(completed, "fp-a", first, LONG_LEASE));
+		this.store.complete(completed, first, response(201, "{}"));
+		RecordId inFlight = idInScope("/b", key);
+		String owner = token();
+		this.store.reserve(request(inFlight, "fp-b", owner, LONG_LEASE));
+		RecordId recorded = idInScope("/c", key);
+		this.store.recordCompleted(completed(recorded, "fp-c", response(200, "{}"), RETENTION));
+		this.store.reserve(request(idInScope("/a", key + "-other"), "fp-x", token(), LONG_LEASE));
+		elapse(SHORT_LEASE);
+
+		List<InspectedRecord> found = this.store.inspectByKey(key, 10);
+		assertThat(found).extracting((inspected) -> inspected.record().id())
+			.as("live records of the key only, in the order of their scopes")
+			.containsExactly(completed, inFlight, recorded);
+		assertThat(found.get(0).record().completedResponse().status()).isEqualTo(201);
+		assertThat(found.get(0).ownerToken()).isNull();
+		assertThat(found.get(0).createdAt()).isNotNull();
+		assertThat(found.get(1)).isEqualTo(this.store.inspect(inFlight).orElseThrow());
+		assertThat(found.get(1).ownerToken()).isEqualTo(owner);
+		assertThat(found.get(2).record().state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(this.store.inspectByKey(key, 2)).extracting((inspected) -> inspected.record().id())
+			.as("at most as many as asked, the first scopes")
+			.containsExactly(completed, inFlight);
+		assertThat(this.store.inspectByKey(java.util.UUID.randomUUID().toString(), 10)).isEmpty();
+		// Replaced by a live one, so that no expired record is left for the purge test.
+		this.store.reserve(request(expired, "fp-0", token(), LONG_LEASE));
 	}
 
 	@Test

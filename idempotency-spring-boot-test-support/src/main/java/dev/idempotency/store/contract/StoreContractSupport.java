@@ -63,6 +63,11 @@ public abstract class StoreContractSupport {
 		return new RecordId(this.scope, UUID.randomUUID().toString());
 	}
 
+	/** The record of {@code key} in a scope of this run's own, {@code suffix} apart. */
+	protected RecordId idInScope(String suffix, String key) {
+		return new RecordId(this.scope + suffix, key);
+	}
+
 	protected static String token() {
 		return UUID.randomUUID().toString();
 	}

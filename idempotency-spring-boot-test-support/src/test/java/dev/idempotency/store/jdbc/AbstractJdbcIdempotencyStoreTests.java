@@ -55,6 +55,9 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 
 	static final String TABLE = "idempotency_record";
 
+	/** The answer a schema test stores and expects to find again. */
+	private static final StoredResponse KEPT = response(201, "{\"kept\":true}");
+
 	/** How often {@code awaitLockWait} asks the database whether a session waits. */
 	private static final long LOCK_WAIT_POLL_MILLIS = 20;
 
@@ -256,20 +259,77 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Test
 	void theSchemaIsCreatedOnceAndApplyingItAgainChangesNothing() throws Exception {
 		String table = "liquibase_probe";
-		assertThat(createSchema(table)).isTrue();
-		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
 		RecordId id = newId();
-		String owner = token();
-		probe.reserve(request(id, "fp", owner, LONG_LEASE));
-		probe.complete(id, owner, response(201, "{\"kept\":true}"));
+		JdbcIdempotencyStore probe = schemaHolding(table, id);
 
 		assertThat(createSchema(table)).isTrue();
 
-		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(response(201, "{\"kept\":true}"));
+		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(KEPT);
 		assertThat(jdbc().sql("SELECT COUNT(*) FROM " + JdbcStoreTestSupport.CHANGELOG_TABLE + " WHERE id = :id")
 			.param("id", "idempotency-record-table-" + table)
 			.query(Integer.class)
 			.single()).as("the change set for this table ran once").isEqualTo(1);
+	}
+
+	/**
+	 * A table made by a changelog without the key's index (an earlier version of the
+	 * starter) gets the index when the changelog runs again; its records stay as they
+	 * were and are found by their key alone.
+	 */
+	@Test
+	void aTableMadeBeforeTheKeyIndexGetsItAndItsRecordsAreFoundByKey() throws Exception {
+		String table = "key_index_probe";
+		RecordId id = newId();
+		JdbcIdempotencyStore probe = schemaHolding(table, id);
+		assertThat(indexes(table)).as("made with the table").contains(table + "_key_idx");
+		jdbc()
+			.sql("DROP INDEX " + table + "_key_idx"
+					+ ((expectedDialect() == JdbcIdempotencyDialect.MARIADB) ? " ON " + table : ""))
+			.update();
+		jdbc().sql("DELETE FROM " + JdbcStoreTestSupport.CHANGELOG_TABLE + " WHERE id = :id")
+			.param("id", "idempotency-record-key-index-" + table)
+			.update();
+		assertThat(indexes(table)).doesNotContain(table + "_key_idx");
+
+		assertThat(createSchema(table)).isTrue();
+
+		assertThat(indexes(table)).contains(table + "_key_idx");
+		assertThat(probe.find(id).orElseThrow().response()).isEqualTo(KEPT);
+		assertThat(probe.inspectByKey(id.key(), 10)).extracting((inspected) -> inspected.record().id())
+			.containsExactly(id);
+	}
+
+	/**
+	 * Applies the starter's changelog for {@code table}, and completes {@code id} there
+	 * with {@link #KEPT}.
+	 * @return a store on the table
+	 */
+	private JdbcIdempotencyStore schemaHolding(String table, RecordId id) throws Exception {
+		assertThat(createSchema(table)).isTrue();
+		JdbcIdempotencyStore probe = store(this.dataSource, table, false);
+		String owner = token();
+		probe.reserve(request(id, "fp", owner, LONG_LEASE));
+		probe.complete(id, owner, KEPT);
+		return probe;
+	}
+
+	/** The indexes of a table, by lower-case name, whatever case the database keeps. */
+	private List<String> indexes(String table) throws Exception {
+		List<String> names = new ArrayList<>();
+		try (Connection connection = this.dataSource.getConnection()) {
+			for (String name : List.of(table, table.toUpperCase(java.util.Locale.ROOT))) {
+				try (java.sql.ResultSet rs = connection.getMetaData()
+					.getIndexInfo(connection.getCatalog(), connection.getSchema(), name, false, false)) {
+					while (rs.next()) {
+						String index = rs.getString("INDEX_NAME");
+						if (index != null) {
+							names.add(index.toLowerCase(java.util.Locale.ROOT));
+						}
+					}
+				}
+			}
+		}
+		return names;
 	}
 
 	@Test
