@@ -26,6 +26,7 @@ import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
@@ -86,6 +87,9 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 
 	@LocalServerPort
 	private int port;
+
+	@Autowired
+	private ExchangeController exchangeController;
 
 	@BeforeAll
 	static void recordLeakReports() {
@@ -204,6 +208,33 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 		}
 	}
 
+	/**
+	 * A client that goes away while its handler runs: the handler is cancelled, its
+	 * record left to its lease, so a retry is answered in flight instead of running it
+	 * again beside a run whose effect may still happen.
+	 */
+	@Test
+	void aRetryAfterTheClientWentAwayMidHandlerIsAnsweredInFlightNotRunAgain() throws Exception {
+		String key = TestKeys.newKey();
+		WebTestClient impatient = client().mutate().responseTimeout(Duration.ofMillis(300)).build();
+		assertThatExceptionOfType(Throwable.class).isThrownBy(() -> impatient.post()
+			.uri("/exchange/slow")
+			.header("Idempotency-Key", key)
+			.exchange()
+			.expectBody()
+			.returnResult());
+		client().post()
+			.uri("/exchange/slow")
+			.header("Idempotency-Key", key)
+			.exchange()
+			.expectStatus()
+			.isEqualTo(409)
+			.expectBody()
+			.jsonPath("$.type")
+			.isEqualTo(PROBLEM + "request-in-flight");
+		assertThat(this.exchangeController.slowRuns.get()).as("runs of the slow handler").isEqualTo(1);
+	}
+
 	private static void await(CountDownLatch latch) {
 		try {
 			latch.await();
@@ -218,6 +249,17 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 	static class ExchangeController {
 
 		private final AtomicInteger runs = new AtomicInteger();
+
+		final AtomicInteger slowRuns = new AtomicInteger();
+
+		@PostMapping("/exchange/slow")
+		@Idempotent
+		Mono<Map<String, Object>> slow() {
+			return Mono.defer(() -> {
+				int run = this.slowRuns.incrementAndGet();
+				return Mono.delay(Duration.ofSeconds(2)).map((tick) -> Map.of("run", run));
+			});
+		}
 
 		@PostMapping("/exchange/not-stored")
 		@Idempotent
