@@ -356,10 +356,10 @@ final class IdempotencyPropertiesValidator {
 			}
 			return;
 		}
-		String action = "Set it to the base64 of 32 random bytes (openssl rand -base64 32), from a secret store or"
-				+ " an environment variable.";
 		encryption.getKeys().forEach((id, value) -> {
 			String property = keys + "." + id;
+			String action = "Set " + property + " to the base64 of 32 random bytes (openssl rand -base64 32), from a"
+					+ " secret store or an environment variable.";
 			if (!KEY_ID.matcher(id).matches()) {
 				add(property, "the key id '" + id + "' must be 1 to 64 letters, digits, '-' or '_'",
 						"Rename the key, such as " + keys + ".k1.");
