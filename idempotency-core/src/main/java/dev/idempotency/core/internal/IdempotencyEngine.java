@@ -160,11 +160,6 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.store;
 	}
 
-	/** How answers are sealed and fingerprints keyed. */
-	public Sealing sealing() {
-		return this.sealing;
-	}
-
 	/** Told of every decision, run and store call of this engine. */
 	public IdempotencyListener listener() {
 		return this.reporter.listener();
