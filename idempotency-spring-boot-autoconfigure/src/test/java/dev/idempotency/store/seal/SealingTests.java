@@ -1,5 +1,7 @@
 package dev.idempotency.store.seal;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -10,6 +12,7 @@ import javax.crypto.SecretKey;
 import javax.crypto.spec.SecretKeySpec;
 
 import dev.idempotency.core.internal.Fingerprints;
+import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
@@ -20,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNoException;
 
 /**
  * {@link Sealing} on its own: what an envelope holds, each way of altering one, and the
@@ -139,6 +143,22 @@ class SealingTests {
 		};
 		assertThatIllegalArgumentException().isThrownBy(() -> Sealing.of(aes128, false))
 			.withMessage("the sealing key 'short' must be an AES key of 32 bytes (AES-256), was AES of 16 bytes");
+	}
+
+	/**
+	 * The engine reaches its store only through a {@link SealingStore}: a method of the
+	 * store SPI that it does not override (a default method added to the SPI) would reach
+	 * the store beneath without sealing, or fail where that store would answer.
+	 */
+	@Test
+	void theSealingStoreOverridesEveryMethodOfTheStoreSpi() {
+		for (Method method : IdempotencyStore.class.getMethods()) {
+			if (Modifier.isStatic(method.getModifiers())) {
+				continue;
+			}
+			assertThatNoException().as(method.toString())
+				.isThrownBy(() -> SealingStore.class.getDeclaredMethod(method.getName(), method.getParameterTypes()));
+		}
 	}
 
 	/** Root keys by id, each of 32 bytes that differ per id. */

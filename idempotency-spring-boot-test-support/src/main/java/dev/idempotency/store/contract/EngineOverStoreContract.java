@@ -19,7 +19,6 @@ import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
-import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencySettings.FailureMode;
 import dev.idempotency.core.IdempotencySettings.Mode;
 import dev.idempotency.core.internal.Answer;
@@ -68,13 +67,8 @@ public abstract class EngineOverStoreContract extends StoreContractSupport {
 		}
 
 		private IdempotencyEngine engine(Mode mode, FailureMode failureMode, Duration inFlightWait) {
-			IdempotencySettings settings = IdempotencySettings.builder()
-				.mode(mode)
-				.failureMode(failureMode)
-				.inFlightWait(inFlightWait)
-				.build();
-			IdempotencyEngine engine = new IdempotencyEngine(this.failing, settings, Clock.systemUTC(),
-					new IdempotencyListener() {
+			IdempotencyEngine engine = new IdempotencyEngine(this.failing, settings(mode, failureMode, inFlightWait),
+					Clock.systemUTC(), new IdempotencyListener() {
 
 						@Override
 						public void onOutcome(IdempotencyOutcome outcome, String operation) {

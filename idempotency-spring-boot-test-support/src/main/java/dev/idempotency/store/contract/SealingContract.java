@@ -12,7 +12,6 @@ import java.util.UUID;
 import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
-import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencySettings.FailureMode;
 import dev.idempotency.core.IdempotencySettings.Mode;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -60,13 +59,9 @@ public abstract class SealingContract extends EngineOverStoreContract {
 		}
 
 		private IdempotencyEngine engine(Mode mode, FailureMode failureMode, Sealing sealing) {
-			IdempotencySettings settings = IdempotencySettings.builder()
-				.mode(mode)
-				.failureMode(failureMode)
-				.inFlightWait(Duration.ZERO)
-				.build();
-			IdempotencyEngine engine = new IdempotencyEngine(SealingContract.this.store, settings, Clock.systemUTC(),
-					IdempotencyListener.NONE, ObservationRegistry.NOOP, false, sealing);
+			IdempotencyEngine engine = new IdempotencyEngine(SealingContract.this.store,
+					settings(mode, failureMode, Duration.ZERO), Clock.systemUTC(), IdempotencyListener.NONE,
+					ObservationRegistry.NOOP, false, sealing);
 			this.engines.add(engine);
 			return engine;
 		}

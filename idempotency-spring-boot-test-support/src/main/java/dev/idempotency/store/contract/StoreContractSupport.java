@@ -7,6 +7,9 @@ import java.util.Objects;
 import java.util.UUID;
 
 import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings.FailureMode;
+import dev.idempotency.core.IdempotencySettings.Mode;
 import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -92,6 +95,11 @@ public abstract class StoreContractSupport {
 	protected static IdempotencyRecord existing(ReserveResult result) {
 		assertThat(result).isInstanceOf(ReserveResult.Existing.class);
 		return ((ReserveResult.Existing) result).record();
+	}
+
+	/** The engine's default settings but for these. */
+	protected static IdempotencySettings settings(Mode mode, FailureMode failureMode, Duration inFlightWait) {
+		return IdempotencySettings.builder().mode(mode).failureMode(failureMode).inFlightWait(inFlightWait).build();
 	}
 
 	/** A call of the operation {@code contract-op} with the key of {@code id}. */
