@@ -42,6 +42,8 @@ public interface SealingKeys {
 	 * @param id the id an answer carries
 	 * @return the key, or {@code null} for an id this application does not know (the
 	 * answer then fails its integrity check)
+	 * @throws RuntimeException when it cannot tell now (a KMS out of reach): the call is
+	 * then answered as a store failure ({@code idempotency.store.failure-mode})
 	 */
 	@Nullable SecretKey openingKey(String id);
 
