@@ -33,7 +33,13 @@ public enum IdempotencyErrorType {
 	REQUEST_TOO_LARGE("request-too-large", "Request too large for an idempotency key", 413),
 
 	/** The idempotency store cannot be reached; nothing was run. */
-	STORE_UNAVAILABLE("store-unavailable", "Idempotency store unavailable", 503);
+	STORE_UNAVAILABLE("store-unavailable", "Idempotency store unavailable", 503),
+
+	/**
+	 * The answer stored for the key failed its integrity check (it does not open, or is
+	 * not sealed where it must be): it is not replayed and nothing was run.
+	 */
+	INTEGRITY_CHECK_FAILED("integrity-check-failed", "Stored answer failed its integrity check", 500);
 
 	private final String slug;
 

@@ -40,6 +40,12 @@ public enum IdempotencyOutcome {
 	STORE_ERROR,
 
 	/** The store failed and the request ran unprotected (fail-open). */
-	FAIL_OPEN
+	FAIL_OPEN,
+
+	/**
+	 * The answer stored for the key failed its integrity check: 500, neither replayed nor
+	 * run again, whatever the store-failure policy.
+	 */
+	INTEGRITY_FAILURE
 
 }

@@ -14,6 +14,7 @@ import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.StoredResponse;
 import io.micrometer.observation.Observation;
+import dev.idempotency.store.seal.Sealing;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
@@ -170,6 +171,8 @@ public class IdempotencyTemplate implements AutoCloseable {
 
 		private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
+		private Sealing sealing = Sealing.none();
+
 		private Builder(IdempotencyStore store) {
 			this.store = Objects.requireNonNull(store, "store");
 		}
@@ -217,12 +220,24 @@ public class IdempotencyTemplate implements AutoCloseable {
 		}
 
 		/**
+		 * How stored results are sealed and fingerprints keyed; nothing sealed if not
+		 * set.
+		 * @param sealing the sealing, for instance
+		 * {@code Sealing.of(SealingKeys.of(keys, "k1"), false)}
+		 * @return this builder
+		 */
+		public Builder sealing(Sealing sealing) {
+			this.sealing = Objects.requireNonNull(sealing, "sealing");
+			return this;
+		}
+
+		/**
 		 * The template, its heartbeat thread started.
 		 * @return the template; {@link IdempotencyTemplate#close() close} it when done
 		 */
 		public IdempotencyTemplate build() {
 			IdempotencyEngine engine = new IdempotencyEngine(this.store, this.settings, this.clock, this.listener,
-					this.observationRegistry, false);
+					this.observationRegistry, false, this.sealing);
 			engine.start();
 			return new IdempotencyTemplate(engine, true);
 		}

@@ -7,6 +7,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,12 @@ import java.util.zip.InflaterInputStream;
  * The one binary form of a {@link StoredResponse} that every store keeps: a format byte,
  * the status, the headers and the body, the body deflated when that makes it smaller.
  * Stores persist the bytes as they are, so a replay is byte-exact whatever the store.
+ * <p>
+ * A sealed answer ({@link dev.idempotency.store.seal.Sealing}) is a format of its own:
+ * the format byte {@value #FORMAT_SEALED}, then the envelope as it is (key id, nonce,
+ * ciphertext), of which nothing is read here. It travels through the store SPI as a
+ * {@link #sealed(byte[]) sealed} {@code StoredResponse}, so a store keeps it without
+ * knowing it is sealed.
  *
  * @since 0.1.0
  */
@@ -27,14 +34,49 @@ public final class StoredResponseCodec {
 
 	private static final int FORMAT_DEFLATED_BODY = 2;
 
+	private static final int FORMAT_SEALED = 3;
+
+	/**
+	 * The status of a sealed answer on its way through a store: no HTTP status is 0, and
+	 * the real one is inside the envelope.
+	 */
+	private static final int SEALED_STATUS = 0;
+
 	/** Bodies smaller than this are not worth compressing. */
 	private static final int COMPRESS_FROM = 256;
 
 	private StoredResponseCodec() {
 	}
 
+	/**
+	 * A sealed answer as it travels through the store SPI: status 0, no headers, its
+	 * envelope as the body; {@link #encode} keeps it under the format byte
+	 * {@value #FORMAT_SEALED}.
+	 * @param envelope the envelope, opaque here
+	 * @return the answer to hand to a store
+	 */
+	public static StoredResponse sealed(byte[] envelope) {
+		return new StoredResponse(SEALED_STATUS, Map.of(), envelope);
+	}
+
+	/**
+	 * Whether a stored answer is sealed ({@link #sealed}): its body is an envelope, not
+	 * an answer.
+	 * @param response a stored answer as a store returned it
+	 * @return whether it is sealed
+	 */
+	public static boolean isSealed(StoredResponse response) {
+		return response.status() == SEALED_STATUS;
+	}
+
 	public static byte[] encode(StoredResponse response) {
 		byte[] body = response.body();
+		if (isSealed(response)) {
+			byte[] encoded = new byte[1 + body.length];
+			encoded[0] = FORMAT_SEALED;
+			System.arraycopy(body, 0, encoded, 1, body.length);
+			return encoded;
+		}
 		byte[] deflated = (body.length >= COMPRESS_FROM) ? deflate(body) : null;
 		if (deflated != null && deflated.length >= body.length) {
 			// Not smaller: kept as it is.
@@ -68,11 +110,20 @@ public final class StoredResponseCodec {
 		return bytes.toByteArray();
 	}
 
+	/**
+	 * The answer {@link #encode} made these bytes of; a sealed one as it was handed over.
+	 * @param encoded the bytes a store kept
+	 * @return the answer
+	 * @throws StoredResponseIntegrityException if the bytes are not a stored answer
+	 */
 	public static StoredResponse decode(byte[] encoded) {
+		if (encoded.length > 0 && encoded[0] == FORMAT_SEALED) {
+			return sealed(Arrays.copyOfRange(encoded, 1, encoded.length));
+		}
 		try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(encoded))) {
 			int format = in.readUnsignedByte();
 			if (format != FORMAT_RAW_BODY && format != FORMAT_DEFLATED_BODY) {
-				throw new IllegalArgumentException("unknown stored response format " + format);
+				throw new StoredResponseIntegrityException("unknown stored response format " + format);
 			}
 			int status = in.readUnsignedShort();
 			int headerCount = in.readUnsignedShort();
@@ -96,12 +147,18 @@ public final class StoredResponseCodec {
 				body = in.readNBytes(bodyLength);
 			}
 			if (body.length != bodyLength) {
-				throw new IllegalArgumentException("stored response body is truncated");
+				throw new StoredResponseIntegrityException("stored response body is truncated");
+			}
+			if (status == SEALED_STATUS) {
+				throw new StoredResponseIntegrityException("stored response has status 0 without being sealed");
 			}
 			return new StoredResponse(status, headers, body);
 		}
-		catch (IOException ex) {
-			throw new IllegalArgumentException("stored response cannot be decoded", ex);
+		catch (IOException | RuntimeException ex) {
+			if (ex instanceof StoredResponseIntegrityException integrity) {
+				throw integrity;
+			}
+			throw new StoredResponseIntegrityException("stored response cannot be decoded", ex);
 		}
 	}
 

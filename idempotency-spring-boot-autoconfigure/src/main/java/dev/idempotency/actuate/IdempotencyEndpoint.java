@@ -22,6 +22,7 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
+import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.web.PrincipalScopeResolver;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -334,25 +335,31 @@ public class IdempotencyEndpoint {
 	 * @param expires when the record is removed
 	 * @param leaseExpires when the owner's lease ends (in flight only)
 	 * @param leaseOwner the token of the owner holding the lease (in flight only)
-	 * @param status the stored answer's status (completed only)
+	 * @param status the stored answer's status (completed only, when it passes its
+	 * integrity check)
+	 * @param integrity {@code failed} for a completed record whose stored answer failed
+	 * its integrity check (it is not replayed: remove it, or let it expire)
 	 * @param fingerprint the first {@value #FINGERPRINT_PREFIX_LENGTH} hex digits of the
-	 * request's fingerprint
+	 * request's fingerprint (keyed when fingerprints are)
 	 * <p>
 	 * What a record has not (the lease of a completed one) is left out of its JSON.
 	 */
 	@JsonInclude(JsonInclude.Include.NON_NULL)
 	public record RecordDescriptor(String scope, String key, String door, String operation, String state,
 			@Nullable Instant created, Instant expires, @Nullable Instant leaseExpires, @Nullable String leaseOwner,
-			@Nullable Integer status, String fingerprint) {
+			@Nullable Integer status, @Nullable String integrity, String fingerprint) {
 
 		static RecordDescriptor of(InspectedRecord inspected, IdempotentCall.Door door) {
 			IdempotencyRecord record = inspected.record();
 			boolean inFlight = record.state() == RecordState.IN_PROGRESS;
+			// The engine's store opens a sealed answer; one still sealed failed its
+			// check.
+			boolean failed = !inFlight && StoredResponseCodec.isSealed(record.completedResponse());
 			String fingerprint = record.fingerprint();
 			return new RecordDescriptor(record.id().scope(), record.id().key(), door.tag(), record.operation(),
 					stateName(record.state()), inspected.createdAt(), record.expiresAt(),
 					inFlight ? record.leaseExpiresAt() : null, inFlight ? inspected.ownerToken() : null,
-					inFlight ? null : record.completedResponse().status(),
+					(inFlight || failed) ? null : record.completedResponse().status(), failed ? "failed" : null,
 					fingerprint.substring(0, Math.min(FINGERPRINT_PREFIX_LENGTH, fingerprint.length())));
 		}
 

@@ -1,7 +1,9 @@
 package dev.idempotency.autoconfigure;
 
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
@@ -11,6 +13,8 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.store.seal.Sealing;
+import dev.idempotency.store.seal.SealingKeys;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -24,10 +28,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.util.unit.DataSize;
 
 /**
- * The engine, its settings, the lifecycle of its heartbeat thread, the
- * {@link IdempotencyTemplate} over it, and the in-memory store when no other store is
- * configured. The store's health indicator and the Micrometer binding are auto-configured
- * apart ({@link IdempotencyHealthAutoConfiguration},
+ * The engine, its settings, the sealing of its stored answers, the lifecycle of its
+ * heartbeat thread, the {@link IdempotencyTemplate} over it, and the in-memory store when
+ * no other store is configured. The store's health indicator and the Micrometer binding
+ * are auto-configured apart ({@link IdempotencyHealthAutoConfiguration},
  * {@link IdempotencyMetricsAutoConfiguration}). Store auto-configurations (JDBC, Redis)
  * run before this one and contribute the {@link IdempotencyStore} bean for their
  * {@code idempotency.store.type}. Invalid settings and a missing store fail the start-up
@@ -38,7 +42,7 @@ import org.springframework.util.unit.DataSize;
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
-		IdempotencyObservationProperties.class })
+		IdempotencyObservationProperties.class, IdempotencyEncryptionProperties.class })
 public final class IdempotencyAutoConfiguration {
 
 	/**
@@ -98,10 +102,34 @@ public final class IdempotencyAutoConfiguration {
 		return builder.build();
 	}
 
+	/**
+	 * How the engine seals stored answers and keys fingerprints: under the application's
+	 * {@link SealingKeys} bean, else under idempotency.encryption.keys, else not at all
+	 * (an answer found sealed then fails its integrity check). The properties are checked
+	 * first; a key that cannot work fails the start-up.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	Sealing idempotencySealing(IdempotencyEncryptionProperties encryption, ObjectProvider<SealingKeys> keysBean) {
+		SealingKeys keys = keysBean.getIfAvailable();
+		IdempotencyPropertiesValidator.validate(encryption, keys != null);
+		if (keys == null) {
+			String sealingKeyId = encryption.getSealingKeyId();
+			if (encryption.getKeys().isEmpty() || sealingKeyId == null) {
+				return Sealing.none();
+			}
+			Map<String, byte[]> rootKeys = new LinkedHashMap<>();
+			encryption.getKeys()
+				.forEach((id, base64) -> rootKeys.put(id, IdempotencyPropertiesValidator.keyBytes(base64)));
+			keys = SealingKeys.of(rootKeys, sealingKeyId);
+		}
+		return Sealing.of(keys, encryption.isRequireSealed());
+	}
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(ObjectProvider<IdempotencyStore> store, IdempotencySettings settings,
-			IdempotencyProperties properties, IdempotencyObservationProperties observation,
+			Sealing sealing, IdempotencyProperties properties, IdempotencyObservationProperties observation,
 			ObjectProvider<IdempotencyStoreTimeout> storeTimeout, ObjectProvider<IdempotencyListener> listener,
 			ObjectProvider<ObservationRegistry> observationRegistry, ListableBeanFactory beanFactory) {
 		IdempotencyStore available = store.getIfUnique();
@@ -117,7 +145,7 @@ public final class IdempotencyAutoConfiguration {
 		// nothing is observed and a call pays one check.
 		return new IdempotencyEngine(available, settings, Clock.systemUTC(),
 				CompositeIdempotencyListener.of(listener.orderedStream().toList()),
-				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP), observation.isKeyHash());
+				observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP), observation.isKeyHash(), sealing);
 	}
 
 	/**

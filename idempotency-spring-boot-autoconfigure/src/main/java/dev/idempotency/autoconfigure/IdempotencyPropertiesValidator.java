@@ -2,7 +2,9 @@ package dev.idempotency.autoconfigure;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.regex.Pattern;
 
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
@@ -18,12 +20,12 @@ import org.springframework.util.unit.DataSize;
  * The one place where the idempotency.* properties are checked: each value on its own,
  * the durations against each other, the lease against the heartbeat gap of a running
  * owner, the configured store's own properties ({@link IdempotencyStorePropertyValues}),
- * and the client side's idempotency.client.* properties. Every problem found is reported
- * at once, in an {@link InvalidIdempotencySettingsException} that names, for each, the
- * properties, their values, why they cannot work and what to set. The engine's
- * {@link IdempotencySettings} check their own values too, for applications that build
- * them in code; the properties are checked here first so that a wrong value is reported
- * by the property that sets it.
+ * the client side's idempotency.client.* properties and the encryption keys. Every
+ * problem found is reported at once, in an {@link InvalidIdempotencySettingsException}
+ * that names, for each, the properties, their values, why they cannot work and what to
+ * set. The engine's {@link IdempotencySettings} check their own values too, for
+ * applications that build them in code; the properties are checked here first so that a
+ * wrong value is reported by the property that sets it.
  * <p>
  * The lease check: the next beat of an owner starts at most one
  * {@code heartbeat-interval} after its last one began (the lease counts from about then);
@@ -49,6 +51,12 @@ final class IdempotencyPropertiesValidator {
 	static final Duration MINIMUM_LEASE = Duration.ofSeconds(1);
 
 	private static final IdempotencyProperties DEFAULTS = new IdempotencyProperties();
+
+	/** Bytes of a key of idempotency.encryption.keys: AES-256. */
+	private static final int KEY_BYTES = 32;
+
+	/** A key id of idempotency.encryption.keys, as one bound map key. */
+	private static final Pattern KEY_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
 	private final List<InvalidIdempotencySettingsException.Problem> problems = new ArrayList<>();
 
@@ -102,6 +110,29 @@ final class IdempotencyPropertiesValidator {
 		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
 		validator.client(client);
 		validator.throwIfAny();
+	}
+
+	/**
+	 * Checks the idempotency.encryption.* properties: each key the base64 of 32 bytes,
+	 * the sealing key one of them; nothing of it beside a {@code SealingKeys} bean, which
+	 * replaces them. A key's value is never shown.
+	 * @param encryption the properties
+	 * @param keysBean whether the application declares a {@code SealingKeys} bean
+	 * @throws InvalidIdempotencySettingsException naming every problem found
+	 */
+	static void validate(IdempotencyEncryptionProperties encryption, boolean keysBean) {
+		IdempotencyPropertiesValidator validator = new IdempotencyPropertiesValidator();
+		validator.encryption(encryption, keysBean);
+		validator.throwIfAny();
+	}
+
+	/**
+	 * The bytes of a key as idempotency.encryption.keys give it: base64, surrounding
+	 * blanks left out.
+	 * @throws IllegalArgumentException if it is not base64
+	 */
+	static byte[] keyBytes(String base64) {
+		return Base64.getDecoder().decode(base64.strip());
 	}
 
 	/**
@@ -301,6 +332,71 @@ final class IdempotencyPropertiesValidator {
 							+ timeout + ": a WAIT with a timeout of 0 blocks for ever",
 					"Set " + property + " to a positive duration below idempotency.store.redis.command-timeout, or"
 							+ " remove it for the default.");
+		}
+	}
+
+	private void encryption(IdempotencyEncryptionProperties encryption, boolean keysBean) {
+		String keys = "idempotency.encryption.keys";
+		String sealingKeyId = "idempotency.encryption.sealing-key-id";
+		String requireSealed = "idempotency.encryption.require-sealed";
+		String sealingId = encryption.getSealingKeyId();
+		if (keysBean) {
+			if (!encryption.getKeys().isEmpty() || sealingId != null) {
+				add(List.of(keys, sealingKeyId),
+						keys + " or " + sealingKeyId + " is set, and a SealingKeys bean provides the keys instead:"
+								+ " the properties would be ignored",
+						"Remove " + keys + " and " + sealingKeyId + ", or the SealingKeys bean.");
+			}
+			return;
+		}
+		if (encryption.getKeys().isEmpty()) {
+			if (sealingId != null) {
+				add(List.of(sealingKeyId, keys),
+						sealingKeyId + " is '" + sealingId + "', and " + keys + " lists no key",
+						"Add the key as " + keys + "." + sealingId + " (the base64 of 32 random bytes: openssl rand"
+								+ " -base64 32), or remove " + sealingKeyId + ".");
+			}
+			if (encryption.isRequireSealed()) {
+				add(List.of(requireSealed, keys),
+						requireSealed + " is true, and " + keys + " lists no key: no answer could be sealed or"
+								+ " opened",
+						"Add a key as " + keys + ".<id> with " + sealingKeyId + "=<id>, or remove " + requireSealed
+								+ ".");
+			}
+			return;
+		}
+		encryption.getKeys().forEach((id, value) -> {
+			String property = keys + "." + id;
+			String action = "Set " + property + " to the base64 of 32 random bytes (openssl rand -base64 32), from a"
+					+ " secret store or an environment variable.";
+			if (!KEY_ID.matcher(id).matches()) {
+				add(property, "the key id '" + id + "' must be 1 to 64 letters, digits, '-' or '_'",
+						"Rename the key, such as " + keys + ".k1.");
+				return;
+			}
+			byte[] key;
+			try {
+				key = keyBytes(value);
+			}
+			catch (IllegalArgumentException ex) {
+				add(property, property + " is not base64 (its value is not shown)", action);
+				return;
+			}
+			if (key.length != KEY_BYTES) {
+				add(property, property + " is " + key.length + " bytes once decoded, and AES-256 needs " + KEY_BYTES
+						+ " (its value is not shown)", action);
+			}
+		});
+		if (sealingId == null || sealingId.isBlank()) {
+			add(sealingKeyId, sealingKeyId + " must name the key that seals, one of " + encryption.getKeys().keySet(),
+					"Set " + sealingKeyId + " to one of " + encryption.getKeys().keySet() + ".");
+		}
+		else if (!encryption.getKeys().containsKey(sealingId)) {
+			add(List.of(sealingKeyId, keys),
+					sealingKeyId + " is '" + sealingId + "', which is not one of the keys "
+							+ encryption.getKeys().keySet(),
+					"Add the key as " + keys + "." + sealingId + ", or set " + sealingKeyId + " to one of "
+							+ encryption.getKeys().keySet() + ".");
 		}
 	}
 

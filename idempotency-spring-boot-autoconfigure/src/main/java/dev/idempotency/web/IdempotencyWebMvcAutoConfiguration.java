@@ -9,6 +9,7 @@ import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.store.seal.SealingStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -107,7 +108,8 @@ public final class IdempotencyWebMvcAutoConfiguration {
 		@Nullable HandlerTransactions idempotencyHandlerTransactions(IdempotencyEngine engine,
 				ObjectProvider<PlatformTransactionManager> transactionManager, IdempotencyProperties properties,
 				ObjectProvider<IdempotencyErrorRenderer> errorRenderer, ListableBeanFactory beanFactory) {
-			if (!(engine.store() instanceof JdbcIdempotencyStore store) || !store.transactionalCompletion()) {
+			if (!(SealingStore.unwrap(engine.store()) instanceof JdbcIdempotencyStore store)
+					|| !store.transactionalCompletion()) {
 				return null;
 			}
 			PlatformTransactionManager manager = transactionManager.getIfUnique();

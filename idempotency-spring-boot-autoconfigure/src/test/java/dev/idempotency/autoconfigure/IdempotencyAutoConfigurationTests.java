@@ -12,6 +12,7 @@ import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+import dev.idempotency.store.seal.SealingStore;
 import dev.idempotency.test.TestKeys;
 import dev.idempotency.web.IdempotencyErrorRenderer;
 import dev.idempotency.web.IdempotencyScopeResolver;
@@ -187,7 +188,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(context.getBean(IdempotencyStore.class)).isSameAs(context.getBean("myStore"));
 			assertThat(context.getBean(IdempotencyErrorRenderer.class)).isSameAs(context.getBean("myRenderer"));
 			assertThat(context.getBean(IdempotencyScopeResolver.class)).isSameAs(context.getBean("myScope"));
-			assertThat(context.getBean(IdempotencyEngine.class).store()).isSameAs(context.getBean("myStore"));
+			assertThat(SealingStore.unwrap(context.getBean(IdempotencyEngine.class).store()))
+				.isSameAs(context.getBean("myStore"));
 		});
 	}
 

@@ -62,6 +62,11 @@ class IdempotencyConfigurationMetadataTests {
 			.contains("1/16 of the JVM's maximum heap");
 		assertThat(property("idempotency.store.memory.max-share-per-scope")).containsEntry("defaultValue", 0.25)
 			.containsEntry("type", "java.lang.Double");
+		assertThat(property("idempotency.encryption.keys")).containsEntry("type",
+				"java.util.Map<java.lang.String,java.lang.String>");
+		assertThat(property("idempotency.encryption.keys").get("description").toString())
+			.contains("openssl rand -base64 32");
+		assertThat(property("idempotency.encryption.sealing-key-id")).containsEntry("type", "java.lang.String");
 	}
 
 	/**
@@ -101,13 +106,14 @@ class IdempotencyConfigurationMetadataTests {
 		for (Class<?> type : List.of(IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
 				IdempotencyMethodProperties.class, IdempotencyObservationProperties.class,
 				IdempotencyJdbcStoreProperties.class, IdempotencyRedisStoreProperties.class,
-				IdempotencyClientProperties.class)) {
+				IdempotencyClientProperties.class, IdempotencyEncryptionProperties.class)) {
 			String prefix = type.getAnnotation(ConfigurationProperties.class).value();
 			collectDefaults(type.getDeclaredConstructor().newInstance(), prefix, defaults);
 		}
 		assertThat(defaults).hasSizeGreaterThan(40)
 			.containsKeys("idempotency.lease", "idempotency.store.memory.max-share-per-scope",
-					"idempotency.store.jdbc.purge.interval", "idempotency.store.redis.replicas-ack-timeout");
+					"idempotency.store.jdbc.purge.interval", "idempotency.store.redis.replicas-ack-timeout",
+					"idempotency.encryption.require-sealed");
 		Binder shown = new Binder(new MapConfigurationPropertySource(shownDefaults()));
 		defaults.forEach((name, value) -> assertThat(shown.bind(name, Bindable.of(value.getClass())).orElse(null))
 			.as(name + " shown as " + property(name).get("defaultValue"))
@@ -123,7 +129,7 @@ class IdempotencyConfigurationMetadataTests {
 			field.setAccessible(true);
 			Object value = field.get(properties);
 			String name = prefix + "." + field.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
-			if (value == null || value instanceof Collection<?>) {
+			if (value == null || value instanceof Collection<?> || value instanceof Map<?, ?>) {
 				continue;
 			}
 			if (value.getClass().getName().startsWith("dev.idempotency.autoconfigure") && !value.getClass().isEnum()) {

@@ -111,6 +111,33 @@ class IdempotencyFailureAnalyzersTests {
 	}
 
 	@Test
+	void encryptionKeysThatCannotWorkAreReportedWithoutTheirValues(CapturedOutput output) {
+		String shortKey = "c2l4dGVlbi1ieXRlLWtleQ==";
+		run(Map.of("idempotency.encryption.keys.short", shortKey, "idempotency.encryption.keys.typo", "not base64!",
+				"idempotency.encryption.sealing-key-id", "k1"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("The Idempotency-Key settings are invalid (3 problems):")
+			.contains(
+					"    - idempotency.encryption.keys.short is 16 bytes once decoded, and AES-256 needs 32 (its value"
+							+ " is not shown).")
+			.contains("    - idempotency.encryption.keys.typo is not base64 (its value is not shown).")
+			.contains("    - idempotency.encryption.sealing-key-id is 'k1', which is not one of the keys [")
+			.contains(
+					"    - Set idempotency.encryption.keys.short to the base64 of 32 random bytes (openssl rand -base64"
+							+ " 32), from a secret store or an environment variable.")
+			.doesNotContain(shortKey)
+			.doesNotContain("not base64!");
+	}
+
+	@Test
+	void keysWithoutTheIdOfTheOneThatSealsAreReported(CapturedOutput output) {
+		run(Map.of("idempotency.encryption.keys.k1", "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.encryption.sealing-key-id must name the key that seals, one of [k1]")
+			.contains("Set idempotency.encryption.sealing-key-id to one of [k1].");
+	}
+
+	@Test
 	void anIdempotentMethodWhoseKeyDoesNotParseIsReportedWithTheBeanMethodAndExpression(CapturedOutput output) {
 		SpringApplication application = new SpringApplication(App.class, BrokenMethodApp.class);
 		application.setWebApplicationType(WebApplicationType.NONE);

@@ -2,6 +2,8 @@ package dev.idempotency.core;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -11,6 +13,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.StoredResponseCodec;
+import dev.idempotency.store.seal.Sealing;
+import dev.idempotency.store.seal.SealingKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -166,6 +173,39 @@ abstract class IdempotencyTemplateTests {
 					ResultCodec.utf8(), () -> run("placed")))
 			.satisfies((ex) -> assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.INVALID_KEY));
 		assertThat(this.runs).hasValue(0);
+	}
+
+	/**
+	 * Sealed results: replayed, kept sealed by the store, and refused (500, without
+	 * running) by a template whose keys do not open them.
+	 */
+	@Test
+	void aSealedResultIsReplayedAndOneThatFailsItsIntegrityCheckIsRefusedWithoutRunning() {
+		String key = newKey();
+		try (IdempotencyTemplate sealing = IdempotencyTemplate.builder(store()).sealing(sealing("k1")).build()) {
+			String first = sealing.execute(request(key, "order-1"), ResultCodec.utf8(), () -> run("placed for alice"));
+			assertThat(sealing.execute(request(key, "order-1"), ResultCodec.utf8(), () -> run("placed")))
+				.isEqualTo(first)
+				.isEqualTo("placed for alice #1");
+		}
+		StoredResponse stored = store().find(new RecordId("", key)).orElseThrow().completedResponse();
+		assertThat(StoredResponseCodec.isSealed(stored)).isTrue();
+		assertThat(new String(stored.body(), StandardCharsets.ISO_8859_1)).doesNotContain("alice");
+		try (IdempotencyTemplate otherKey = IdempotencyTemplate.builder(store()).sealing(sealing("k2")).build()) {
+			assertThatExceptionOfType(IdempotencyErrorException.class)
+				.isThrownBy(() -> otherKey.execute(request(key, "order-1"), ResultCodec.utf8(), () -> run("placed")))
+				.satisfies((ex) -> {
+					assertThat(ex.error().type()).isEqualTo(IdempotencyErrorType.INTEGRITY_CHECK_FAILED);
+					assertThat(ex.error().status()).isEqualTo(500);
+				});
+		}
+		assertThat(this.runs).hasValue(1);
+	}
+
+	private static Sealing sealing(String keyId) {
+		byte[] key = new byte[32];
+		Arrays.fill(key, (byte) keyId.hashCode());
+		return Sealing.of(SealingKeys.of(Map.of(keyId, key), keyId), false);
 	}
 
 	private String run(String what) {

@@ -18,6 +18,8 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.seal.Sealing;
+import dev.idempotency.store.seal.SealingStore;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -71,6 +73,8 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	private final RequestObservations observations;
 
+	private final Sealing sealing;
+
 	/**
 	 * An engine whose heartbeat thread starts with {@link #start()}, or with the first
 	 * call to {@link #begin} if nothing started it before; {@link #stop()} (or
@@ -90,7 +94,20 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
 			IdempotencyListener listener, ObservationRegistry observationRegistry, boolean observeKeyHash) {
-		this.store = store;
+		this(store, settings, clock, listener, observationRegistry, observeKeyHash, Sealing.none());
+	}
+
+	/**
+	 * An engine that also seals the answers it stores and keys the fingerprints of its
+	 * records as {@code sealing} says, over any store ({@link SealingStore}).
+	 * @param sealing how answers are sealed and fingerprints keyed;
+	 * {@link Sealing#none()} stores them as they are, and refuses an answer found sealed
+	 */
+	public IdempotencyEngine(IdempotencyStore store, IdempotencySettings settings, Clock clock,
+			IdempotencyListener listener, ObservationRegistry observationRegistry, boolean observeKeyHash,
+			Sealing sealing) {
+		this.store = new SealingStore(SealingStore.unwrap(store), sealing);
+		this.sealing = sealing;
 		this.settings = settings;
 		this.reporter = new EngineReporter(listener);
 		this.refusals = new Refusals(settings, store, this.reporter);
@@ -139,6 +156,11 @@ public class IdempotencyEngine implements AutoCloseable {
 		return this.settings;
 	}
 
+	/**
+	 * The store as the engine uses it: a {@link SealingStore} over the store it was given
+	 * ({@link SealingStore#unwrap} gives that one back), which seals answers on their way
+	 * in and opens them on their way out.
+	 */
 	public IdempotencyStore store() {
 		return this.store;
 	}
@@ -307,8 +329,8 @@ public class IdempotencyEngine implements AutoCloseable {
 			RequestObservations.keyHash(observation, key.value());
 		}
 		RecordId id = StoredIds.of(call.scope(), key, call.door());
-		return new Step(null,
-				this.model.lookup(id, call, this.keyWindow.retentionFor(key), observation, atomicCompletion));
+		return new Step(null, this.model.lookup(id, KeyedFingerprints.of(call, this.sealing),
+				this.keyWindow.retentionFor(key), observation, atomicCompletion));
 	}
 
 	/** A decision known at once, or the look that decides. */

@@ -55,6 +55,19 @@ public record IdempotentCall(String scope, List<String> keyValues, KeyFormat key
 	}
 
 	/**
+	 * The same call with other fingerprints: the engine's keyed ones, see
+	 * {@link IdempotencyEngine}.
+	 * @param fingerprint computes the fingerprint the record keeps
+	 * @param earlierFingerprints computes the fingerprints a record of the same request
+	 * may keep
+	 * @return the call
+	 */
+	IdempotentCall withFingerprints(Supplier<String> fingerprint, Supplier<List<String>> earlierFingerprints) {
+		return new IdempotentCall(this.scope, this.keyValues, this.keyFormat, this.keyRequired, this.operation,
+				fingerprint, earlierFingerprints, this.door);
+	}
+
+	/**
 	 * The front door that makes a call. The keys of each door are kept apart in the store
 	 * (see {@link IdempotencyEngine#recordId}).
 	 */

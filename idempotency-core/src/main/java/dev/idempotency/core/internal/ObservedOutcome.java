@@ -37,8 +37,9 @@ enum ObservedOutcome {
 	REFUSED("refused"),
 
 	/**
-	 * The store failed: the call was refused (fail-closed), ran unprotected (fail-open),
-	 * or ran and its result could not be stored.
+	 * The store failed: the call was refused (fail-closed, or an answer that failed its
+	 * integrity check), ran unprotected (fail-open), or ran and its result could not be
+	 * stored.
 	 */
 	STORE_FAILURE("store-failure");
 
@@ -61,7 +62,7 @@ enum ObservedOutcome {
 			return switch (reject.error().type()) {
 				case KEY_REUSED -> MISMATCH;
 				case REQUEST_IN_FLIGHT -> IN_FLIGHT;
-				case STORE_UNAVAILABLE -> STORE_FAILURE;
+				case STORE_UNAVAILABLE, INTEGRITY_CHECK_FAILED -> STORE_FAILURE;
 				case INVALID_KEY, KEY_REQUIRED, REQUEST_TOO_LARGE -> REFUSED;
 			};
 		}

@@ -8,6 +8,8 @@ import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.IdempotencyStoreFullException;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.StoredResponseIntegrityException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -49,9 +51,14 @@ final class Refusals {
 
 	/**
 	 * The store failed to decide a call: under fail-open the call runs unprotected, else
-	 * it is refused 503 (a full store with its own Retry-After).
+	 * it is refused 503 (a full store with its own Retry-After). A stored answer that
+	 * failed its integrity check is refused 500 under either policy.
 	 */
 	Decision storeFailed(String operation, Exception ex) {
+		StoredResponseIntegrityException integrity = StoredResponseIntegrityException.in(ex);
+		if (integrity != null) {
+			return integrityFailed(operation, integrity);
+		}
 		if (this.settings.storeFailure().mode() == IdempotencySettings.FailureMode.FAIL_OPEN) {
 			logger.warn("Idempotency store " + this.store.name() + " failed; running " + operation
 					+ " unprotected (fail-open): " + ex);
@@ -74,6 +81,25 @@ final class Refusals {
 				new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 						"the idempotency store is unavailable; nothing was done, retry later",
 						this.settings.storeFailure().retryAfter()));
+	}
+
+	/**
+	 * A stored answer that cannot be trusted: neither replayed nor run again (running it
+	 * again under fail-open is what a forger of the store would want), logged with the
+	 * record but nothing of its content, and counted.
+	 */
+	private Decision integrityFailed(String operation, StoredResponseIntegrityException ex) {
+		RecordId id = ex.recordId();
+		logger.error("Stored answer of idempotency record "
+				+ ((id != null) ? "key=" + id.key() + " scope=" + Fingerprints.sha256Hex(id.scope()).substring(0, 12)
+						: "(unknown)")
+				+ " failed its integrity check (" + ex.getMessage() + "); refusing " + operation
+				+ " with 500: it is neither replayed nor run again. Check the store and the keys"
+				+ " (idempotency.encryption), then remove the record with the idempotency endpoint, or let it expire");
+		return reject(IdempotencyOutcome.INTEGRITY_FAILURE, operation,
+				IdempotencyError.of(IdempotencyErrorType.INTEGRITY_CHECK_FAILED,
+						"the answer stored for this idempotency key failed its integrity check: it is not replayed,"
+								+ " and the request was not run again; nothing was done"));
 	}
 
 	/**

@@ -19,14 +19,11 @@ import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.IdempotencyListener;
 import dev.idempotency.core.IdempotencyOutcome;
-import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.core.IdempotencySettings.FailureMode;
 import dev.idempotency.core.IdempotencySettings.Mode;
-import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Answer;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
-import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
@@ -70,13 +67,8 @@ public abstract class EngineOverStoreContract extends StoreContractSupport {
 		}
 
 		private IdempotencyEngine engine(Mode mode, FailureMode failureMode, Duration inFlightWait) {
-			IdempotencySettings settings = IdempotencySettings.builder()
-				.mode(mode)
-				.failureMode(failureMode)
-				.inFlightWait(inFlightWait)
-				.build();
-			IdempotencyEngine engine = new IdempotencyEngine(this.failing, settings, Clock.systemUTC(),
-					new IdempotencyListener() {
+			IdempotencyEngine engine = new IdempotencyEngine(this.failing, settings(mode, failureMode, inFlightWait),
+					Clock.systemUTC(), new IdempotencyListener() {
 
 						@Override
 						public void onOutcome(IdempotencyOutcome outcome, String operation) {
@@ -108,28 +100,6 @@ public abstract class EngineOverStoreContract extends StoreContractSupport {
 		private int counted(Object event) {
 			AtomicInteger count = this.events.get(event);
 			return (count != null) ? count.get() : 0;
-		}
-
-		private Decision begin(IdempotencyEngine engine, RecordId id, String fingerprint) {
-			return engine.begin(new IdempotentCall(id.scope(), List.of(id.key()), KeyFormat.OPAQUE, false,
-					"contract-op", () -> fingerprint));
-		}
-
-		private Reservation proceeds(Decision decision) {
-			assertThat(decision).isInstanceOf(Decision.Proceed.class);
-			Reservation reservation = ((Decision.Proceed) decision).reservation();
-			assertThat(reservation).isNotNull();
-			return java.util.Objects.requireNonNull(reservation);
-		}
-
-		private StoredResponse replayed(Decision decision) {
-			assertThat(decision).isInstanceOf(Decision.Replay.class);
-			return ((Decision.Replay) decision).response();
-		}
-
-		private IdempotencyError rejected(Decision decision) {
-			assertThat(decision).isInstanceOf(Decision.Reject.class);
-			return ((Decision.Reject) decision).error();
 		}
 
 		@ParameterizedTest

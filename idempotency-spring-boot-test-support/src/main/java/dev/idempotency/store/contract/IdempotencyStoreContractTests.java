@@ -32,8 +32,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * <p>
  * Every test uses a scope unique to this run, so stores on shared servers see no other
  * run's data. The suite is split by subject into the classes this one extends
- * ({@link StoreContractSupport}, {@link EngineOverStoreContract}, {@link LeaseContract});
- * this one holds record-after-success mode, inspection and removal.
+ * ({@link StoreContractSupport}, {@link EngineOverStoreContract},
+ * {@link SealingContract}, {@link LeaseContract}); this one holds record-after-success
+ * mode, inspection and removal.
  */
 public abstract class IdempotencyStoreContractTests extends LeaseContract {
 

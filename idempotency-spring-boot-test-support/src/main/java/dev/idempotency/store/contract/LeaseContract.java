@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * purge, racing threads included. Part of {@link IdempotencyStoreContractTests}: a
  * store's test extends that class, not this one.
  */
-public abstract class LeaseContract extends EngineOverStoreContract {
+public abstract class LeaseContract extends SealingContract {
 
 	@Test
 	void reservingANewKeyAcquiresIt() {

@@ -3,7 +3,18 @@ package dev.idempotency.store.contract;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
+
+import dev.idempotency.core.IdempotencyError;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.core.IdempotencySettings.FailureMode;
+import dev.idempotency.core.IdempotencySettings.Mode;
+import dev.idempotency.core.KeyFormat;
+import dev.idempotency.core.internal.Decision;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
+import dev.idempotency.core.internal.Reservation;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
@@ -89,6 +100,34 @@ public abstract class StoreContractSupport {
 	protected static IdempotencyRecord existing(ReserveResult result) {
 		assertThat(result).isInstanceOf(ReserveResult.Existing.class);
 		return ((ReserveResult.Existing) result).record();
+	}
+
+	/** The engine's default settings but for these. */
+	protected static IdempotencySettings settings(Mode mode, FailureMode failureMode, Duration inFlightWait) {
+		return IdempotencySettings.builder().mode(mode).failureMode(failureMode).inFlightWait(inFlightWait).build();
+	}
+
+	/** A call of the operation {@code contract-op} with the key of {@code id}. */
+	protected static Decision begin(IdempotencyEngine engine, RecordId id, String fingerprint) {
+		return engine.begin(new IdempotentCall(id.scope(), List.of(id.key()), KeyFormat.OPAQUE, false, "contract-op",
+				() -> fingerprint));
+	}
+
+	protected static Reservation proceeds(Decision decision) {
+		assertThat(decision).isInstanceOf(Decision.Proceed.class);
+		Reservation reservation = ((Decision.Proceed) decision).reservation();
+		assertThat(reservation).isNotNull();
+		return Objects.requireNonNull(reservation);
+	}
+
+	protected static StoredResponse replayed(Decision decision) {
+		assertThat(decision).isInstanceOf(Decision.Replay.class);
+		return ((Decision.Replay) decision).response();
+	}
+
+	protected static IdempotencyError rejected(Decision decision) {
+		assertThat(decision).isInstanceOf(Decision.Reject.class);
+		return ((Decision.Reject) decision).error();
 	}
 
 	protected static CompletedRecordRequest completed(RecordId id, String fingerprint, StoredResponse response,

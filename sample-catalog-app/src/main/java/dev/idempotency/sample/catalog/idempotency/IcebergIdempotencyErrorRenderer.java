@@ -32,6 +32,7 @@ public class IcebergIdempotencyErrorRenderer implements IdempotencyErrorRenderer
 			case REQUEST_IN_FLIGHT -> "IdempotentRequestInFlightException";
 			case REQUEST_TOO_LARGE -> "IdempotentRequestTooLargeException";
 			case STORE_UNAVAILABLE -> "IdempotencyStoreUnavailableException";
+			case INTEGRITY_CHECK_FAILED -> "IdempotentResponseIntegrityException";
 		};
 	}
 
