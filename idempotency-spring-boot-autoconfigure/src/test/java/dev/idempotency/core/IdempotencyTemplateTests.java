@@ -12,8 +12,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.seal.Sealing;
@@ -188,7 +189,9 @@ abstract class IdempotencyTemplateTests {
 				.isEqualTo(first)
 				.isEqualTo("placed for alice #1");
 		}
-		StoredResponse stored = store().find(new RecordId("", key)).orElseThrow().completedResponse();
+		StoredResponse stored = store().find(IdempotencyEngine.recordId("", key, IdempotentCall.Door.METHOD))
+			.orElseThrow()
+			.completedResponse();
 		assertThat(StoredResponseCodec.isSealed(stored)).isTrue();
 		assertThat(new String(stored.body(), StandardCharsets.ISO_8859_1)).doesNotContain("alice");
 		try (IdempotencyTemplate otherKey = IdempotencyTemplate.builder(store()).sealing(sealing("k2")).build()) {

@@ -122,7 +122,7 @@ abstract class SealedAnswersOverHttpTests {
 		// again.
 		HttpResponse<String> inspected = endpoint("GET", aliceKey);
 		assertThat(inspected.statusCode()).isEqualTo(200);
-		JsonNode record = this.json.readTree(inspected.body());
+		JsonNode record = this.json.readTree(inspected.body()).get("records").get(0);
 		assertThat(record.get("integrity").asString()).isEqualTo("failed");
 		assertThat(record.has("status")).isFalse();
 		assertThat(inspected.body()).doesNotContain(alice).doesNotContain(bob);
@@ -145,7 +145,11 @@ abstract class SealedAnswersOverHttpTests {
 		String key = TestKeys.newKey();
 		String pin = String.format("%04d", ThreadLocalRandom.current().nextInt(10_000));
 		assertThat(post(key, pinBody(pin)).statusCode()).isEqualTo(201);
-		String prefix = this.json.readTree(endpoint("GET", key).body()).get("fingerprint").asString();
+		String prefix = this.json.readTree(endpoint("GET", key).body())
+			.get("records")
+			.get(0)
+			.get("fingerprint")
+			.asString();
 		assertThat(prefix).matches("[0-9a-f]{12}");
 
 		assertThat(pinsMatching(prefix, Sealing.none())).as("pins an attacker without the key finds").isEmpty();
@@ -190,11 +194,11 @@ abstract class SealedAnswersOverHttpTests {
 	}
 
 	private HttpResponse<String> endpoint(String method, String key) throws Exception {
-		return this.http.send(
-				HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/actuator/idempotency?key=" + key))
-					.method(method, HttpRequest.BodyPublishers.noBody())
-					.build(),
-				HttpResponse.BodyHandlers.ofString());
+		return this.http.send(HttpRequest
+			.newBuilder(
+					URI.create("http://127.0.0.1:" + this.port + "/actuator/idempotency?scope=anonymous&key=" + key))
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 }

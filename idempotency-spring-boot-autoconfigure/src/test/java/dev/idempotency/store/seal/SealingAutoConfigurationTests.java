@@ -24,8 +24,9 @@ import dev.idempotency.core.IdempotencyTemplate;
 import dev.idempotency.core.IdempotentRequest;
 import dev.idempotency.core.ResultCodec;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
+import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.store.IdempotencyStore;
-import dev.idempotency.store.RecordId;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
@@ -126,7 +127,9 @@ class SealingAutoConfigurationTests {
 				.execute(request, ResultCodec.utf8(), () -> "charged alice");
 			assertThat(charged).isEqualTo("charged alice");
 		});
-		StoredResponse stored = this.store.find(new RecordId("", "charge-1")).orElseThrow().completedResponse();
+		StoredResponse stored = this.store.find(IdempotencyEngine.recordId("", "charge-1", IdempotentCall.Door.METHOD))
+			.orElseThrow()
+			.completedResponse();
 		assertThat(StoredResponseCodec.isSealed(stored)).isTrue();
 		assertThat(keyId(stored)).as("the id is the data key as the KMS wrapped it")
 			.isEqualTo(firstNodeKeys.sealingKey().id());
@@ -144,7 +147,9 @@ class SealingAutoConfigurationTests {
 	}
 
 	private StoredResponse stored(String key) {
-		return this.store.find(new RecordId("anonymous", key)).orElseThrow().completedResponse();
+		return this.store.find(IdempotencyEngine.recordId("anonymous", key, IdempotentCall.Door.METHOD))
+			.orElseThrow()
+			.completedResponse();
 	}
 
 	private static String keyId(StoredResponse sealed) {
