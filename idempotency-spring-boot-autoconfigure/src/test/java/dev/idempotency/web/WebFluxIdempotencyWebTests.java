@@ -51,7 +51,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * ({@code configureBlockingExecution}), as a WebFlux application that blocks must.
  * BlockHound is installed: a blocking call of the door (or of a store call it did not
  * move off the event loop) fails the request; Netty's leak detector runs at
- * {@code paranoid}, and a leak report fails the suite.
+ * {@code paranoid}, and a leak report of the server's buffers fails the suite.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class,
@@ -76,8 +76,12 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 
 		@Override
 		protected void append(ILoggingEvent event) {
-			if (event.getFormattedMessage().contains("LEAK")) {
-				leaks.add(event.getFormattedMessage());
+			String report = event.getFormattedMessage();
+			// The server's buffers, the door's among them; a buffer only the test's own
+			// HTTP client decoded (a response body a test did not read) is not the
+			// door's.
+			if (report.contains("LEAK") && !report.contains("HttpClientCodec")) {
+				leaks.add(report);
 			}
 		}
 

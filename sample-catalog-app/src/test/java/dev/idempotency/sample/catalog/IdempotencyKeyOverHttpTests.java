@@ -166,7 +166,7 @@ class IdempotencyKeyOverHttpTests extends CatalogServerTestSupport {
 
 		Response read = this.http.get(record, OPERATOR);
 		assertThat(read.status()).as(read.toString()).isEqualTo(200);
-		assertThat(read.json().path("state").asText()).isEqualTo("completed");
+		assertThat(read.json().path("records").path(0).path("state").asText()).isEqualTo("completed");
 		Response removed = this.http.delete(record, OPERATOR);
 		assertThat(removed.status()).as(removed.toString()).isEqualTo(204);
 		Response ranAgain = createNamespace("operated", key, ALICE);
