@@ -245,9 +245,8 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 			return Mono.error(tooLarge("the request body declares " + declared + " bytes"));
 		}
 		if (MediaType.APPLICATION_FORM_URLENCODED.isCompatibleWith(type)) {
-			// Read by WebFlux's form reader (its own limit,
-			// spring.codec.max-in-memory-size),
-			// so that the handler reads the same form.
+			// Read by WebFlux's form reader (its own limit, see
+			// spring.codec.max-in-memory-size), so that the handler reads the same form.
 			return exchange.getFormData()
 				.map((form) -> new RequestBody(Fingerprints.formBody(arrays(form)), null))
 				.onErrorMap(DataBufferLimitException.class,
@@ -291,15 +290,13 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
 			}
 			// Cancelled (the client went away) before the decision reached the door: a
-			// key
-			// reserved for it is released. Once delivered, the run's own cancel handling
-			// decides (the record is then left to its lease).
+			// key reserved for it is released. Once delivered, the run's own cancel
+			// handling decides (the record is then left to its lease).
 			AtomicBoolean delivered = new AtomicBoolean();
 			Mono<Decision> decision = Mono.fromFuture(decided, true);
 			if (!decided.isDone()) {
 				// Completed on a store thread or, after a wait for a run in flight, on
-				// the
-				// JDK's one delay-scheduler thread: go on on Reactor's non-blocking
+				// the JDK's one delay-scheduler thread: go on on Reactor's non-blocking
 				// threads.
 				decision = decision.publishOn(Schedulers.parallel());
 			}
