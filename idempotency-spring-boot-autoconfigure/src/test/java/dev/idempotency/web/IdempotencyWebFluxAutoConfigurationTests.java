@@ -54,26 +54,14 @@ class IdempotencyWebFluxAutoConfigurationTests {
 				.responseTimeout(Duration.ofSeconds(30))
 				.build();
 			String key = TestKeys.newKey();
-			byte[] first = client.post()
-				.uri("/orders")
-				.contentType(MediaType.APPLICATION_JSON)
-				.header("Idempotency-Key", key)
-				.bodyValue("{\"item\":\"book\"}")
-				.exchange()
-				.expectStatus()
+			byte[] first = order(client, key, "book").expectStatus()
 				.isCreated()
 				.expectHeader()
 				.doesNotExist("Idempotent-Replayed")
 				.expectBody()
 				.returnResult()
 				.getResponseBody();
-			client.post()
-				.uri("/orders")
-				.contentType(MediaType.APPLICATION_JSON)
-				.header("Idempotency-Key", key)
-				.bodyValue("{\"item\":\"book\"}")
-				.exchange()
-				.expectStatus()
+			order(client, key, "book").expectStatus()
 				.isCreated()
 				.expectHeader()
 				.valueEquals("Idempotent-Replayed", "true")
@@ -81,18 +69,23 @@ class IdempotencyWebFluxAutoConfigurationTests {
 				.valueEquals("Location", "/orders/1")
 				.expectBody()
 				.consumeWith((replay) -> assertThat(replay.getResponseBody()).isEqualTo(first));
-			client.post()
-				.uri("/orders")
-				.contentType(MediaType.APPLICATION_JSON)
-				.header("Idempotency-Key", key)
-				.bodyValue("{\"item\":\"pen\"}")
-				.exchange()
-				.expectStatus()
+			order(client, key, "pen").expectStatus()
 				.isEqualTo(422)
 				.expectHeader()
-				.contentType("application/problem+json");
+				.contentType("application/problem+json")
+				.expectBody()
+				.returnResult();
 			assertThat(context.getBean(OrderController.class).created.get()).isEqualTo(1);
 		}
+	}
+
+	private static WebTestClient.ResponseSpec order(WebTestClient client, String key, String item) {
+		return client.post()
+			.uri("/orders")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Idempotency-Key", key)
+			.bodyValue("{\"item\":\"" + item + "\"}")
+			.exchange();
 	}
 
 	@Test
