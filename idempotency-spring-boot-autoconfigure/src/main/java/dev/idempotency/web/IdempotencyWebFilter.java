@@ -354,13 +354,8 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 				this.settings.storedHeaders(response.getHeaders()), body);
 		return engineCall(() -> this.engine.succeeded(reservation, own)).map((answer) -> {
 			if (answer instanceof Answer.Recorded recorded) {
-				StoredResponse stored = recorded.response();
-				response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
 				response.getHeaders().clear();
-				stored.headers().forEach((name, values) -> response.getHeaders().addAll(name, values));
-				response.getHeaders().set(IdempotencyInterceptor.REPLAYED_HEADER, "true");
-				response.getHeaders().setContentLength(stored.body().length);
-				return stored.body();
+				return replayHead(response, recorded.response());
 			}
 			return body;
 		});
@@ -379,15 +374,24 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 	 * Writes a stored answer as the answer to a retry, with
 	 * {@code Idempotent-Replayed: true}.
 	 */
-	static Mono<Void> writeStored(ServerHttpResponse response, StoredResponse stored) {
+	private static Mono<Void> writeStored(ServerHttpResponse response, StoredResponse stored) {
+		byte[] body = replayHead(response, stored);
+		if (body.length == 0) {
+			return response.setComplete();
+		}
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/**
+	 * Sets a stored answer's status and headers on the response, with
+	 * {@code Idempotent-Replayed: true} and its length, and gives its body to send.
+	 */
+	private static byte[] replayHead(ServerHttpResponse response, StoredResponse stored) {
 		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
 		stored.headers().forEach((name, values) -> response.getHeaders().addAll(name, values));
 		response.getHeaders().set(IdempotencyInterceptor.REPLAYED_HEADER, "true");
 		response.getHeaders().setContentLength(stored.body().length);
-		if (stored.body().length == 0) {
-			return response.setComplete();
-		}
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(stored.body())));
+		return stored.body();
 	}
 
 	/** The same fingerprint as the Spring MVC door's, from the parts as sent. */
