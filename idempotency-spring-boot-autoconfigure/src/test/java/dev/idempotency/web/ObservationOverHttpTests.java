@@ -88,16 +88,7 @@ class ObservationOverHttpTests {
 		assertThat(replay.getTags()).containsEntry("idempotency.outcome", "replayed")
 			.containsEntry("idempotency.door", "http");
 		assertThat(replay.getTags().values()).doesNotContain(key);
-		// The server's observation stops, and names its span, after the response went
-		// out:
-		// the client can read the answer before that
-		SimpleSpan server = Awaitility.await()
-			.atMost(Duration.ofSeconds(10))
-			.until(() -> this.tracer.getSpans()
-				.stream()
-				.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
-				.findFirst(), Optional::isPresent)
-			.orElseThrow();
+		SimpleSpan server = serverSpan(this.tracer);
 		assertThat(replay.getTraceId()).isEqualTo(server.getTraceId());
 		assertThat(replay.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
 	}
@@ -140,11 +131,32 @@ class ObservationOverHttpTests {
 	}
 
 	private SimpleSpan span(String name) {
-		return this.tracer.getSpans()
+		return span(this.tracer, name);
+	}
+
+	/**
+	 * The first span of that name the tracer holds (also for the WebFlux door's test).
+	 */
+	static SimpleSpan span(SimpleTracer tracer, String name) {
+		return tracer.getSpans()
 			.stream()
 			.filter((span) -> name.equals(span.getName()))
 			.findFirst()
-			.orElseThrow(() -> new AssertionError("no " + name + " span in " + this.tracer.getSpans()));
+			.orElseThrow(() -> new AssertionError("no " + name + " span in " + tracer.getSpans()));
+	}
+
+	/**
+	 * The request's server span. The server's observation stops, and names its span,
+	 * after the response went out: the client can read the answer before that.
+	 */
+	static SimpleSpan serverSpan(SimpleTracer tracer) {
+		return Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> tracer.getSpans()
+				.stream()
+				.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
+				.findFirst(), Optional::isPresent)
+			.orElseThrow();
 	}
 
 	private static Map<String, List<String>> availableTags(JsonNode metric) {

@@ -1,7 +1,6 @@
 package dev.idempotency.web;
 
 import java.time.Duration;
-import java.util.Optional;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.test.TestKeys;
@@ -53,13 +52,7 @@ class WebFluxObservationOverHttpTests {
 		SimpleSpan replay = span("idempotency.request");
 		assertThat(replay.getTags()).containsEntry("idempotency.outcome", "replayed")
 			.containsEntry("idempotency.door", "http");
-		SimpleSpan server = Awaitility.await()
-			.atMost(Duration.ofSeconds(10))
-			.until(() -> this.tracer.getSpans()
-				.stream()
-				.filter((span) -> span.getName() != null && span.getName().startsWith("http post"))
-				.findFirst(), Optional::isPresent)
-			.orElseThrow();
+		SimpleSpan server = ObservationOverHttpTests.serverSpan(this.tracer);
 		assertThat(replay.getTraceId()).isEqualTo(server.getTraceId());
 		assertThat(replay.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
 	}
@@ -84,11 +77,7 @@ class WebFluxObservationOverHttpTests {
 	}
 
 	private SimpleSpan span(String name) {
-		return this.tracer.getSpans()
-			.stream()
-			.filter((span) -> name.equals(span.getName()))
-			.findFirst()
-			.orElseThrow(() -> new AssertionError("no " + name + " span in " + this.tracer.getSpans()));
+		return ObservationOverHttpTests.span(this.tracer, name);
 	}
 
 	private WebTestClient.ResponseSpec post(String path, String key) {
