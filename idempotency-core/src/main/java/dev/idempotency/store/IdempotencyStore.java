@@ -57,11 +57,30 @@ public interface IdempotencyStore {
 	boolean complete(RecordId id, String ownerToken, StoredResponse response);
 
 	/**
+	 * {@link #complete} for a caller that must not block, as {@link #reserveAsync}.
+	 * @param executor where a blocking store runs the call
+	 * @since 0.1.0
+	 */
+	default CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
+			Executor executor) {
+		return call(() -> complete(id, ownerToken, response), executor);
+	}
+
+	/**
 	 * Deletes an in-progress record, if {@code ownerToken} still owns it, so that a retry
 	 * runs the operation again.
 	 * @return whether the record was deleted
 	 */
 	boolean release(RecordId id, String ownerToken);
+
+	/**
+	 * {@link #release} for a caller that must not block, as {@link #reserveAsync}.
+	 * @param executor where a blocking store runs the call
+	 * @since 0.1.0
+	 */
+	default CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
+		return call(() -> release(id, ownerToken), executor);
+	}
 
 	/**
 	 * Extends the lease of an in-progress record to now + {@code lease}, if
@@ -83,6 +102,17 @@ public interface IdempotencyStore {
 	 * One round trip (one write) where the store allows it.
 	 */
 	Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request);
+
+	/**
+	 * {@link #recordCompleted} for a caller that must not block, as
+	 * {@link #reserveAsync}.
+	 * @param executor where a blocking store runs the call
+	 * @since 0.1.0
+	 */
+	default CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
+			Executor executor) {
+		return call(() -> recordCompleted(request), executor);
+	}
 
 	/**
 	 * Whether {@link #complete} and {@link #recordCompleted}, called now on this thread,

@@ -82,8 +82,19 @@ public final class SealingStore implements IdempotencyStore {
 	}
 
 	@Override
+	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
+			Executor executor) {
+		return this.delegate.completeAsync(id, ownerToken, this.sealing.seal(id, response), executor);
+	}
+
+	@Override
 	public boolean release(RecordId id, String ownerToken) {
 		return this.delegate.release(id, ownerToken);
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
+		return this.delegate.releaseAsync(id, ownerToken, executor);
 	}
 
 	@Override
@@ -96,6 +107,15 @@ public final class SealingStore implements IdempotencyStore {
 		CompletedRecordRequest sealed = new CompletedRecordRequest(request.id(), request.fingerprint(),
 				request.operation(), this.sealing.seal(request.id(), request.response()), request.retention());
 		return read(request.id(), () -> this.delegate.recordCompleted(sealed)).map(this::opened);
+	}
+
+	@Override
+	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
+			Executor executor) {
+		CompletedRecordRequest sealed = new CompletedRecordRequest(request.id(), request.fingerprint(),
+				request.operation(), this.sealing.seal(request.id(), request.response()), request.retention());
+		return readAsync(request.id(), this.delegate.recordCompletedAsync(sealed, executor))
+			.thenApply((found) -> found.map(this::opened));
 	}
 
 	@Override
