@@ -11,9 +11,13 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
-import java.util.zip.DeflaterOutputStream;
-import java.util.zip.InflaterInputStream;
+import java.util.zip.Inflater;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one binary form of a {@link StoredResponse} that every store keeps: a format byte,
@@ -44,6 +48,17 @@ public final class StoredResponseCodec {
 
 	/** Bodies smaller than this are not worth compressing. */
 	private static final int COMPRESS_FROM = 256;
+
+	/**
+	 * How many deflaters and inflaters are kept for reuse: a new one allocates zlib's
+	 * native state (about 256 KB for a deflater) and registers a cleaner, which cost more
+	 * than deflating a small answer.
+	 */
+	private static final int POOLED = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+
+	private static final BlockingQueue<Deflater> DEFLATERS = new ArrayBlockingQueue<>(POOLED);
+
+	private static final BlockingQueue<Inflater> INFLATERS = new ArrayBlockingQueue<>(POOLED);
 
 	private StoredResponseCodec() {
 	}
@@ -77,11 +92,8 @@ public final class StoredResponseCodec {
 			System.arraycopy(body, 0, encoded, 1, body.length);
 			return encoded;
 		}
+		// Kept as it is when deflating does not make it smaller.
 		byte[] deflated = (body.length >= COMPRESS_FROM) ? deflate(body) : null;
-		if (deflated != null && deflated.length >= body.length) {
-			// Not smaller: kept as it is.
-			deflated = null;
-		}
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(
 				64 + ((deflated != null) ? deflated.length : body.length));
 		try (DataOutputStream out = new DataOutputStream(bytes)) {
@@ -154,7 +166,7 @@ public final class StoredResponseCodec {
 			}
 			return new StoredResponse(status, headers, body);
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (IOException | DataFormatException | RuntimeException ex) {
 			if (ex instanceof StoredResponseIntegrityException integrity) {
 				throw integrity;
 			}
@@ -162,24 +174,65 @@ public final class StoredResponseCodec {
 		}
 	}
 
-	private static byte[] deflate(byte[] body) {
-		ByteArrayOutputStream out = new ByteArrayOutputStream(body.length / 2 + 16);
-		Deflater deflater = new Deflater(Deflater.BEST_SPEED);
-		try (DeflaterOutputStream stream = new DeflaterOutputStream(out, deflater)) {
-			stream.write(body);
+	/**
+	 * The body deflated, or {@code null} if that is not smaller: the output buffer is the
+	 * body's size, so deflating stops as soon as it cannot win.
+	 */
+	private static byte @Nullable [] deflate(byte[] body) {
+		Deflater deflater = DEFLATERS.poll();
+		if (deflater == null) {
+			deflater = new Deflater(Deflater.BEST_SPEED);
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
+		try {
+			deflater.setInput(body);
+			deflater.finish();
+			byte[] out = new byte[body.length];
+			int length = deflater.deflate(out);
+			return (deflater.finished() && length < body.length) ? Arrays.copyOf(out, length) : null;
 		}
 		finally {
-			deflater.end();
+			release(deflater);
 		}
-		return out.toByteArray();
 	}
 
-	private static byte[] inflate(byte[] deflated, int length) throws IOException {
-		try (InflaterInputStream in = new InflaterInputStream(new ByteArrayInputStream(deflated))) {
-			return in.readNBytes(length);
+	/**
+	 * At most {@code length} bytes inflated; fewer if the deflated bytes end before (the
+	 * caller finds the body truncated).
+	 */
+	private static byte[] inflate(byte[] deflated, int length) throws DataFormatException {
+		Inflater inflater = INFLATERS.poll();
+		if (inflater == null) {
+			inflater = new Inflater();
+		}
+		try {
+			inflater.setInput(deflated);
+			byte[] out = new byte[length];
+			int read = 0;
+			while (read < length) {
+				int n = inflater.inflate(out, read, length - read);
+				if (n == 0 && (inflater.finished() || inflater.needsInput() || inflater.needsDictionary())) {
+					break;
+				}
+				read += n;
+			}
+			return (read == length) ? out : Arrays.copyOf(out, read);
+		}
+		finally {
+			release(inflater);
+		}
+	}
+
+	private static void release(Deflater deflater) {
+		deflater.reset();
+		if (!DEFLATERS.offer(deflater)) {
+			deflater.end();
+		}
+	}
+
+	private static void release(Inflater inflater) {
+		inflater.reset();
+		if (!INFLATERS.offer(inflater)) {
+			inflater.end();
 		}
 	}
 
