@@ -14,8 +14,12 @@ Usage, from sample-catalog-app, after building the test classpath:
   python3 bench/light-wrk.py [--variants V,V] [--seconds 5] [--pairs 3] [--warmup 15] [--keyed-warmup 40] \
       [--connections 16] [--out FILE] [--jfr DIR]
 
-A variant is endpoint:store/mode[/atomic|/dedicated], e.g. orders:memory/lease,
-orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic.
+A variant is endpoint:store/mode[/atomic|/dedicated][@size], e.g. orders:memory/lease,
+orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
+orders:redis/lease@8k. The size is the request and the answer: @40 a 200-byte order answered
+in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
+8 KB; without one, the 30-byte order answered in 40 bytes of the earlier runs (only those rows
+give the application's own insert).
 postgresql/.../atomic keeps the records on the application's DataSource (atomic
 completion, the default there); /dedicated gives the store a pool of its own on the same
 server. Needs wrk (Debian: apt-get install wrk).
@@ -38,6 +42,19 @@ PG_URL = "jdbc:postgresql://127.0.0.1:5432/test"
 SERVERS = ("postgres", "redis-server")
 TICK = os.sysconf("SC_CLK_TCK")
 BODY = '{"item":"book","quantity":1}'
+
+
+def sized_body(request_bytes, answer_bytes):
+    """An order of about request_bytes asking for an answer of about answer_bytes."""
+    body = '{"item":"book","quantity":1,"answerBytes":%d,"note":"' % answer_bytes
+    words = "please leave the parcel at the door next to the blue bicycle thank you "
+    note = (words * (request_bytes // len(words) + 1))[:max(0, request_bytes - len(body) - 2)]
+    return body + note + '"}'
+
+
+# A variant's answer size (its @suffix): the request and the answer, in bytes. Without a suffix, the
+# 30-byte order answered in 40 bytes of the earlier runs.
+SIZES = {"": (None, 0), "40": (200, 0), "1k": (200, 1000), "8k": (2000, 8000)}
 
 DEFAULT_VARIANTS = ",".join([
     "orders:memory/lease",
@@ -175,6 +192,7 @@ def per_request(p, key):
 
 def properties(variant, name):
     endpoint, spec = variant.split(":")
+    spec = spec.split("@")[0]
     parts = spec.split("/")
     store, mode = parts[0], parts[1]
     flavour = parts[2] if len(parts) > 2 else ""
@@ -225,6 +243,9 @@ def wait_until_up(port, proc, timeout=90):
 def run_variant(variant, args, classpath, report, workdir, baselines):
     name = "wrk_bench_" + secrets.token_hex(6)
     path, props = properties(variant, name)
+    size = variant.split("@")[1] if "@" in variant else ""
+    request_bytes, answer_bytes = SIZES[size]
+    body = BODY if request_bytes is None else sized_body(request_bytes, answer_bytes)
     psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
          f"CREATE TABLE {name}.light_order (id bigserial PRIMARY KEY, item text NOT NULL,"
          f" quantity int NOT NULL, created_at timestamptz NOT NULL DEFAULT now());")
@@ -234,7 +255,7 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
     for keyed in (False, True):
         script = os.path.join(workdir, f"{path.strip('/').replace('/', '-')}-{keyed}.lua")
         with open(script, "w") as f:
-            f.write(LUA % {"keyed": "true" if keyed else "false", "path": path, "body": BODY})
+            f.write(LUA % {"keyed": "true" if keyed else "false", "path": path, "body": body})
         scripts[(path, keyed)] = script
     jvm = ["java", "-Xms1g", "-Xmx1g"]
     if args.jfr:
@@ -279,7 +300,8 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
                 f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
                 f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
         emit(report, line)
-        baselines.setdefault(path, []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
+        if not size:
+            baselines.setdefault(path, []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
     finally:
         proc.terminate()
         try:

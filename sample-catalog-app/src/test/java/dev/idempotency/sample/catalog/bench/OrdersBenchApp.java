@@ -1,9 +1,15 @@
 package dev.idempotency.sample.catalog.bench;
 
 import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+
 import dev.idempotency.Idempotent;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -18,7 +24,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The README's quick-start application, for the load script {@code bench/light-wrk.py}:
  * {@code POST /orders} answers from memory (tens of µs of CPU), {@code POST /orders/db}
- * inserts one row into PostgreSQL first. Both are {@code @Idempotent}: a request with an
+ * inserts one row into PostgreSQL first; an order's {@code answerBytes} makes the answer
+ * that large (order lines), its {@code note} the request. Both are {@code @Idempotent}: a request with an
  * {@code Idempotency-Key} header is protected, one without runs unprotected, so the
  * script compares the two on the same endpoint. Runs in its own JVM, configured by
  * command-line properties; {@code spring.config.name} keeps the catalog's
@@ -33,10 +40,35 @@ public class OrdersBenchApp {
 		new SpringApplicationBuilder(OrdersBenchApp.class).properties("spring.config.name=orders-bench").run(args);
 	}
 
-	record NewOrder(String item, int quantity) {
+	/**
+	 * An order; {@code note} is only there to make the request as large as the benchmark
+	 * wants, {@code answerBytes} asks for an answer of about that many bytes (order lines
+	 * as compressible as real ones), none by default.
+	 */
+	record NewOrder(String item, int quantity, @Nullable String note, @Nullable Integer answerBytes) {
 	}
 
-	record Order(long id, String item, int quantity) {
+	record Order(long id, String item, int quantity, @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Line> lines) {
+
+		Order(long id, NewOrder order) {
+			this(id, order.item(), order.quantity(), Line.about((order.answerBytes() != null) ? order.answerBytes() : 0, id));
+		}
+
+	}
+
+	record Line(String sku, String name, double price, int quantity) {
+
+		/** About this many bytes of lines (each about 70 bytes of JSON). */
+		static List<Line> about(int bytes, long seed) {
+			Random random = new Random(seed);
+			List<Line> lines = new ArrayList<>();
+			for (int i = 0; i < bytes / 70; i++) {
+				lines.add(new Line("SKU-" + (100000 + random.nextInt(900000)), "Item " + random.nextInt(1000),
+						random.nextInt(10000) / 100.0, 1 + random.nextInt(9)));
+			}
+			return lines;
+		}
+
 	}
 
 	@RestController
@@ -53,7 +85,7 @@ public class OrdersBenchApp {
 		@PostMapping("/orders")
 		@Idempotent
 		ResponseEntity<Order> create(@RequestBody NewOrder order) {
-			Order created = new Order(this.ids.incrementAndGet(), order.item(), order.quantity());
+			Order created = new Order(this.ids.incrementAndGet(), order);
 			return ResponseEntity.created(URI.create("/orders/" + created.id())).body(created);
 		}
 
@@ -65,7 +97,7 @@ public class OrdersBenchApp {
 				.param(order.quantity())
 				.query(Long.class)
 				.single();
-			Order created = new Order(id, order.item(), order.quantity());
+			Order created = new Order(id, order);
 			return ResponseEntity.created(URI.create("/orders/" + created.id())).body(created);
 		}
 
