@@ -25,10 +25,10 @@ import org.springframework.web.bind.annotation.RestController;
  * The README's quick-start application, for the load script {@code bench/light-wrk.py}:
  * {@code POST /orders} answers from memory (tens of µs of CPU), {@code POST /orders/db}
  * inserts one row into PostgreSQL first; an order's {@code answerBytes} makes the answer
- * that large (order lines), its {@code note} the request. Both are {@code @Idempotent}: a request with an
- * {@code Idempotency-Key} header is protected, one without runs unprotected, so the
- * script compares the two on the same endpoint. Runs in its own JVM, configured by
- * command-line properties; {@code spring.config.name} keeps the catalog's
+ * that large (order lines), its {@code note} the request. Both are {@code @Idempotent}: a
+ * request with an {@code Idempotency-Key} header is protected, one without runs
+ * unprotected, so the script compares the two on the same endpoint. Runs in its own JVM,
+ * configured by command-line properties; {@code spring.config.name} keeps the catalog's
  * {@code application.yaml} out.
  */
 @SpringBootConfiguration
@@ -51,7 +51,8 @@ public class OrdersBenchApp {
 	record Order(long id, String item, int quantity, @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Line> lines) {
 
 		Order(long id, NewOrder order) {
-			this(id, order.item(), order.quantity(), Line.about((order.answerBytes() != null) ? order.answerBytes() : 0, id));
+			this(id, order.item(), order.quantity(),
+					Line.about((order.answerBytes() != null) ? order.answerBytes() : 0, id));
 		}
 
 	}
