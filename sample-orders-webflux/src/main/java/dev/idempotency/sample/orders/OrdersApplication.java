@@ -1,0 +1,17 @@
+package dev.idempotency.sample.orders;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+
+/**
+ * A reactive orders service: WebFlux over R2DBC. {@code POST /orders} with an
+ * {@code Idempotency-Key} creates an order once, however often a client sends it.
+ */
+@SpringBootApplication
+public class OrdersApplication {
+
+	public static void main(String[] args) {
+		SpringApplication.run(OrdersApplication.class, args);
+	}
+
+}
