@@ -16,7 +16,7 @@ Usage, from sample-catalog-app, after building the test classpath:
 
 A variant is endpoint:store/mode[/atomic|/dedicated][@size], e.g. orders:memory/lease,
 orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
-orders:redis/lease@8k. The size is the request and the answer: @40 a 200-byte order answered
+orders:redis/lease@8k, webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
 in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
 8 KB; without one, the 30-byte order answered in 40 bytes of the earlier runs (only those rows
 give the application's own insert).
@@ -191,6 +191,7 @@ def per_request(p, key):
 
 
 def properties(variant, name):
+    stack, variant = variant.split("/", 1) if variant.startswith("webflux/") else ("mvc", variant)
     endpoint, spec = variant.split(":")
     spec = spec.split("@")[0]
     parts = spec.split("/")
@@ -204,6 +205,8 @@ def properties(variant, name):
         "spring.datasource.url": f"{PG_URL}?currentSchema={name}",
         "spring.datasource.username": "postgres",
         "idempotency.mode": mode,
+        # The same annotated controller on either stack: Spring MVC on Tomcat, or WebFlux on Netty.
+        "spring.main.web-application-type": "reactive" if stack == "webflux" else "servlet",
     }
     if store == "memory":
         props["idempotency.store.type"] = "memory"
@@ -220,6 +223,8 @@ def properties(variant, name):
             raise SystemExit(f"{variant}: postgresql needs /atomic or /dedicated")
     else:
         raise SystemExit(f"unknown store in {variant}")
+    if stack == "webflux" and endpoint != "orders":
+        raise SystemExit(f"{variant}: on WebFlux only /orders (its insert would block an event loop)")
     path = {"orders": "/orders", "orders-db": "/orders/db"}[endpoint]
     return path, props
 
@@ -300,7 +305,7 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
                 f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
                 f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
         emit(report, line)
-        if not size:
+        if not size and not variant.startswith("webflux/"):
             baselines.setdefault(path, []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
     finally:
         proc.terminate()
