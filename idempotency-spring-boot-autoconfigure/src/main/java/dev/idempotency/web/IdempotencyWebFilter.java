@@ -1,52 +1,21 @@
 package dev.idempotency.web;
 
 import java.lang.reflect.Method;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.IdempotencyRequestAttributes;
-import dev.idempotency.core.IdempotencyError;
-import dev.idempotency.core.IdempotencyErrorType;
-import dev.idempotency.core.KeyFormat;
-import dev.idempotency.core.internal.Answer;
-import dev.idempotency.core.internal.Decision;
-import dev.idempotency.core.internal.Fingerprints;
-import dev.idempotency.core.internal.IdempotencyEngine;
-import dev.idempotency.core.internal.IdempotentCall;
-import dev.idempotency.core.internal.Reservation;
-import dev.idempotency.store.StoredResponse;
-import io.micrometer.observation.Observation;
-import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.core.io.buffer.DataBuffer;
-import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
-import org.springframework.core.io.buffer.DefaultDataBufferFactory;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
-import org.springframework.http.server.reactive.ServerHttpRequest;
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
-import org.springframework.http.server.reactive.ServerHttpResponse;
-import org.springframework.util.MultiValueMap;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
@@ -59,19 +28,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * The HTTP front door for WebFlux, the same door as {@link IdempotencyInterceptor} and
  * {@link IdempotencyFilter} on Spring MVC, with the same properties and answers: for a
  * handler method annotated {@link Idempotent} without a key expression (on the method or
- * its class), or a mutation whose path matches {@code idempotency.web.path-patterns},
- * reads the body (bounded: {@code 413} past {@code idempotency.request.max-body-size}),
- * asks the engine, without blocking, whether to run, replay or refuse, and holds the
- * handler's answer until it is stored. The engine's calls of a blocking store run on a
- * bounded scheduler, never on the event loop; a wait for a run in flight holds no thread.
- * <p>
- * A client that goes away while its handler runs cancels it: the record is abandoned to
- * its lease (a retry is answered in flight, then takes over), never released while the
- * operation may still be running. A handler that fails releases the key.
+ * its class), or a mutation whose path matches {@code idempotency.web.path-patterns}
+ * (functional routes included), finds what protects the request and hands it to the
+ * {@link WebFluxDoor}, which does the rest; a functional route's own
+ * {@link IdempotencyHandlerFilterFunction} enters the same door.
  */
 final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializingSingleton {
 
-	private final IdempotencyEngine engine;
+	private final WebFluxDoor door;
 
 	private final Supplier<List<HandlerMapping>> handlerMappings;
 
@@ -81,17 +45,9 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 	 */
 	private volatile @Nullable List<HandlerMapping> mappings;
 
-	private final ServerIdempotencyScopeResolver scopeResolver;
-
-	private final ServerRefusals refusals;
-
 	private final WebDoorSettings settings;
 
 	private final List<PathPattern> pathPatterns;
-
-	private final Scheduler storeScheduler;
-
-	private final Executor storeExecutor;
 
 	/**
 	 * Per handler method and bean type (a class's annotation applies to its own
@@ -99,23 +55,19 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 	 */
 	private final Map<List<Object>, Optional<ProtectedHandler>> handlers = new ConcurrentHashMap<>();
 
-	IdempotencyWebFilter(IdempotencyEngine engine, Supplier<List<HandlerMapping>> handlerMappings,
-			ServerIdempotencyScopeResolver scopeResolver, ServerRefusals refusals, WebDoorSettings settings,
-			Scheduler storeScheduler) {
-		this.engine = engine;
+	IdempotencyWebFilter(WebFluxDoor door, Supplier<List<HandlerMapping>> handlerMappings) {
+		this.door = door;
 		this.handlerMappings = handlerMappings;
-		this.scopeResolver = scopeResolver;
-		this.refusals = refusals;
-		this.settings = settings;
-		this.pathPatterns = settings.pathPatterns().stream().map(PathPatternParser.defaultInstance::parse).toList();
-		this.storeScheduler = storeScheduler;
-		this.storeExecutor = storeScheduler::schedule;
+		this.settings = door.settings();
+		this.pathPatterns = this.settings.pathPatterns()
+			.stream()
+			.map(PathPatternParser.defaultInstance::parse)
+			.toList();
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
 		mappings();
-		this.refusals.resolveWriters();
 	}
 
 	private List<HandlerMapping> mappings() {
@@ -142,7 +94,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 		}
 		return protection(exchange).map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((handler) -> handler.isPresent() ? protect(exchange, chain, handler.get())
+			.flatMap((handler) -> handler.isPresent() ? this.door.protect(exchange, handler.get(), chain)
 					: chain.filter(exchange));
 	}
 
@@ -150,11 +102,11 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 	 * What protects the request: its annotated handler method, else a matching path
 	 * pattern; empty when nothing does (or the method door does, for a key expression).
 	 */
-	private Mono<ProtectedHandler> protection(ServerWebExchange exchange) {
+	private Mono<WebFluxDoor.Protection> protection(ServerWebExchange exchange) {
 		return handlerMethod(exchange).map(Optional::of).defaultIfEmpty(Optional.empty()).flatMap((method) -> {
 			ProtectedHandler annotated = method.flatMap(this::annotated).orElse(null);
 			if (annotated != null) {
-				return annotated.keyExpression() ? Mono.empty() : Mono.just(annotated);
+				return annotated.keyExpression() ? Mono.empty() : Mono.just(annotated.protection());
 			}
 			PathPattern pattern = matchingPathPattern(exchange);
 			if (pattern == null) {
@@ -162,7 +114,7 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 			}
 			String operation = method.map((handler) -> operationName(handler, null))
 				.orElseGet(() -> exchange.getRequest().getMethod().name() + " " + matchedPattern(exchange, pattern));
-			return Mono.just(new ProtectedHandler(false, operation, this.settings.pathPatternsKeyRequired(),
+			return Mono.just(new WebFluxDoor.Protection(operation, this.settings.pathPatternsKeyRequired(),
 					this.settings.keyFormat()));
 		});
 	}
@@ -189,228 +141,15 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 			if (annotation == null) {
 				return Optional.empty();
 			}
-			return Optional.of(new ProtectedHandler(!annotation.key().isEmpty(), operationName(handler, annotation),
-					annotation.keyRequired(), annotation.keyFormat().orElse(this.settings.keyFormat())));
+			return Optional.of(new ProtectedHandler(!annotation.key().isEmpty(),
+					new WebFluxDoor.Protection(operationName(handler, annotation), annotation.keyRequired(),
+							annotation.keyFormat().orElse(this.settings.keyFormat()))));
 		});
 	}
 
 	private static String operationName(HandlerMethod handler, @Nullable Idempotent annotation) {
 		return (annotation != null && !annotation.operation().isEmpty()) ? annotation.operation()
 				: handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
-	}
-
-	private Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, ProtectedHandler handler) {
-		List<String> keys = exchange.getRequest().getHeaders().getOrEmpty(this.settings.headerName());
-		// Without a key, the engine says at once whether the request runs unprotected or
-		// is refused: no scope is needed.
-		Mono<String> scope = keys.isEmpty() ? Mono.just(PrincipalScopeResolver.ANONYMOUS)
-				: this.scopeResolver.resolveScope(exchange).defaultIfEmpty(PrincipalScopeResolver.ANONYMOUS);
-		return scope.flatMap((resolved) -> {
-			ReadBody read = new ReadBody();
-			IdempotentCall call = new IdempotentCall(resolved, keys, handler.keyFormat(), handler.keyRequired(),
-					handler.operation(), () -> read.fingerprint().fingerprint(),
-					() -> read.fingerprint().earlierFingerprints());
-			// The body is read only once the key was found valid, when the store is to be
-			// asked.
-			Supplier<CompletableFuture<?>> reading = () -> body(exchange)
-				.doOnNext((body) -> read.set(body, fingerprint(exchange.getRequest(), body.fingerprinted())))
-				.toFuture();
-			return decision(call, reading).flatMap((decision) -> {
-				if (decision instanceof Decision.Replay replay) {
-					return writeStored(exchange.getResponse(), replay.response());
-				}
-				if (decision instanceof Decision.Reject reject) {
-					return this.refusals.refuse(exchange, reject.error());
-				}
-				ServerWebExchange withBody = read.exchange(exchange);
-				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(withBody, chain, reservation) : chain.filter(withBody);
-			});
-		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
-	}
-
-	/**
-	 * The body as the fingerprint reads it: the bytes (a form's fields, read through the
-	 * exchange so that the handler reads them too), at most the configured size.
-	 */
-	private Mono<RequestBody> body(ServerWebExchange exchange) {
-		MediaType type = exchange.getRequest().getHeaders().getContentType();
-		if (type != null && type.getType().equalsIgnoreCase("multipart")) {
-			return Mono.error(new UnreadableBody(IdempotencyError.of(IdempotencyErrorType.INVALID_KEY,
-					"a multipart request cannot carry an idempotency key on this server (WebFlux): send its"
-							+ " content as one body, or send it without the key")));
-		}
-		long declared = exchange.getRequest().getHeaders().getContentLength();
-		if (declared > this.settings.maxRequestBytes()) {
-			return Mono.error(tooLarge("the request body declares " + declared + " bytes"));
-		}
-		if (MediaType.APPLICATION_FORM_URLENCODED.isCompatibleWith(type)) {
-			// Read by WebFlux's form reader (its own limit, see
-			// spring.codec.max-in-memory-size), so that the handler reads the same form.
-			return exchange.getFormData()
-				.map((form) -> new RequestBody(Fingerprints.formBody(arrays(form)), null))
-				.onErrorMap(DataBufferLimitException.class,
-						(ex) -> new UnreadableBody(IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE,
-								"the form is longer than WebFlux's form reader reads"
-										+ " (spring.codec.max-in-memory-size); nothing was run")));
-		}
-		int max = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestBytes());
-		return DataBufferUtils.join(exchange.getRequest().getBody(), max).map((joined) -> {
-			byte[] bytes = new byte[joined.readableByteCount()];
-			joined.read(bytes);
-			DataBufferUtils.release(joined);
-			return new RequestBody(bytes, bytes);
-		})
-			.defaultIfEmpty(new RequestBody(new byte[0], new byte[0]))
-			.onErrorMap(DataBufferLimitException.class, (ex) -> tooLarge("the request body is longer"));
-	}
-
-	private static Map<String, String[]> arrays(MultiValueMap<String, String> form) {
-		Map<String, String[]> parameters = new LinkedHashMap<>();
-		form.forEach((name, values) -> parameters.put(name, values.toArray(String[]::new)));
-		return parameters;
-	}
-
-	private UnreadableBody tooLarge(String what) {
-		return new UnreadableBody(IdempotencyError.of(IdempotencyErrorType.REQUEST_TOO_LARGE, what + ", more than the "
-				+ this.settings.maxRequestBytes() + " bytes this server reads for an idempotency key"));
-	}
-
-	/**
-	 * The engine's decision; if the request is cancelled (the client went away) while it
-	 * is being made, a key reserved for it is released.
-	 */
-	private Mono<Decision> decision(IdempotentCall call, Supplier<CompletableFuture<?>> reading) {
-		return Mono.deferContextual((context) -> {
-			CompletableFuture<Decision> decided;
-			// The request's own observation (WebFlux keeps it in the Reactor context) is
-			// current while the engine starts the call's: its parent.
-			Observation parent = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
-			try (Observation.Scope scope = (parent != null) ? parent.openScope() : null) {
-				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
-			}
-			// Cancelled (the client went away) before the decision reached the door: a
-			// key reserved for it is released. Once delivered, the run's own cancel
-			// handling decides (the record is then left to its lease).
-			AtomicBoolean delivered = new AtomicBoolean();
-			Mono<Decision> decision = Mono.fromFuture(decided, true);
-			if (!decided.isDone()) {
-				// Completed on a store thread or, after a wait for a run in flight, on
-				// the JDK's one delay-scheduler thread: go on on Reactor's non-blocking
-				// threads.
-				decision = decision.publishOn(Schedulers.parallel());
-			}
-			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
-				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
-				if (reservation != null && !delivered.get()) {
-					engineCall(() -> {
-						this.engine.failed(reservation, "the client went away before it ran");
-						return true;
-					}).subscribe();
-				}
-			}));
-		});
-	}
-
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
-		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
-				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body),
-				(bytes) -> engineCall(() -> {
-					this.engine.responseTooLarge(reservation, bytes);
-					return true;
-				}).then());
-		Observation observation = this.engine.observation(reservation);
-		return chain.filter(exchange.mutate().response(response).build())
-			// The handler's own observations are children of the call's.
-			.contextWrite((context) -> (observation != null)
-					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
-			.then(Mono.defer(response::finishEmpty))
-			.onErrorResume((ex) -> engineCall(() -> {
-				this.engine.failed(reservation, "the handler failed: " + ex, ex);
-				return true;
-			}).then(Mono.error(ex)))
-			.doOnCancel(() -> engineCall(() -> {
-				this.engine.abandoned(reservation, "the client went away while it ran");
-				return true;
-			}).subscribe());
-	}
-
-	/**
-	 * Stores the handler's answer (or releases the key), then gives the body to send: its
-	 * own, or in record-after-success mode the answer another attempt recorded first, its
-	 * status and headers set on the response.
-	 */
-	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body) {
-		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
-		if (notStored != null) {
-			return engineCall(() -> {
-				this.engine.failed(reservation, "the application marked its answer not stored: " + notStored);
-				return body;
-			});
-		}
-		ServerHttpResponse response = exchange.getResponse();
-		HttpStatusCode status = response.getStatusCode();
-		StoredResponse own = new StoredResponse((status != null) ? status.value() : 200,
-				this.settings.storedHeaders(response.getHeaders()), body);
-		return engineCall(() -> this.engine.succeeded(reservation, own)).map((answer) -> {
-			if (answer instanceof Answer.Recorded recorded) {
-				response.getHeaders().clear();
-				return replayHead(response, recorded.response());
-			}
-			return body;
-		});
-	}
-
-	/**
-	 * A call of the engine that may call the store: off the event loop if the store
-	 * blocks.
-	 */
-	private <T> Mono<T> engineCall(Supplier<T> call) {
-		Mono<T> mono = Mono.fromSupplier(call);
-		return this.engine.store().isBlocking() ? mono.subscribeOn(this.storeScheduler) : mono;
-	}
-
-	/**
-	 * Writes a stored answer as the answer to a retry, with
-	 * {@code Idempotent-Replayed: true}.
-	 */
-	private static Mono<Void> writeStored(ServerHttpResponse response, StoredResponse stored) {
-		byte[] body = replayHead(response, stored);
-		if (body.length == 0) {
-			return response.setComplete();
-		}
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
-	}
-
-	/**
-	 * Sets a stored answer's status and headers on the response, with
-	 * {@code Idempotent-Replayed: true} and its length, and gives its body to send.
-	 */
-	private static byte[] replayHead(ServerHttpResponse response, StoredResponse stored) {
-		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
-		stored.headers().forEach((name, values) -> response.getHeaders().addAll(name, values));
-		response.getHeaders().set(IdempotencyInterceptor.REPLAYED_HEADER, "true");
-		response.getHeaders().setContentLength(stored.body().length);
-		return stored.body();
-	}
-
-	/** The same fingerprint as the Spring MVC door's, from the parts as sent. */
-	private HttpRequestFingerprint fingerprint(ServerHttpRequest request, byte[] body) {
-		return new HttpRequestFingerprint(request.getMethod().name(), request.getURI().getRawPath(),
-				request.getURI().getRawQuery(), request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE), () -> body,
-				this.settings.json());
-	}
-
-	/** The request with the body the door read, for the handler to read again. */
-	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body) {
-		return new ServerHttpRequestDecorator(request) {
-
-			@Override
-			public Flux<DataBuffer> getBody() {
-				return Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)));
-			}
-
-		};
 	}
 
 	private static String matchedPattern(ServerWebExchange exchange, PathPattern configured) {
@@ -431,63 +170,14 @@ final class IdempotencyWebFilter implements WebFilter, Ordered, SmartInitializin
 		return null;
 	}
 
-	/** The body the door read, once it has. */
-	private static final class ReadBody {
-
-		private volatile @Nullable RequestBody body;
-
-		private volatile @Nullable HttpRequestFingerprint fingerprint;
-
-		void set(RequestBody body, HttpRequestFingerprint fingerprint) {
-			this.body = body;
-			this.fingerprint = fingerprint;
-		}
-
-		HttpRequestFingerprint fingerprint() {
-			return Objects.requireNonNull(this.fingerprint, "the body is read before the fingerprint");
-		}
-
-		/**
-		 * The exchange the handler gets: with the bytes read, when the door read them.
-		 */
-		ServerWebExchange exchange(ServerWebExchange exchange) {
-			RequestBody read = this.body;
-			byte[] bytes = (read != null) ? read.bytes() : null;
-			return (bytes != null) ? exchange.mutate().request(cached(exchange.getRequest(), bytes)).build() : exchange;
-		}
-
-	}
-
-	/** A keyed request whose body the door does not read: refused, nothing ran. */
-	@SuppressWarnings("serial")
-	private static final class UnreadableBody extends RuntimeException {
-
-		private final transient IdempotencyError error;
-
-		UnreadableBody(IdempotencyError error) {
-			super(error.detail(), null, false, false);
-			this.error = error;
-		}
-
-	}
-
-	/**
-	 * The body as the door read it.
-	 *
-	 * @param fingerprinted what the fingerprint reads
-	 * @param bytes the bytes to give the handler, {@code null} when the exchange keeps
-	 * them (a form)
-	 */
-	private record RequestBody(byte[] fingerprinted, byte @Nullable [] bytes) {
-	}
-
 	/**
 	 * What the door needs of a protected handler.
 	 *
 	 * @param keyExpression whether the annotation has a key expression (the method
 	 * door's)
+	 * @param protection what protects it when it has none
 	 */
-	private record ProtectedHandler(boolean keyExpression, String operation, boolean keyRequired, KeyFormat keyFormat) {
+	private record ProtectedHandler(boolean keyExpression, WebFluxDoor.Protection protection) {
 	}
 
 }

@@ -18,12 +18,14 @@ import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.function.server.support.ServerResponseResultHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.WebFilter;
 
 /**
  * The HTTP front door for WebFlux: a {@link WebFilter} with the Spring MVC door's
- * properties and answers (see {@link IdempotencyWebFilter}), the replaceable
+ * properties and answers (see {@link IdempotencyWebFilter}), the
+ * {@link IdempotencyHandlerFilterFunction} a functional route adds, the replaceable
  * {@link ServerIdempotencyScopeResolver} and, when the application declares one, its
  * {@link ServerIdempotencyErrorRenderer}. The engine's calls of a blocking store (JDBC,
  * Redis) run on Reactor's bounded elastic scheduler, never on the event loop; the
@@ -43,16 +45,38 @@ public final class IdempotencyWebFluxAutoConfiguration {
 		return new ServerPrincipalScopeResolver();
 	}
 
+	/** The door both entrances share: the web filter and the routes' filter function. */
 	@Bean
-	WebFilter idempotencyWebFilter(IdempotencyEngine engine, IdempotencyProperties properties,
+	WebFluxDoor idempotencyWebFluxDoor(IdempotencyEngine engine, IdempotencyProperties properties,
 			ServerIdempotencyScopeResolver scopeResolver, ObjectProvider<ServerIdempotencyErrorRenderer> renderer,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<ServerCodecConfigurer> codecs) {
+			ObjectProvider<ServerCodecConfigurer> codecs) {
 		WebDoorSettings settings = WebDoorSettings.of(properties);
 		ServerRefusals refusals = new ServerRefusals(
 				() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create)), renderer.getIfAvailable(),
 				settings.problemTypeBase());
-		return new IdempotencyWebFilter(engine, () -> mappings.orderedStream().map(HandlerMapping.class::cast).toList(),
-				scopeResolver, refusals, settings, Schedulers.boundedElastic());
+		return new WebFluxDoor(engine, scopeResolver, refusals, settings, Schedulers.boundedElastic());
+	}
+
+	@Bean
+	WebFilter idempotencyWebFilter(WebFluxDoor door, ObjectProvider<RequestMappingHandlerMapping> mappings) {
+		return new IdempotencyWebFilter(door, () -> mappings.orderedStream().map(HandlerMapping.class::cast).toList());
+	}
+
+	/**
+	 * The filter a functional route adds to be protected. Its answers are written through
+	 * the application's {@link ServerResponseResultHandler} (its codecs and view
+	 * resolvers), else through one over the application's codecs.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyHandlerFilterFunction idempotencyHandlerFilterFunction(WebFluxDoor door,
+			ObjectProvider<ServerResponseResultHandler> responses, ObjectProvider<ServerCodecConfigurer> codecs) {
+		return new IdempotencyHandlerFilterFunction(door, () -> responses.getIfAvailable(() -> {
+			ServerResponseResultHandler handler = new ServerResponseResultHandler();
+			handler.setMessageWriters(writers(codecs.getIfAvailable(ServerCodecConfigurer::create)));
+			handler.setViewResolvers(List.of());
+			return handler;
+		}));
 	}
 
 	private static List<HttpMessageWriter<?>> writers(ServerCodecConfigurer codecs) {

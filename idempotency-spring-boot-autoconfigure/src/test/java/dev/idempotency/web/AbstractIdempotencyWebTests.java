@@ -39,7 +39,7 @@ abstract class AbstractIdempotencyWebTests {
 	static final String PROBLEM = "https://idempotency.dev/problems/";
 
 	@Autowired
-	WebTestApplication.ThingController controller;
+	WebTestApplication.Runs controller;
 
 	@Autowired
 	WebTestApplication.SwitchableStore store;

@@ -9,6 +9,7 @@ import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringApplication;
@@ -17,9 +18,13 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -28,14 +33,19 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.WebFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 
 /**
  * A WebFlux application with the starter: a fresh one, as the README makes it, is
  * protected on its annotated {@code Mono} handler; which beans appear and when.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotencyWebFluxAutoConfigurationTests {
 
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
@@ -103,7 +113,48 @@ class IdempotencyWebFluxAutoConfigurationTests {
 	@Test
 	void withTheStarterTurnedOffThereIsNoDoor() {
 		this.runner.withPropertyValues("idempotency.enabled=false")
-			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("idempotencyWebFilter"));
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean("idempotencyWebFilter")
+				.doesNotHaveBean(IdempotencyHandlerFilterFunction.class));
+	}
+
+	@Test
+	void aFunctionalRouteGetsTheFilterFunctionBean() {
+		this.runner.withUserConfiguration(FilteredRoutes.class)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(IdempotencyHandlerFilterFunction.class)
+				.hasBean("orderRoutes"));
+	}
+
+	/**
+	 * Nothing silently unprotected: a filtered route whose store cannot be made fails the
+	 * start-up with the same report as an annotated handler's application.
+	 */
+	@Test
+	void aFilteredRouteWithoutItsStoreFailsTheStartUpWithTheStoreReport(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(FilteredRoutesApplication.class);
+		application.setWebApplicationType(WebApplicationType.REACTIVE);
+		// A JDBC store without a DataSource.
+		application.setDefaultProperties(
+				Map.of("server.port", "0", "idempotency.store.type", "jdbc", "spring.autoconfigure.exclude",
+						"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"));
+		assertThatException().isThrownBy(application::run);
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("idempotency.store.type=jdbc but no IdempotencyStore bean exists")
+			.contains("Action:\n\nAdd spring-boot-starter-jdbc and a DataSource");
+	}
+
+	/**
+	 * With the starter turned off there is no filter: a route that requires it fails the
+	 * start-up, naming the filter, instead of running unprotected.
+	 */
+	@Test
+	void withTheStarterTurnedOffARouteThatRequiresTheFilterFailsTheStartUp() {
+		this.runner.withPropertyValues("idempotency.enabled=false")
+			.withUserConfiguration(FilteredRoutes.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining(IdempotencyHandlerFilterFunction.class.getName()));
 	}
 
 	@Test
@@ -122,6 +173,27 @@ class IdempotencyWebFluxAutoConfigurationTests {
 			excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 	@Import(OrderController.class)
 	static class OrdersApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration(
+			excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
+	@Import(FilteredRoutes.class)
+	static class FilteredRoutesApplication {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FilteredRoutes {
+
+		@Bean
+		RouterFunction<ServerResponse> orderRoutes(IdempotencyHandlerFilterFunction idempotency) {
+			return RouterFunctions.route()
+				.POST("/orders", (request) -> ServerResponse.ok().bodyValue("ordered"))
+				.filter(idempotency)
+				.build();
+		}
 
 	}
 

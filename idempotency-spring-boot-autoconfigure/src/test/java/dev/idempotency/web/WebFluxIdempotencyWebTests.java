@@ -1,57 +1,27 @@
 package dev.idempotency.web;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRequestAttributes;
-import dev.idempotency.test.TestKeys;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
-import io.netty.util.ResourceLeakDetector;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-import reactor.blockhound.BlockHound;
-import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
-import org.springframework.http.MediaType;
-import org.springframework.test.web.reactive.server.WebTestClient;
-import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
 import org.springframework.web.server.ServerWebExchange;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-
 /**
- * The protocol table through the HTTP front door on WebFlux, over real HTTP against
- * Reactor Netty, unchanged from Spring MVC's; and what only a reactive stack shows: an
- * unhandled exception answered by WebFlux, racing first requests on one key. The test
- * application's handlers that return plain values run on an executor of their own
+ * The WebFlux suite against annotated controllers ({@link WebTestApplication}'s and
+ * {@link ExchangeController}), protected by {@link IdempotencyWebFilter}. The handlers
+ * that return plain values run on an executor of their own
  * ({@code configureBlockingExecution}), as a WebFlux application that blocks must.
- * BlockHound is installed: a blocking call of the door (or of a store call it did not
- * move off the event loop) fails the request; Netty's leak detector runs at
- * {@code paranoid}, and a leak report of the server's buffers fails the suite.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, WebFluxIdempotencyWebTests.BlockingHandlers.class,
@@ -59,208 +29,22 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { AbstractIdempotencyWebTests.PROPERTIES_PATTERN, AbstractIdempotencyWebTests.PROPERTIES_WAIT,
 				AbstractIdempotencyWebTests.PROPERTIES_MAX_BODY, "spring.main.web-application-type=reactive" })
-class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
-
-	static {
-		// Any blocking call on a non-blocking thread (Netty's event loops, Reactor's
-		// parallel scheduler) fails the request that made it; a leaked buffer is
-		// reported.
-		BlockHound.install();
-		ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
-	}
-
-	/** Netty's leak reports while the suite ran. */
-	private static final List<String> leaks = new CopyOnWriteArrayList<>();
-
-	private static final AppenderBase<ILoggingEvent> leakReports = new AppenderBase<>() {
-
-		@Override
-		protected void append(ILoggingEvent event) {
-			String report = event.getFormattedMessage();
-			// The server's buffers, the door's among them; a buffer only the test's own
-			// HTTP client decoded (a response body a test did not read) is not the
-			// door's.
-			if (report.contains("LEAK") && !report.contains("HttpClientCodec")) {
-				leaks.add(report);
-			}
-		}
-
-	};
-
-	private static int lastPort;
-
-	@LocalServerPort
-	private int port;
-
-	@Autowired
-	private ExchangeController exchangeController;
-
-	@BeforeAll
-	static void recordLeakReports() {
-		leakReports.start();
-		((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).addAppender(leakReports);
-	}
-
-	/**
-	 * After the suite: collected buffers are found leaked when the next ones are
-	 * allocated, so a few more requests follow a garbage collection.
-	 */
-	@AfterAll
-	static void noBufferLeaked() throws InterruptedException {
-		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + lastPort).build();
-		for (int i = 0; i < 5; i++) {
-			System.gc();
-			Thread.sleep(50);
-			// Without a key: nothing is stored (a subclass's store is cleaned before).
-			client.post()
-				.uri("/things")
-				.contentType(MediaType.APPLICATION_JSON)
-				.bodyValue("{\"name\":\"leak-check\"}")
-				.exchange()
-				.expectStatus()
-				.isCreated();
-		}
-		((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).detachAppender(leakReports);
-		assertThat(leaks).as("Netty's leak reports").isEmpty();
-	}
-
-	@Test
-	void blockingOnANonBlockingThreadIsDetectedHere() {
-		assertThatExceptionOfType(RuntimeException.class)
-			.isThrownBy(() -> Mono.delay(Duration.ofMillis(1)).doOnNext((tick) -> {
-				try {
-					Thread.sleep(1);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}).block(Duration.ofSeconds(10)))
-			.havingRootCause()
-			.isInstanceOf(BlockingOperationError.class);
-	}
-
-	@Override
-	WebTestClient client() {
-		lastPort = this.port;
-		return WebTestClient.bindToServer()
-			.baseUrl("http://127.0.0.1:" + this.port)
-			.responseTimeout(Duration.ofSeconds(30))
-			.build();
-	}
-
-	@Test
-	void anUnhandledExceptionIsAnswered500AndReleased() {
-		String key = TestKeys.newKey();
-		for (int i = 0; i < 2; i++) {
-			client().post()
-				.uri("/throw")
-				.header("Idempotency-Key", key)
-				.exchange()
-				.expectStatus()
-				.isEqualTo(500)
-				.expectHeader()
-				.doesNotExist("Idempotent-Replayed");
-		}
-		assertThat(this.controller.runs("throw")).isEqualTo(2);
-	}
-
-	@Test
-	void sixtyFourFirstRequestsOnOneKeyRunTheHandlerOnceAndAllGetItsAnswer() throws Exception {
-		String key = TestKeys.newKey();
-		int clients = 64;
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService threads = Executors.newFixedThreadPool(clients);
-		try {
-			List<CompletableFuture<String>> answers = IntStream.range(0, clients)
-				.mapToObj((i) -> CompletableFuture.supplyAsync(() -> {
-					await(start);
-					var result = client().post()
-						.uri("/slow?millis=300")
-						.header("Idempotency-Key", key)
-						.exchange()
-						.returnResult(String.class);
-					return result.getStatus().value() + " "
-							+ result.getResponseBody().blockLast(Duration.ofSeconds(30));
-				}, threads))
-				.toList();
-			start.countDown();
-			List<String> seen = answers.stream().map(CompletableFuture::join).toList();
-			assertThat(this.controller.runs("slow")).as("executions").isEqualTo(1);
-			assertThat(seen).as("the in-flight wait (1 s) outlasts the run: every one gets its answer")
-				.containsOnly("200 {\"run\":1}");
-		}
-		finally {
-			threads.shutdownNow();
-		}
-	}
-
-	@Test
-	void anAnswerTheApplicationMarksNotStoredThroughAnExchangeAttributeIsSentAndItsRetryRunsAgain() {
-		String key = TestKeys.newKey();
-		for (int run = 1; run <= 2; run++) {
-			client().post()
-				.uri("/exchange/not-stored")
-				.header("Idempotency-Key", key)
-				.exchange()
-				.expectStatus()
-				.isOk()
-				.expectHeader()
-				.doesNotExist("Idempotent-Replayed")
-				.expectBody()
-				.jsonPath("$.run")
-				.isEqualTo(run);
-		}
-	}
-
-	/**
-	 * A client that goes away while its handler runs: the handler is cancelled, its
-	 * record left to its lease, so a retry is answered in flight instead of running it
-	 * again beside a run whose effect may still happen.
-	 */
-	@Test
-	void aRetryAfterTheClientWentAwayMidHandlerIsAnsweredInFlightNotRunAgain() throws Exception {
-		String key = TestKeys.newKey();
-		WebTestClient impatient = client().mutate().responseTimeout(Duration.ofMillis(300)).build();
-		assertThatExceptionOfType(Throwable.class).isThrownBy(() -> impatient.post()
-			.uri("/exchange/slow")
-			.header("Idempotency-Key", key)
-			.exchange()
-			.expectBody()
-			.returnResult());
-		client().post()
-			.uri("/exchange/slow")
-			.header("Idempotency-Key", key)
-			.exchange()
-			.expectStatus()
-			.isEqualTo(409)
-			.expectBody()
-			.jsonPath("$.type")
-			.isEqualTo(PROBLEM + "request-in-flight");
-		assertThat(this.exchangeController.slowRuns.get()).as("runs of the slow handler").isEqualTo(1);
-	}
-
-	private static void await(CountDownLatch latch) {
-		try {
-			latch.await();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
+class WebFluxIdempotencyWebTests extends AbstractWebFluxIdempotencyWebTests {
 
 	@RestController
 	static class ExchangeController {
 
-		private final AtomicInteger runs = new AtomicInteger();
+		private final WebTestApplication.Runs runs;
 
-		final AtomicInteger slowRuns = new AtomicInteger();
+		ExchangeController(WebTestApplication.Runs runs) {
+			this.runs = runs;
+		}
 
 		@PostMapping("/exchange/slow")
 		@Idempotent
 		Mono<Map<String, Object>> slow() {
 			return Mono.defer(() -> {
-				int run = this.slowRuns.incrementAndGet();
+				int run = this.runs.count("exchange-slow");
 				return Mono.delay(Duration.ofSeconds(2)).map((tick) -> Map.of("run", run));
 			});
 		}
@@ -269,7 +53,7 @@ class WebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 		@Idempotent
 		Mono<Map<String, Object>> notStored(ServerWebExchange exchange) {
 			exchange.getAttributes().put(IdempotencyRequestAttributes.NOT_STORED_REASON, "it reports a passing state");
-			return Mono.fromSupplier(() -> Map.of("run", this.runs.incrementAndGet()));
+			return Mono.fromSupplier(() -> Map.of("run", this.runs.count("exchange-not-stored")));
 		}
 
 	}

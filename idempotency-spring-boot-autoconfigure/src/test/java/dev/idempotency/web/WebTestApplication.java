@@ -14,6 +14,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -32,68 +33,93 @@ class WebTestApplication {
 	/** The request header whose value is the request's principal, on both stacks. */
 	static final String USER_HEADER = "X-User";
 
-	@Bean
-	jakarta.servlet.Filter userHeaderServletFilter() {
-		return new org.springframework.web.filter.OncePerRequestFilter() {
-
-			@Override
-			protected void doFilterInternal(HttpServletRequest request,
-					jakarta.servlet.http.HttpServletResponse response, jakarta.servlet.FilterChain chain)
-					throws jakarta.servlet.ServletException, java.io.IOException {
-				String user = request.getHeader(USER_HEADER);
-				chain.doFilter((user == null) ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
-
-					@Override
-					public java.security.Principal getUserPrincipal() {
-						return () -> user;
-					}
-
-				}, response);
-			}
-
-		};
-	}
-
 	/**
-	 * Before the door, as an authentication filter would be (Spring Security's is at
-	 * -100).
+	 * What every test application of the door has, whatever its handlers: the principal
+	 * from the {@code X-User} header on both stacks and a store whose connection can be
+	 * cut (in memory, or Redis under the test's key prefix).
 	 */
-	@Bean
-	@org.springframework.core.annotation.Order(org.springframework.core.Ordered.HIGHEST_PRECEDENCE)
-	org.springframework.web.server.WebFilter userHeaderWebFilter() {
-		return (exchange, chain) -> {
-			String user = exchange.getRequest().getHeaders().getFirst(USER_HEADER);
-			if (user == null) {
-				return chain.filter(exchange);
-			}
-			java.security.Principal principal = () -> user;
-			return chain.filter(exchange.mutate().principal(reactor.core.publisher.Mono.just(principal)).build());
-		};
+	@Configuration(proxyBeanMethods = false)
+	static class Infrastructure {
+
+		@Bean
+		jakarta.servlet.Filter userHeaderServletFilter() {
+			return new org.springframework.web.filter.OncePerRequestFilter() {
+
+				@Override
+				protected void doFilterInternal(HttpServletRequest request,
+						jakarta.servlet.http.HttpServletResponse response, jakarta.servlet.FilterChain chain)
+						throws jakarta.servlet.ServletException, java.io.IOException {
+					String user = request.getHeader(USER_HEADER);
+					chain.doFilter(
+							(user == null) ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+
+								@Override
+								public java.security.Principal getUserPrincipal() {
+									return () -> user;
+								}
+
+							}, response);
+				}
+
+			};
+		}
+
+		/**
+		 * Before the door, as an authentication filter would be (Spring Security's is at
+		 * -100).
+		 */
+		@Bean
+		@org.springframework.core.annotation.Order(org.springframework.core.Ordered.HIGHEST_PRECEDENCE)
+		org.springframework.web.server.WebFilter userHeaderWebFilter() {
+			return (exchange, chain) -> {
+				String user = exchange.getRequest().getHeaders().getFirst(USER_HEADER);
+				if (user == null) {
+					return chain.filter(exchange);
+				}
+				java.security.Principal principal = () -> user;
+				return chain.filter(exchange.mutate().principal(reactor.core.publisher.Mono.just(principal)).build());
+			};
+		}
+
+		@Bean
+		@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+				havingValue = "memory", matchIfMissing = true)
+		SwitchableStore idempotencyStore() {
+			return new SwitchableStore(InMemoryIdempotencyStore.builder()
+				.clock(Clock.systemUTC())
+				.maxEntries(10_000)
+				.maxSharePerScope(1.0)
+				.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+				.build());
+		}
+
+		/**
+		 * The Redis store under a key prefix of the test's own, its connection cuttable
+		 * too.
+		 */
+		@Bean
+		@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+				havingValue = "redis")
+		SwitchableStore redisIdempotencyStore(org.springframework.data.redis.connection.RedisConnectionFactory factory,
+				org.springframework.core.env.Environment environment) {
+			return new SwitchableStore(dev.idempotency.store.redis.RedisIdempotencyStore
+				.builder(factory, environment.getRequiredProperty("idempotency.store.redis.key-prefix"))
+				.build());
+		}
+
 	}
 
-	@Bean
-	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
-			havingValue = "memory", matchIfMissing = true)
-	SwitchableStore idempotencyStore() {
-		return new SwitchableStore(InMemoryIdempotencyStore.builder()
-			.clock(Clock.systemUTC())
-			.maxEntries(10_000)
-			.maxSharePerScope(1.0)
-			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
-			.build());
-	}
+	/** How often each endpoint's handler ran, whatever the handlers are. */
+	interface Runs {
 
-	/**
-	 * The Redis store under a key prefix of the test's own, its connection cuttable too.
-	 */
-	@Bean
-	@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
-			havingValue = "redis")
-	SwitchableStore redisIdempotencyStore(org.springframework.data.redis.connection.RedisConnectionFactory factory,
-			org.springframework.core.env.Environment environment) {
-		return new SwitchableStore(dev.idempotency.store.redis.RedisIdempotencyStore
-			.builder(factory, environment.getRequiredProperty("idempotency.store.redis.key-prefix"))
-			.build());
+		/** How often the handler for {@code endpoint} ran. */
+		int runs(String endpoint);
+
+		/** Counts one run of the handler for {@code endpoint}, and gives its number. */
+		int count(String endpoint);
+
+		void reset();
+
 	}
 
 	/** A store whose connection can be cut, to show the store-failure policy. */
@@ -159,7 +185,7 @@ class WebTestApplication {
 	}
 
 	@RestController
-	static class ThingController {
+	static class ThingController implements Runs {
 
 		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
 
@@ -167,16 +193,19 @@ class WebTestApplication {
 		 * How often the handler for {@code endpoint} ran (public: the controller is
 		 * proxied).
 		 */
+		@Override
 		public int runs(String endpoint) {
 			AtomicInteger count = this.runs.get(endpoint);
 			return (count != null) ? count.get() : 0;
 		}
 
+		@Override
 		public void reset() {
 			this.runs.clear();
 		}
 
-		private int count(String endpoint) {
+		@Override
+		public int count(String endpoint) {
 			return this.runs.computeIfAbsent(endpoint, (e) -> new AtomicInteger()).incrementAndGet();
 		}
 
