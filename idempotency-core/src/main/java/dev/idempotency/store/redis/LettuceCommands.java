@@ -2,15 +2,22 @@ package dev.idempotency.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 import dev.idempotency.store.IdempotencyStoreException;
-import io.lettuce.core.LettuceFutures;
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
@@ -41,6 +48,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class LettuceCommands {
 
+	/** Runs a task on the caller's thread: the blocking path opens the connection so. */
+	static final Executor DIRECT = Runnable::run;
+
 	private final LettuceConnectionFactory factory;
 
 	private final long timeoutMillis;
@@ -66,55 +76,160 @@ final class LettuceCommands {
 	}
 
 	/**
-	 * Runs {@code script} on {@code key} by digest, falling back to its source on
-	 * {@code NOSCRIPT}.
-	 * @throws IdempotencyStoreException when Redis or the connection fails, the call
-	 * times out, or the client refuses it (a factory being stopped): whatever the client
-	 * throws is a store failure, answered by the store-failure policy
+	 * Sends {@code script} on {@code key} by digest, then by source if the server answers
+	 * {@code NOSCRIPT}, without waiting: the stage completes with the reply, or fails
+	 * with an {@link IdempotencyStoreException} (never thrown) when Redis or the
+	 * connection fails, the client refuses the call, or a command has no reply within the
+	 * command timeout. Only when the shared connection is not open yet (first call, after
+	 * the factory reset it) is it opened, on {@code opener}: opening blocks.
 	 */
-	<T> @Nullable T eval(String transition, RedisScript<T> script, byte[] key, byte[][] args) {
-		try {
-			return eval(script, key, args);
-		}
-		catch (IdempotencyStoreException ex) {
-			throw ex;
-		}
-		catch (RuntimeException ex) {
-			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, ex);
-		}
-	}
-
-	@SuppressWarnings("unchecked")
-	private <T> @Nullable T eval(RedisScript<T> script, byte[] key, byte[][] args) {
-		RedisClusterAsyncCommands<byte[], byte[]> commands = commands();
+	<T> CompletableFuture<@Nullable T> evalAsync(String transition, RedisScript<T> script, byte[] key, byte[][] args,
+			Executor opener) {
 		byte[][] keys = { key };
 		ScriptOutputType type = outputType(script);
-		try {
-			return (T) LettuceFutures.awaitOrCancel(commands.evalsha(script.getSha1(), type, keys, args),
-					this.timeoutMillis, TimeUnit.MILLISECONDS);
+		CompletableFuture<@Nullable T> reply = commandsAsync(opener).thenCompose((commands) -> {
+			CompletableFuture<@Nullable T> bySha = bounded(() -> commands.evalsha(script.getSha1(), type, keys, args));
+			return bySha.exceptionallyCompose((failure) -> {
+				if (!isNoScript(failure)) {
+					return CompletableFuture.failedFuture(failure);
+				}
+				// not in this server's script cache (first use, restart, failover, SCRIPT
+				// FLUSH): EVAL runs it and caches it, so the next call goes by digest
+				// again
+				return bounded(() -> commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type,
+						keys, args));
+			});
+		});
+		return storeFailure(reply, "Redis idempotency store failed to " + transition);
+	}
+
+	/**
+	 * {@code WAIT} on the connection the scripts go through, without waiting; see
+	 * {@link #awaitReplicasAsync(Object, byte[], int, long)}. Called after a script, so
+	 * the connection is open: {@code opener} is only for a connection the factory reset
+	 * in between.
+	 */
+	CompletableFuture<Long> awaitReplicasAsync(byte[] key, int replicas, long waitMillis, Executor opener) {
+		return storeFailure(
+				commandsAsync(opener)
+					.thenCompose((commands) -> awaitReplicasAsync(commands, key, replicas, waitMillis)),
+				"Redis WAIT for replicas failed");
+	}
+
+	/**
+	 * The commands of the shared connection: at once when it is open, else opened on
+	 * {@code opener}. A failure to open fails the stage.
+	 */
+	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commandsAsync(Executor opener) {
+		RedisClusterAsyncCommands<byte[], byte[]> current = this.commands;
+		if (current != null && !closedForGood(current)) {
+			return CompletableFuture.completedFuture(current);
 		}
-		catch (RedisCommandExecutionException ex) {
-			if (!(ex instanceof RedisNoScriptException) && !String.valueOf(ex.getMessage()).startsWith("NOSCRIPT")) {
-				throw ex;
-			}
-			// not in this server's script cache (first use, restart, failover, SCRIPT
-			// FLUSH): EVAL runs it and caches it, so the next call goes by digest again
-			return (T) LettuceFutures.awaitOrCancel(
-					commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args),
-					this.timeoutMillis, TimeUnit.MILLISECONDS);
+		try {
+			return CompletableFuture.supplyAsync(this::commands, opener);
+		}
+		catch (RuntimeException ex) {
+			// an executor that refuses the task (shut down, saturated)
+			return CompletableFuture.failedFuture(ex);
 		}
 	}
 
-	/** {@code WAIT} on the connection the scripts go through; see {@link #await}. */
-	long awaitReplicas(byte[] key, int replicas, long waitMillis) {
+	/**
+	 * One command, sent now: its reply, or a failure when the client refuses it (thrown
+	 * at once, as by a stopped factory) or no reply comes within the command timeout (the
+	 * command is then cancelled, as {@code LettuceFutures.awaitOrCancel} does).
+	 */
+	private <T> CompletableFuture<@Nullable T> bounded(Supplier<RedisFuture<?>> send) {
+		RedisFuture<?> command;
 		try {
-			return await(commands(), key, replicas, waitMillis);
-		}
-		catch (IdempotencyStoreException ex) {
-			throw ex;
+			command = send.get();
 		}
 		catch (RuntimeException ex) {
-			throw new IdempotencyStoreException("Redis WAIT for replicas failed", ex);
+			return CompletableFuture.failedFuture(ex);
+		}
+		CompletableFuture<@Nullable T> reply = new CompletableFuture<>();
+		command.whenComplete((value, failure) -> {
+			if (failure != null) {
+				reply.completeExceptionally(failure);
+			}
+			else {
+				@SuppressWarnings("unchecked")
+				T typed = (T) value;
+				reply.complete(typed);
+			}
+		});
+		return within(reply, this.timeoutMillis, command);
+	}
+
+	/**
+	 * {@code reply}, failed with a {@link RedisCommandTimeoutException} if it has not
+	 * completed within {@code timeoutMillis}; {@code command} is then cancelled.
+	 */
+	private static <T extends @Nullable Object> CompletableFuture<T> within(CompletableFuture<T> reply,
+			long timeoutMillis, Future<?> command) {
+		return reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).exceptionallyCompose((failure) -> {
+			if (unwrap(failure) instanceof TimeoutException) {
+				command.cancel(true);
+				return CompletableFuture
+					.failedFuture(new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"));
+			}
+			return CompletableFuture.failedFuture(failure);
+		});
+	}
+
+	private static boolean isNoScript(Throwable failure) {
+		Throwable cause = unwrap(failure);
+		return cause instanceof RedisNoScriptException || (cause instanceof RedisCommandExecutionException
+				&& String.valueOf(cause.getMessage()).startsWith("NOSCRIPT"));
+	}
+
+	/**
+	 * A stage that fails with an {@link IdempotencyStoreException}: the one it failed
+	 * with, or one with {@code message} caused by whatever else it failed with.
+	 */
+	private static <T extends @Nullable Object> CompletableFuture<T> storeFailure(CompletableFuture<T> stage,
+			String message) {
+		return stage.exceptionallyCompose((failure) -> {
+			Throwable cause = unwrap(failure);
+			return CompletableFuture.failedFuture((cause instanceof IdempotencyStoreException storeFailure)
+					? storeFailure : new IdempotencyStoreException(message, cause));
+		});
+	}
+
+	private static Throwable unwrap(Throwable failure) {
+		Throwable cause = failure;
+		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+				&& cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+	/**
+	 * Waits for a stage of the store, which fails with an
+	 * {@link IdempotencyStoreException} and is bounded by the command timeout: its value,
+	 * or the exception it failed with thrown (any other than a store failure wrapped in
+	 * one, as the store failed to {@code what}).
+	 */
+	static <T> T join(CompletionStage<T> stage, String what) {
+		CompletableFuture<T> future = stage.toCompletableFuture();
+		try {
+			return future.get();
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new IdempotencyStoreException("interrupted while the Redis idempotency store was to " + what, ex);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = unwrap(ex);
+			if (cause instanceof IdempotencyStoreException storeFailure) {
+				throw storeFailure;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw new IdempotencyStoreException("Redis idempotency store failed to " + what, cause);
 		}
 	}
 
@@ -171,41 +286,58 @@ final class LettuceCommands {
 
 	/**
 	 * {@code WAIT} through Lettuce's native commands, where Spring Data Redis has no
-	 * command for it. Standalone and Sentinel: the connection the script ran on. Cluster:
-	 * the connection to the primary that serves the key's slot, which is the one Lettuce
-	 * routed the script through (both are Lettuce's write connection to that host and
-	 * port).
+	 * command for it, awaited; see
+	 * {@link #awaitReplicasAsync(Object, byte[], int, long)}.
+	 */
+	static long await(Object nativeConnection, byte[] key, int replicas, long waitMillis) {
+		return join(awaitReplicasAsync(nativeConnection, key, replicas, waitMillis), "wait for replicas");
+	}
+
+	/**
+	 * {@code WAIT} through Lettuce's native commands, without waiting. Standalone and
+	 * Sentinel: the connection the script ran on. Cluster: the connection to the primary
+	 * that serves the key's slot, which is the one Lettuce routed the script through
+	 * (both are Lettuce's write connection to that host and port). The stage fails with
+	 * an {@link IdempotencyStoreException}, also when no reply comes within
+	 * {@code waitMillis} and a margin for the round trip.
 	 */
 	@SuppressWarnings("unchecked")
-	static long await(Object nativeConnection, byte[] key, int replicas, long waitMillis) {
-		BaseRedisAsyncCommands<byte[], byte[]> target;
-		if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-			RedisAdvancedClusterAsyncCommands<byte[], byte[]> commands = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster;
-			RedisClusterNode primary = commands.getStatefulConnection()
-				.getPartitions()
-				.getMasterBySlot(SlotHash.getSlot(key));
-			if (primary == null) {
-				throw new IdempotencyStoreException("no Redis Cluster primary known for the slot of a record");
-			}
-			target = commands.getConnection(primary.getUri().getHost(), primary.getUri().getPort());
-		}
-		else {
-			target = (BaseRedisAsyncCommands<byte[], byte[]>) nativeConnection;
-		}
+	static CompletableFuture<Long> awaitReplicasAsync(Object nativeConnection, byte[] key, int replicas,
+			long waitMillis) {
+		CompletableFuture<Long> acknowledged;
 		try {
-			// WAIT blocks for at most waitMillis on the server; the margin covers the
-			// round trip
-			Long acknowledged = target.waitForReplication(replicas, waitMillis)
-				.get(waitMillis + 5000, TimeUnit.MILLISECONDS);
-			return (acknowledged != null) ? acknowledged : 0;
+			BaseRedisAsyncCommands<byte[], byte[]> target;
+			if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+				RedisAdvancedClusterAsyncCommands<byte[], byte[]> commands = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster;
+				RedisClusterNode primary = commands.getStatefulConnection()
+					.getPartitions()
+					.getMasterBySlot(SlotHash.getSlot(key));
+				if (primary == null) {
+					throw new IdempotencyStoreException("no Redis Cluster primary known for the slot of a record");
+				}
+				// Lettuce opens a node's connection on first use, without blocking here:
+				// the async variant of getConnection
+				acknowledged = commands.getStatefulConnection()
+					.getConnectionAsync(primary.getUri().getHost(), primary.getUri().getPort())
+					.thenCompose((node) -> waitOn(node.async(), replicas, waitMillis));
+			}
+			else {
+				acknowledged = waitOn((BaseRedisAsyncCommands<byte[], byte[]>) nativeConnection, replicas, waitMillis);
+			}
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IdempotencyStoreException("interrupted while waiting for Redis replicas", ex);
+		catch (RuntimeException ex) {
+			acknowledged = CompletableFuture.failedFuture(ex);
 		}
-		catch (ExecutionException | TimeoutException ex) {
-			throw new IdempotencyStoreException("Redis WAIT for replicas failed", ex);
-		}
+		return storeFailure(acknowledged, "Redis WAIT for replicas failed");
+	}
+
+	private static CompletableFuture<Long> waitOn(BaseRedisAsyncCommands<byte[], byte[]> target, int replicas,
+			long waitMillis) {
+		RedisFuture<Long> command = target.waitForReplication(replicas, waitMillis);
+		// WAIT blocks for at most waitMillis on the server; the margin covers the round
+		// trip
+		return within(command.toCompletableFuture().thenApply((count) -> (count != null) ? count : 0L),
+				waitMillis + 5000, command);
 	}
 
 	/** Whether {@link #await} can wait on this Spring Data Redis connection. */

@@ -9,6 +9,11 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 import dev.idempotency.store.CompletedRecordRequest;
@@ -109,47 +114,85 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
+		return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
+	}
+
+	/**
+	 * {@link #reserve} through Lettuce's asynchronous commands: the caller's thread only
+	 * sends the script (see {@link #isBlocking()} for where {@code executor} serves).
+	 * @since 0.1.0
+	 */
+	@Override
+	public CompletionStage<ReserveResult> reserveAsync(ReserveRequest request, Executor executor) {
 		RecordId id = request.id();
-		List<?> result;
-		try {
-			result = run("reserve", this.scripts.reserve, id, RedisReplies::reservedHere, bytes(request.fingerprint()),
-					bytes(request.operation()), bytes(request.ownerToken()), millis(request.lease()),
-					millis(request.retention()), bytes(id.scope()), bytes(id.key()));
-		}
-		catch (NotReplicatedException ex) {
+		return run(reserveTransition(request), executor).handle((result, failure) -> {
+			if (failure == null) {
+				return CompletableFuture.completedFuture(RedisReplies.toReserveResult(id, result));
+			}
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			if (!(cause instanceof NotReplicatedException notReplicated)) {
+				return CompletableFuture.<ReserveResult>failedFuture(cause);
+			}
 			// the reservation is on the primary only: give it back rather than leave it
 			// in flight under a token whose request is answered with an error
-			try {
-				release(id, request.ownerToken());
-			}
-			catch (IdempotencyStoreException releaseFailure) {
-				ex.addSuppressed(releaseFailure);
-			}
-			throw ex;
-		}
-		String outcome = string((byte[]) result.get(0));
-		return switch (outcome) {
-			case "acquired" -> new ReserveResult.Acquired(false);
-			case "taken_over" -> new ReserveResult.Acquired(true);
-			case "existing" -> new ReserveResult.Existing(RedisReplies.toRecord(id, (List<?>) result.get(1)));
-			default -> throw new IdempotencyStoreException("unexpected reserve outcome from Redis: " + outcome);
-		};
+			return releaseAsync(id, request.ownerToken(), executor).handle((released, releaseFailure) -> {
+				if (releaseFailure != null) {
+					notReplicated.addSuppressed(
+							(releaseFailure instanceof CompletionException && releaseFailure.getCause() != null)
+									? releaseFailure.getCause() : releaseFailure);
+				}
+				return CompletableFuture.<ReserveResult>failedFuture(notReplicated);
+			}).thenCompose(Function.identity());
+		}).thenCompose(Function.identity());
+	}
+
+	@SuppressWarnings("rawtypes")
+	private Transition<List> reserveTransition(ReserveRequest request) {
+		RecordId id = request.id();
+		return new Transition<>("reserve", this.scripts.reserve, id, RedisReplies::reservedHere,
+				bytes(request.fingerprint()), bytes(request.operation()), bytes(request.ownerToken()),
+				millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
 	}
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response);
-		return run("complete", this.scripts.complete, id, (done) -> done == 1L, bytes(ownerToken), encoded) == 1L;
+		return LettuceCommands.join(completeAsync(id, ownerToken, response, LettuceCommands.DIRECT), "complete");
+	}
+
+	/**
+	 * {@link #complete} through Lettuce's asynchronous commands, as
+	 * {@link #reserveAsync}.
+	 * @since 0.1.0
+	 */
+	@Override
+	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
+			Executor executor) {
+		Transition<Long> complete = new Transition<>("complete", this.scripts.complete, id, (done) -> done == 1L,
+				bytes(ownerToken), StoredResponseCodec.encode(response));
+		return run(complete, executor).thenApply(RedisReplies::done);
 	}
 
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return run("release", this.scripts.release, id, noWait(), bytes(ownerToken)) == 1L;
+		return LettuceCommands.join(releaseAsync(id, ownerToken, LettuceCommands.DIRECT), "release");
+	}
+
+	/**
+	 * {@link #release} through Lettuce's asynchronous commands, as {@link #reserveAsync}.
+	 * @since 0.1.0
+	 */
+	@Override
+	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
+		Transition<Long> release = new Transition<>("release", this.scripts.release, id, noWait(), bytes(ownerToken));
+		return run(release, executor).thenApply(RedisReplies::done);
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		return run("heartbeat", this.scripts.heartbeat, id, noWait(), bytes(ownerToken), millis(lease)) == 1L;
+		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, id, noWait(),
+				bytes(ownerToken), millis(lease));
+		return RedisReplies.done(LettuceCommands.join(run(heartbeat, LettuceCommands.DIRECT), "heartbeat"));
 	}
 
 	/**
@@ -161,23 +204,55 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+		return LettuceCommands.join(recordCompletedAsync(request, LettuceCommands.DIRECT),
+				"record a completed response");
+	}
+
+	/**
+	 * {@link #recordCompleted} through Lettuce's asynchronous commands, as
+	 * {@link #reserveAsync}.
+	 * @since 0.1.0
+	 */
+	@Override
+	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
+			Executor executor) {
 		RecordId id = request.id();
-		List<?> result = run("record a completed response", this.scripts.recordCompleted, id,
+		@SuppressWarnings("rawtypes")
+		Transition<List> record = new Transition<>("record a completed response", this.scripts.recordCompleted, id,
 				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
 				StoredResponseCodec.encode(request.response()), millis(request.retention()), bytes(id.scope()),
 				bytes(id.key()));
-		String outcome = string((byte[]) result.get(0));
-		return switch (outcome) {
-			case "recorded" -> Optional.empty();
-			case "existing" -> Optional.of(RedisReplies.toRecord(id, (List<?>) result.get(1)));
-			default -> throw new IdempotencyStoreException("unexpected record outcome from Redis: " + outcome);
-		};
+		return run(record, executor).thenApply((result) -> RedisReplies.toRecordedResult(id, result));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		List<?> fields = run("find", this.scripts.find, id, noWait());
-		return fields.isEmpty() ? Optional.empty() : Optional.of(RedisReplies.toRecord(id, fields));
+		return LettuceCommands.join(findAsync(id, LettuceCommands.DIRECT), "find");
+	}
+
+	/**
+	 * {@link #find} through Lettuce's asynchronous commands, as {@link #reserveAsync}.
+	 * @since 0.1.0
+	 */
+	@Override
+	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
+		return run(new Transition<>("find", this.scripts.find, id, noWait()), executor)
+			.thenApply((fields) -> RedisReplies.toFound(id, fields));
+	}
+
+	/**
+	 * Whether a call may block its caller. For now {@code true}, as for every store that
+	 * does not say otherwise, although with a {@code LettuceConnectionFactory} that
+	 * shares its native connection the {@code *Async} methods here never block their
+	 * caller: a reactive door then still calls the blocking {@link #complete} and
+	 * {@link #release} of its finishing steps, which must run off its event loop until it
+	 * calls their {@code *Async} variants. Then this becomes: no blocking unless the
+	 * store goes through a {@code RedisTemplate} (any other factory), whose
+	 * {@code *Async} methods run the blocking call on the executor given.
+	 */
+	@Override
+	public boolean isBlocking() {
+		return true;
 	}
 
 	/**
@@ -185,7 +260,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		List<?> flat = run("inspect", this.scripts.find, id, noWait());
+		List<?> flat = LettuceCommands
+			.join(run(new Transition<>("inspect", this.scripts.find, id, noWait()), LettuceCommands.DIRECT), "inspect");
 		if (flat.isEmpty()) {
 			return Optional.empty();
 		}
@@ -198,7 +274,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public boolean remove(RecordId id) {
-		return run("remove", this.scripts.remove, id, noWait()) == 1L;
+		return RedisReplies.done(LettuceCommands.join(
+				run(new Transition<>("remove", this.scripts.remove, id, noWait()), LettuceCommands.DIRECT), "remove"));
 	}
 
 	/** Redis removes expired keys itself: there is nothing to purge. */
@@ -234,42 +311,67 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * One transition: a script, the record whose key it runs on, its arguments, and
+	 * whether a reply says it wrote something that must reach replicas ({@code wrote}).
+	 */
+	private record Transition<T>(String name, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
+	}
+
+	/**
 	 * Runs one script on the record's key and, when the script wrote something that must
 	 * reach replicas ({@code wrote}), {@code WAIT}s for them on the same connection:
 	 * {@code WAIT} counts the writes of the connection it is sent on, so it must follow
 	 * the script there (in Redis Cluster, on the connection to the primary of the key's
 	 * slot). Scripts go by SHA ({@code EVALSHA}) and fall back to {@code EVAL} on
-	 * {@code NOSCRIPT}.
+	 * {@code NOSCRIPT}. The one path of every transition, blocking or not: through
+	 * Lettuce's asynchronous commands on the factory's shared connection when there is
+	 * one (the caller's thread only sends; {@code executor} only opens that connection
+	 * when it is not open yet), else through the template on {@code executor}. The stage
+	 * fails with an {@link IdempotencyStoreException}, never throws.
 	 */
-	private <T> T run(String transition, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
-		byte[] key = bytes(key(id));
-		@Nullable T result;
-		try {
-			LettuceCommands lettuce = this.lettuce;
-			result = (lettuce != null) ? runNative(lettuce, transition, script, key, wrote, args)
-					: runThroughTemplate(transition, script, key, wrote, args);
+	private <T> CompletableFuture<T> run(Transition<T> transition, Executor executor) {
+		byte[] key = bytes(key(transition.id()));
+		LettuceCommands lettuce = this.lettuce;
+		CompletableFuture<@Nullable T> result;
+		if (lettuce != null) {
+			result = lettuce.evalAsync(transition.name(), transition.script(), key, transition.args(), executor)
+				.thenCompose((value) -> {
+					if (value == null || this.replicasToAck == 0 || !transition.wrote().test(value)) {
+						return CompletableFuture.completedFuture(value);
+					}
+					return lettuce
+						.awaitReplicasAsync(key, this.replicasToAck, this.replicasAckTimeout.toMillis(), executor)
+						.thenCompose((acknowledged) -> replicated(acknowledged, transition.name(), value));
+				});
 		}
-		catch (DataAccessException ex) {
-			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, ex);
+		else {
+			try {
+				result = CompletableFuture.supplyAsync(() -> runThroughTemplate(transition, key), executor);
+			}
+			catch (RuntimeException ex) {
+				// an executor that refuses the task
+				result = CompletableFuture.failedFuture(ex);
+			}
 		}
-		if (result == null) {
-			throw new IdempotencyStoreException("Redis returned no result for " + transition);
-		}
-		return result;
+		return result.handle((value, failure) -> {
+			if (failure != null) {
+				Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure;
+				return CompletableFuture
+					.<T>failedFuture((cause instanceof IdempotencyStoreException || cause instanceof Error) ? cause
+							: new IdempotencyStoreException("Redis idempotency store failed to " + transition.name(),
+									cause));
+			}
+			if (value == null) {
+				return CompletableFuture.<T>failedFuture(
+						new IdempotencyStoreException("Redis returned no result for " + transition.name()));
+			}
+			return CompletableFuture.completedFuture(value);
+		}).thenCompose(Function.identity());
 	}
 
-	private <T> @Nullable T runNative(LettuceCommands lettuce, String transition, RedisScript<T> script, byte[] key,
-			Predicate<T> wrote, byte[][] args) {
-		T value = lettuce.eval(transition, script, key, args);
-		if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
-			checkReplicas(lettuce.awaitReplicas(key, this.replicasToAck, this.replicasAckTimeout.toMillis()),
-					transition);
-		}
-		return value;
-	}
-
-	private <T> @Nullable T runThroughTemplate(String transition, RedisScript<T> script, byte[] key, Predicate<T> wrote,
-			byte[][] args) {
+	private <T> @Nullable T runThroughTemplate(Transition<T> transition, byte[] key) {
+		byte[][] args = transition.args();
 		byte[][] keysAndArgs = new byte[args.length + 1][];
 		keysAndArgs[0] = key;
 		System.arraycopy(args, 0, keysAndArgs, 1, args.length);
@@ -277,9 +379,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		// callback never closes it (a proxy per store call was an eighth of the store's
 		// CPU on a light endpoint, JFR).
 		return this.redis.execute((RedisCallback<@Nullable T>) (connection) -> {
-			T value = eval(connection, script, keysAndArgs);
-			if (value != null && this.replicasToAck > 0 && wrote.test(value)) {
-				awaitReplicas(connection, key, transition);
+			T value = eval(connection, transition.script(), keysAndArgs);
+			if (value != null && this.replicasToAck > 0 && transition.wrote().test(value)) {
+				checkReplicas(awaitReplicas(connection, key), transition.name());
 			}
 			return value;
 		}, true);
@@ -311,7 +413,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return false;
 	}
 
-	private void awaitReplicas(RedisConnection connection, byte[] key, String transition) {
+	private long awaitReplicas(RedisConnection connection, byte[] key) {
 		long timeoutMillis = this.replicasAckTimeout.toMillis();
 		long acknowledged;
 		if (LETTUCE_PRESENT && LettuceCommands.supports(connection)) {
@@ -332,7 +434,17 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				throw new IllegalStateException("Redis answered WAIT with " + reply);
 			}
 		}
-		checkReplicas(acknowledged, transition);
+		return acknowledged;
+	}
+
+	private <T> CompletableFuture<T> replicated(long acknowledged, String transition, T value) {
+		try {
+			checkReplicas(acknowledged, transition);
+			return CompletableFuture.completedFuture(value);
+		}
+		catch (NotReplicatedException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	private void checkReplicas(long acknowledged, String transition) {

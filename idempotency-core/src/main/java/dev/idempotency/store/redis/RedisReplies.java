@@ -4,12 +4,14 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponseCodec;
 
 import static dev.idempotency.store.redis.RedisIdempotencyStore.string;
@@ -30,6 +32,41 @@ final class RedisReplies {
 
 	static boolean recordedHere(List<?> result) {
 		return string((byte[]) result.get(0)).equals("recorded");
+	}
+
+	/** What {@code reserve} answered. */
+	static ReserveResult toReserveResult(RecordId id, List<?> result) {
+		String outcome = string((byte[]) result.get(0));
+		return switch (outcome) {
+			case "acquired" -> new ReserveResult.Acquired(false);
+			case "taken_over" -> new ReserveResult.Acquired(true);
+			case "existing" -> new ReserveResult.Existing(toRecord(id, (List<?>) result.get(1)));
+			default -> throw new IdempotencyStoreException("unexpected reserve outcome from Redis: " + outcome);
+		};
+	}
+
+	/**
+	 * What {@code record_completed} answered: empty if it recorded, else the live record.
+	 */
+	static Optional<IdempotencyRecord> toRecordedResult(RecordId id, List<?> result) {
+		String outcome = string((byte[]) result.get(0));
+		return switch (outcome) {
+			case "recorded" -> Optional.empty();
+			case "existing" -> Optional.of(toRecord(id, (List<?>) result.get(1)));
+			default -> throw new IdempotencyStoreException("unexpected record outcome from Redis: " + outcome);
+		};
+	}
+
+	/**
+	 * What {@code find} answered: the record's fields, none if it is absent or expired.
+	 */
+	static Optional<IdempotencyRecord> toFound(RecordId id, List<?> fields) {
+		return fields.isEmpty() ? Optional.empty() : Optional.of(toRecord(id, fields));
+	}
+
+	/** Whether a fenced transition ({@code complete}, {@code release}, ...) happened. */
+	static boolean done(Long reply) {
+		return reply == 1L;
 	}
 
 	static IdempotencyRecord toRecord(RecordId id, List<?> flat) {

@@ -33,10 +33,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Every test uses a scope unique to this run, so stores on shared servers see no other
  * run's data. The suite is split by subject into the classes this one extends
  * ({@link StoreContractSupport}, {@link EngineOverStoreContract},
- * {@link SealingContract}, {@link LeaseContract}); this one holds record-after-success
- * mode, inspection and removal.
+ * {@link SealingContract}, {@link LeaseContract}, {@link AsyncContract}); this one holds
+ * record-after-success mode, inspection and removal.
  */
-public abstract class IdempotencyStoreContractTests extends LeaseContract {
+public abstract class IdempotencyStoreContractTests extends AsyncContract {
 
 	// Record-after-success mode: recordCompleted creates a completed record only where no
 	// live record is.

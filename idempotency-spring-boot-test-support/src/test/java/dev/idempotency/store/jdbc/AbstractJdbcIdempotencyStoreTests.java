@@ -2,6 +2,8 @@ package dev.idempotency.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.AbstractDataSource;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -98,6 +101,27 @@ abstract class AbstractJdbcIdempotencyStoreTests extends IdempotencyStoreContrac
 	@Override
 	protected IdempotencyStore createStore() {
 		return store(this.dataSource, TABLE, false);
+	}
+
+	/**
+	 * Over a pool that gets no connection, as Hikari's when the database cannot be
+	 * reached.
+	 */
+	@Override
+	protected IdempotencyStore createUnreachableStore() {
+		return store(new AbstractDataSource() {
+
+			@Override
+			public Connection getConnection() throws SQLException {
+				throw new SQLTransientConnectionException("the database cannot be reached");
+			}
+
+			@Override
+			public Connection getConnection(String username, String password) throws SQLException {
+				return getConnection();
+			}
+
+		}, TABLE, false);
 	}
 
 	protected JdbcIdempotencyStore store(DataSource dataSource, String table, boolean transactionalCompletion) {

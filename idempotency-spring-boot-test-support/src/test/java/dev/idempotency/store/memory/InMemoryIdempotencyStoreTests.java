@@ -48,6 +48,19 @@ class InMemoryIdempotencyStoreTests extends IdempotencyStoreContractTests {
 			.build();
 	}
 
+	/** A full store that refuses: it has no server to lose. */
+	@Override
+	protected IdempotencyStore createUnreachableStore() {
+		InMemoryIdempotencyStore full = InMemoryIdempotencyStore.builder()
+			.clock(this.clock)
+			.maxEntries(1)
+			.maxSharePerScope(1.0)
+			.onFull(InMemoryIdempotencyStore.OnFull.REFUSE)
+			.build();
+		full.reserve(reserve(Duration.ofMinutes(5)));
+		return full;
+	}
+
 	@Override
 	protected void elapse(Duration duration) {
 		this.clock.advance(duration.plusMillis(1));

@@ -1,7 +1,9 @@
 package dev.idempotency.store.redis;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,9 +19,12 @@ import dev.idempotency.test.servers.RedisCluster;
 import dev.idempotency.test.servers.RedisServer;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +45,9 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	private static LettuceConnectionFactory connectionFactory;
 
+	/** The factories of {@link #createUnreachableStore()}, destroyed after the test. */
+	private final List<LettuceConnectionFactory> unreachableFactories = new ArrayList<>();
+
 	@BeforeAll
 	static void startCluster() {
 		cluster = RedisCluster.shared();
@@ -59,6 +67,26 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		// the cluster is this run's own and is thrown away when the JVM exits: nothing to
 		// clean up
 		return RedisIdempotencyStore.builder(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
+	}
+
+	/**
+	 * Over a cluster factory of its own whose only seed is a port nothing listens on: it
+	 * never learns a topology.
+	 */
+	@Override
+	protected IdempotencyStore createUnreachableStore() throws IOException {
+		LettuceConnectionFactory closed = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(List.of("127.0.0.1:" + RedisIdempotencyStoreTests.closedPort())),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
+		closed.afterPropertiesSet();
+		closed.start();
+		this.unreachableFactories.add(closed);
+		return RedisIdempotencyStore.builder(closed, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
+	}
+
+	@AfterEach
+	void destroyUnreachableFactories() {
+		this.unreachableFactories.forEach(LettuceConnectionFactory::destroy);
 	}
 
 	/**

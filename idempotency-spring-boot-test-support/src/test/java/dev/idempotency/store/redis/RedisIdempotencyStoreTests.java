@@ -1,5 +1,8 @@
 package dev.idempotency.store.redis;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +20,7 @@ import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.contract.IdempotencyStoreContractTests;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +50,9 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 
 	/** The prefixes this test wrote under; each is removed after the test. */
 	private final List<String> prefixes = new ArrayList<>();
+
+	/** The factories of {@link #createUnreachableStore()}, destroyed after the test. */
+	private final List<LettuceConnectionFactory> unreachableFactories = new ArrayList<>();
 
 	@BeforeAll
 	static void connect() {
@@ -82,6 +89,30 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Override
 	protected boolean findsAKeyWithoutItsScope() {
 		return false;
+	}
+
+	/** Over a factory of its own to a port nothing listens on. */
+	@Override
+	protected IdempotencyStore createUnreachableStore() throws IOException {
+		LettuceConnectionFactory closed = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", closedPort()),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
+		closed.afterPropertiesSet();
+		closed.start();
+		this.unreachableFactories.add(closed);
+		return newStore(closed);
+	}
+
+	/** A port that was free a moment ago: nothing listens on it. */
+	static int closedPort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+	}
+
+	@AfterEach
+	void destroyUnreachableFactories() {
+		this.unreachableFactories.forEach(LettuceConnectionFactory::destroy);
 	}
 
 	@Override
