@@ -1,5 +1,6 @@
 package dev.idempotency.method;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +26,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.context.Context;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -33,6 +35,10 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.ServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -188,6 +194,29 @@ class ReactiveMethodDoorTests {
 		assertThat(first).hasSize(40);
 		assertThat(again).hasSize(40).doesNotContainAnyElementsOf(first);
 		assertThat(this.payments.invocations(key)).as("not stored: the retry ran again").isEqualTo(2);
+	}
+
+	@Test
+	void insideAWebFluxRequestWhoseExchangeIsInTheContextTheKeyBelongsToItsPrincipal() {
+		String key = key();
+		Receipt alice = subscribe(this.payments.pay(key, 5).contextWrite(exchangeOf("alice")));
+		assertThat(subscribe(this.payments.pay(key, 5).contextWrite(exchangeOf("alice")))).isEqualTo(alice);
+		Receipt bob = subscribe(this.payments.pay(key, 5).contextWrite(exchangeOf("bob")));
+		assertThat(bob).as("another principal's key").isNotEqualTo(alice);
+		assertThat(this.payments.invocations(key)).isEqualTo(2);
+	}
+
+	/**
+	 * The Reactor context of a WebFlux request with Spring's
+	 * ServerWebExchangeContextFilter.
+	 */
+	private static Context exchangeOf(String user) {
+		Principal principal = () -> user;
+		ServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.post("/payments"))
+			.mutate()
+			.principal(Mono.just(principal))
+			.build();
+		return Context.of(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange);
 	}
 
 	private static <T> T subscribe(Mono<T> mono) {
