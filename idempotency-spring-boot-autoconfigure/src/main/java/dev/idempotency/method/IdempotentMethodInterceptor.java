@@ -35,8 +35,9 @@ import tools.jackson.databind.ObjectMapper;
  * {@code Object}, an interface or an abstract class. A result is stored only once it has
  * been read back as a value of the declared type; otherwise the key is released and the
  * call fails with an {@link IllegalStateException}, so a retry never finds an answer it
- * cannot replay. Handler methods that the HTTP door protects (those without a key
- * expression) are left to it.
+ * cannot replay. A method returning a Reactor {@code Mono} or {@code Flux} is protected
+ * when the returned publisher is subscribed, by the {@link ReactiveMethodDoor}. Handler
+ * methods that the HTTP door protects (those without a key expression) are left to it.
  * <p>
  * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent}
  * on a method or on the class (then to each of its methods). It runs the call through the
