@@ -11,6 +11,7 @@ import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.IdempotencyWebMvcAutoConfiguration;
 import dev.idempotency.web.PrincipalScopeResolver;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -52,6 +53,13 @@ public final class IdempotencyMethodAutoConfiguration {
 	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
 			IdempotencyMethodAutoConfiguration.class.getClassLoader());
 
+	private static final String REACTIVE_SCOPE_RESOLVER = "dev.idempotency.web.ServerIdempotencyScopeResolver";
+
+	private static final boolean REACTIVE_SCOPE_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			IdempotencyMethodAutoConfiguration.class.getClassLoader())
+			&& ClassUtils.isPresent("org.springframework.web.server.ServerWebExchange",
+					IdempotencyMethodAutoConfiguration.class.getClassLoader());
+
 	@Bean
 	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -66,13 +74,19 @@ public final class IdempotencyMethodAutoConfiguration {
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<IdempotencyScopeResolver> scopeResolver,
 			IdempotencyProperties properties, IdempotencyMethodProperties methodProperties,
 			ListableBeanFactory beanFactory) {
+		// A WebFlux application's scope resolver, looked up by name: WebFlux may be
+		// absent.
+		Supplier<@Nullable Object> exchangeScopeResolver = () -> REACTIVE_SCOPE_PRESENT
+				? beanFactory.getBeanProvider(ClassUtils.resolveClassName(REACTIVE_SCOPE_RESOLVER, null))
+					.getIfAvailable()
+				: null;
 		ObjectMapper mapper = jsonMapper.getIfAvailable(JsonMapper::new);
 		List<String> allowedResultTypes = new ArrayList<>(methodProperties.getAllowedResultTypes());
 		if (AutoConfigurationPackages.has(beanFactory)) {
 			allowedResultTypes.addAll(AutoConfigurationPackages.get(beanFactory));
 		}
 		return new IdempotentMethodInterceptor(engine, mapper, scopeSupplier(scopeResolver),
-				properties.getWeb().getProblemTypeBase(), engine.listener(), allowedResultTypes);
+				properties.getWeb().getProblemTypeBase(), engine.listener(), allowedResultTypes, exchangeScopeResolver);
 	}
 
 	/** The scope of the current web request when there is one, else anonymous. */

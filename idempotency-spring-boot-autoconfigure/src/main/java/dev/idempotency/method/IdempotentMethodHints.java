@@ -1,6 +1,7 @@
 package dev.idempotency.method;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -40,8 +41,14 @@ final class IdempotentMethodHints implements BeanRegistrationAotProcessor {
 			if (annotation == null) {
 				continue;
 			}
+			Type resultType = method.getGenericReturnType();
+			if (IdempotentOperation.Returns.of(method.getReturnType()) != IdempotentOperation.Returns.VALUE
+					&& resultType instanceof ParameterizedType reactive) {
+				// A Mono's value, a Flux's elements.
+				resultType = reactive.getActualTypeArguments()[0];
+			}
 			if (method.getReturnType() != void.class) {
-				returnTypes.add(method.getGenericReturnType());
+				returnTypes.add(resultType);
 			}
 			if (!annotation.key().isEmpty() && annotation.fingerprint().isEmpty()) {
 				argumentClasses.addAll(CanonicalArguments.classesReadByFields(method, beanClass));

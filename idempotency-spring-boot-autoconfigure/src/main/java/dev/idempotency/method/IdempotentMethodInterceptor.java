@@ -14,6 +14,8 @@ import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.web.ServerIdempotencyScopeResolver;
+import dev.idempotency.web.ServerPrincipalScopeResolver;
 import io.micrometer.observation.Observation;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -33,8 +35,9 @@ import tools.jackson.databind.ObjectMapper;
  * {@code Object}, an interface or an abstract class. A result is stored only once it has
  * been read back as a value of the declared type; otherwise the key is released and the
  * call fails with an {@link IllegalStateException}, so a retry never finds an answer it
- * cannot replay. Handler methods that the HTTP door protects (those without a key
- * expression) are left to it.
+ * cannot replay. A method returning a Reactor {@code Mono} or {@code Flux} is protected
+ * when the returned publisher is subscribed, by the {@link ReactiveMethodDoor}. Handler
+ * methods that the HTTP door protects (those without a key expression) are left to it.
  * <p>
  * Applied by the {@link IdempotentMethodPostProcessor} to beans with {@code @Idempotent}
  * on a method or on the class (then to each of its methods). It runs the call through the
@@ -59,6 +62,19 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 	private final MethodResultCodec results;
 
 	private final MethodTransactions transactions;
+
+	private final ObjectMapper objectMapper;
+
+	/**
+	 * The application's {@code ServerIdempotencyScopeResolver}, {@code null} for none (an
+	 * {@code Object}, so that nothing of WebFlux is loaded without it).
+	 */
+	private final Supplier<? extends @Nullable Object> exchangeScopeResolver;
+
+	/**
+	 * The door for methods returning a {@code Mono} or a {@code Flux}, made at first use.
+	 */
+	private volatile @Nullable ReactiveMethodDoor reactive;
 
 	/**
 	 * @param engine the protocol
@@ -89,7 +105,31 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
 			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,
 			List<String> allowedResultTypes) {
+		this(engine, objectMapper, scopeSupplier, problemTypeBase, listener, allowedResultTypes, () -> null);
+	}
+
+	/**
+	 * @param engine the protocol
+	 * @param objectMapper writes results and reads them back
+	 * @param scopeSupplier whom a key belongs to, for the current call
+	 * @param problemTypeBase the base of the problem {@code type} URIs of an
+	 * {@link IdempotencyRejectedException}
+	 * @param listener told of calls whose key expression yields {@code null} (the
+	 * engine's own listener, told of every other outcome)
+	 * @param allowedResultTypes classes and packages (with their sub-packages) that a
+	 * stored result may name as its class, besides the packages of the bean and of its
+	 * declared return type, and JDK values
+	 * @param exchangeScopeResolver the application's
+	 * {@code dev.idempotency.web.ServerIdempotencyScopeResolver}, or {@code null}: the
+	 * scope of a {@code Mono} or {@code Flux} subscribed inside a WebFlux request whose
+	 * exchange is in the Reactor context
+	 */
+	public IdempotentMethodInterceptor(IdempotencyEngine engine, ObjectMapper objectMapper,
+			Supplier<String> scopeSupplier, String problemTypeBase, IdempotencyListener listener,
+			List<String> allowedResultTypes, Supplier<? extends @Nullable Object> exchangeScopeResolver) {
 		this.engine = engine;
+		this.objectMapper = objectMapper;
+		this.exchangeScopeResolver = exchangeScopeResolver;
 		this.scopeSupplier = scopeSupplier;
 		this.problemTypeBase = problemTypeBase;
 		this.listener = listener;
@@ -125,6 +165,13 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			this.listener.onOutcome(IdempotencyOutcome.NULL_KEY, operation.name());
 			return invocation.proceed();
 		}
+		if (operation.returns() != IdempotentOperation.Returns.VALUE) {
+			// A Mono or a Flux: protected when subscribed. The caller's scope is read
+			// now,
+			// on the caller's thread.
+			return reactive().protect(operation, invocation, this.scopeSupplier.get(), keyValue,
+					(scope) -> operation.call(scope, keyValue, () -> fingerprint(operation, target, args)));
+		}
 		Decision decision = this.engine
 			.begin(operation.call(this.scopeSupplier.get(), keyValue, () -> fingerprint(operation, target, args)));
 		if (decision instanceof Decision.Replay replay) {
@@ -159,9 +206,7 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 			// Never store an answer that a retry could not read back: release the key
 			// instead.
 			this.engine.failed(reservation, "the result cannot be replayed: " + ex.getMessage());
-			throw new IllegalStateException("The result of " + operation.method().toGenericString()
-					+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(),
-					ex);
+			throw unreplayable(operation, ex);
 		}
 		if (this.transactions.completeAfterCommit(reservation, stored, operation.name())) {
 			return result;
@@ -175,6 +220,25 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 		// did.
 		this.transactions.markRollbackOnly(operation.name());
 		return this.results.read(operation, recorded.response());
+	}
+
+	/** The error of a call whose result cannot be read back, so was not stored. */
+	static IllegalStateException unreplayable(IdempotentOperation operation, RuntimeException ex) {
+		return new IllegalStateException("The result of " + operation.method().toGenericString()
+				+ " cannot be replayed from JSON, so it is not stored and its key is released: " + ex.getMessage(), ex);
+	}
+
+	private ReactiveMethodDoor reactive() {
+		ReactiveMethodDoor reactive = this.reactive;
+		if (reactive == null) {
+			// Only a method returning a Mono or a Flux gets here: Reactor is present.
+			ServerIdempotencyScopeResolver resolver = (this.exchangeScopeResolver
+				.get() instanceof ServerIdempotencyScopeResolver own) ? own : new ServerPrincipalScopeResolver();
+			reactive = new ReactiveMethodDoor(this.engine, this.results, this.objectMapper, this.problemTypeBase,
+					resolver::resolveScope);
+			this.reactive = reactive;
+		}
+		return reactive;
 	}
 
 	/**

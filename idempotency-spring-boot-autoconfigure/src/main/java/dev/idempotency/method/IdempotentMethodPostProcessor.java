@@ -35,9 +35,10 @@ import org.springframework.util.ReflectionUtils;
  * interface-based ones for beans with interfaces.
  * <p>
  * A method whose key or fingerprint expression does not parse, whose arguments the door
- * cannot read without a fingerprint expression, or that returns a future, a publisher or
- * a {@code ResponseEntity} is refused when its bean is created, with an
- * {@link InvalidIdempotentMethodException} naming the bean.
+ * cannot read without a fingerprint expression, or that returns a future, a publisher
+ * other than Reactor's {@code Mono} and {@code Flux} (which the door follows), or a
+ * {@code ResponseEntity} (also in a {@code Mono}) is refused when its bean is created,
+ * with an {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
@@ -117,8 +118,10 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 	 * the door must be able to read every argument's state: a call compared on less would
 	 * be answered with another call's result. A future or a publisher is not the
 	 * operation's result: storing it would store nothing useful and replaying it would
-	 * answer a result that never comes. An {@code HttpEntity} ({@code ResponseEntity})
-	 * cannot be read back from JSON, so every call would run and then fail.
+	 * answer a result that never comes. A Reactor {@code Mono} or {@code Flux} is the
+	 * exception: the door runs it when it is subscribed and stores what it gives (see
+	 * {@link ReactiveMethodDoor}). An {@code HttpEntity} ({@code ResponseEntity}) cannot
+	 * be read back from JSON, so every call would run and then fail.
 	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
 	private void checkMethods(String beanName, Class<?> targetClass) {
@@ -154,14 +157,20 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 			}
 			String returns = "@Idempotent(key = ...) cannot protect " + targetClass.getSimpleName() + "."
 					+ method.getName() + ": it returns " + method.getReturnType().getName();
-			if (isAsynchronous(method.getReturnType())) {
+			IdempotentOperation.Returns reactive = IdempotentOperation.Returns.of(method.getReturnType());
+			Class<?> resultClass = reactive.resultType(method, targetClass).resolve(Object.class);
+			if (reactive == IdempotentOperation.Returns.VALUE && isAsynchronous(method.getReturnType())) {
 				throw new InvalidIdempotentMethodException(beanName, where,
-						returns + ", whose result comes after the call; return the result itself",
-						"Return the result itself.", null);
+						returns + ", whose result comes after the call and which the method door does not follow (it"
+								+ " follows a Reactor Mono or Flux)",
+						"Return the result itself, or a Mono or a Flux that does the work when subscribed"
+								+ " (Mono.fromFuture(() -> ...), Mono.from(publisher), Flux.from(publisher)).",
+						null);
 			}
-			if (isAssignable(HTTP_ENTITY, method.getReturnType())) {
+			if (isAssignable(HTTP_ENTITY, resultClass)) {
 				throw new InvalidIdempotentMethodException(beanName, where,
-						returns + ", which cannot be replayed from JSON; return the body",
+						returns + ((reactive != IdempotentOperation.Returns.VALUE) ? " of " + resultClass.getName()
+								: "") + ", which cannot be replayed from JSON; return the body",
 						"Return the body (without key = ..., the HTTP door replays whole responses).", null);
 			}
 		}, (method) -> !ReflectionUtils.isObjectMethod(method) && !method.isBridge() && !method.isSynthetic());

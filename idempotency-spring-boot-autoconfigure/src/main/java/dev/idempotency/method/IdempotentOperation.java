@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.ResolvableType;
 import org.springframework.expression.Expression;
 
 /**
@@ -32,10 +33,64 @@ import org.springframework.expression.Expression;
  * instead of its arguments; {@code null} for none (the arguments do)
  * @param parameterNames the names of the method's parameters ({@code p0}, ... where the
  * class was compiled without them), for errors
+ * @param returns whether the method returns its result, or a {@code Mono} or a
+ * {@code Flux} of it
+ * @param resultType the type of what is stored and replayed, resolved against the bean's
+ * class: the return type, a {@code Mono}'s value type, or a {@code List} of a
+ * {@code Flux}'s element type
  */
 record IdempotentOperation(Method method, Class<?> targetClass, boolean declaredOnMethod, String name,
 		String keyExpression, @Nullable Expression key, boolean keyRequired, KeyFormat keyFormat, String identity,
-		@Nullable Expression fingerprint, List<String> parameterNames) {
+		@Nullable Expression fingerprint, List<String> parameterNames, Returns returns, ResolvableType resultType) {
+
+	/**
+	 * How a method gives its result: returned, or through a Reactor {@code Mono} or
+	 * {@code Flux} (matched by name, as Reactor is optional; exactly those classes, as a
+	 * replay is one of them).
+	 */
+	enum Returns {
+
+		/** The result is the return value. */
+		VALUE,
+
+		/**
+		 * The result is the value of the returned {@code Mono}, none for an empty one.
+		 */
+		MONO,
+
+		/** The result is the elements of the returned {@code Flux}, stored as a list. */
+		FLUX;
+
+		static final String MONO_CLASS = "reactor.core.publisher.Mono";
+
+		static final String FLUX_CLASS = "reactor.core.publisher.Flux";
+
+		static Returns of(Class<?> returnType) {
+			return switch (returnType.getName()) {
+				case MONO_CLASS -> MONO;
+				case FLUX_CLASS -> FLUX;
+				default -> VALUE;
+			};
+		}
+
+		/** The type of what is stored, for a method of a bean class. */
+		ResolvableType resultType(Method method, Class<?> targetClass) {
+			// Type variables resolved against the bean's class: List<T> in Batches<T> is
+			// List<Receipt> in a ReceiptBatches extends Batches<Receipt>.
+			ResolvableType returnType = ResolvableType.forMethodReturnType(method, targetClass);
+			return switch (this) {
+				case VALUE -> returnType;
+				case MONO -> returnType.getGeneric(0);
+				case FLUX -> ResolvableType.forClassWithGenerics(List.class, returnType.getGeneric(0));
+			};
+		}
+
+	}
+
+	/** The class of what is stored: {@code void} or {@code Void} for nothing. */
+	Class<?> resultClass() {
+		return this.resultType.resolve(Object.class);
+	}
 
 	private static final ParameterNameDiscoverer parameterNameDiscoverer = new DefaultParameterNameDiscoverer();
 

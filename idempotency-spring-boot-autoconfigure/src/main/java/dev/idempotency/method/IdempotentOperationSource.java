@@ -69,11 +69,12 @@ final class IdempotentOperationSource {
 		boolean onMethod = AnnotatedElementUtils.hasAnnotation(method, Idempotent.class);
 		String name = annotation.operation().isEmpty()
 				? method.getDeclaringClass().getSimpleName() + "." + method.getName() : annotation.operation();
+		IdempotentOperation.Returns returns = IdempotentOperation.Returns.of(method.getReturnType());
 		String identity = method.getDeclaringClass().getName() + "#" + method.getName()
 				+ List.of(method.getParameterTypes()).stream().map(Class::getName).toList();
 		return new IdempotentOperation(method, targetClass, onMethod, name, annotation.key(), parse(annotation.key()),
 				annotation.keyRequired(), annotation.keyFormat(), identity, parse(annotation.fingerprint()),
-				IdempotentOperation.parameterNames(method));
+				IdempotentOperation.parameterNames(method), returns, returns.resultType(method, targetClass));
 	}
 
 	private @Nullable Expression parse(String expression) {

@@ -48,20 +48,22 @@ final class MethodResultCodec {
 	/**
 	 * The result as JSON, with its concrete class when the declared return type does not
 	 * say how to read it back, after checking that it reads back as a value of the
-	 * declared return type.
+	 * declared return type. For a {@code Mono}, the result is its value ({@code null} for
+	 * none) and the declared type the {@code Mono}'s; for a {@code Flux}, a list of its
+	 * elements ({@link IdempotentOperation#resultType()}).
 	 * @throws RuntimeException if it does not: a retry could not replay it
 	 */
 	StoredResponse write(IdempotentOperation operation, @Nullable Object result) {
-		Method method = operation.method();
+		Class<?> declared = operation.resultClass();
 		byte[] body = this.objectMapper.writeValueAsBytes(result);
 		Map<String, List<String>> headers = Map.of();
-		if (result != null && needsConcreteType(method.getReturnType())) {
+		if (result != null && needsConcreteType(declared)) {
 			headers = Map.of(RESULT_TYPE_HEADER, List.of(result.getClass().getName()));
 		}
 		StoredResponse stored = new StoredResponse(200, headers, body);
 		Object readBack = read(operation, stored);
-		Class<?> declared = ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType());
-		if (readBack != null && declared != Void.class && !declared.isInstance(readBack)) {
+		Class<?> boxed = ClassUtils.resolvePrimitiveIfNecessary(declared);
+		if (readBack != null && boxed != Void.class && !boxed.isInstance(readBack)) {
 			throw new IllegalStateException(
 					"it reads back as " + readBack.getClass().getName() + ", not as " + declared.getName());
 		}
@@ -83,32 +85,32 @@ final class MethodResultCodec {
 			throw ex;
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalStateException("The stored result of " + operation.name() + " for key " + key
-					+ " cannot be read back as " + operation.method().getGenericReturnType().getTypeName()
-					+ "; did its class change since it was stored?", ex);
+			throw new IllegalStateException(
+					"The stored result of " + operation.name() + " for key " + key + " cannot be read back as "
+							+ operation.resultType() + "; did its class change since it was stored?",
+					ex);
 		}
 	}
 
 	/** A stored result as a value of the method's return type. */
 	@Nullable Object read(IdempotentOperation operation, StoredResponse stored) {
 		Method method = operation.method();
-		if (method.getReturnType() == void.class) {
+		Class<?> declared = operation.resultClass();
+		if (declared == void.class || declared == Void.class) {
 			return null;
 		}
 		List<String> concrete = stored.headers().get(RESULT_TYPE_HEADER);
 		JavaType type;
 		if (concrete != null) {
-			Class<?> resultClass = allowedResultClass(concrete.get(0), method, operation.targetClass());
-			if (!method.getReturnType().isAssignableFrom(resultClass)) {
+			Class<?> resultClass = allowedResultClass(concrete.get(0), operation);
+			if (!declared.isAssignableFrom(resultClass)) {
 				throw new IllegalStateException("The stored result of " + method.toGenericString() + " is a "
 						+ resultClass.getName() + ", which the method does not return");
 			}
 			type = this.objectMapper.getTypeFactory().constructType(resultClass);
 		}
 		else {
-			// Type variables resolved against the bean's class: List<T> in Batches<T> is
-			// List<Receipt> in a ReceiptBatches extends Batches<Receipt>.
-			type = javaType(ResolvableType.forMethodReturnType(method, operation.targetClass()));
+			type = javaType(operation.resultType());
 		}
 		return this.objectMapper.readValue(stored.body(), type);
 	}
@@ -134,9 +136,10 @@ final class MethodResultCodec {
 	 * collection, map, java.time) which Jackson reads without a bean deserializer. The
 	 * name is checked before the class is loaded; it is loaded without being initialized.
 	 */
-	private Class<?> allowedResultClass(String name, Method method, Class<?> targetClass) {
+	private Class<?> allowedResultClass(String name, IdempotentOperation operation) {
+		Method method = operation.method();
 		boolean jdk = isJdkName(name);
-		if (!jdk && !isAllowedName(name, method, targetClass)) {
+		if (!jdk && !isAllowedName(name, operation)) {
 			throw new ResultTypeRefusedException(refusal(name, method, "it is outside the application's packages"));
 		}
 		Class<?> resultClass;
@@ -153,11 +156,11 @@ final class MethodResultCodec {
 		return resultClass;
 	}
 
-	private boolean isAllowedName(String name, Method method, Class<?> targetClass) {
+	private boolean isAllowedName(String name, IdempotentOperation operation) {
 		List<String> allowed = new ArrayList<>(this.allowedResultTypes);
-		allowed.add(targetClass.getPackageName());
-		allowed.add(method.getDeclaringClass().getPackageName());
-		allowed.add(method.getReturnType().getPackageName());
+		allowed.add(operation.targetClass().getPackageName());
+		allowed.add(operation.method().getDeclaringClass().getPackageName());
+		allowed.add(operation.resultClass().getPackageName());
 		for (String entry : allowed) {
 			if (entry.isEmpty() || isJdkName(entry + ".")) {
 				// The default package or a JDK package: never a prefix of everything.

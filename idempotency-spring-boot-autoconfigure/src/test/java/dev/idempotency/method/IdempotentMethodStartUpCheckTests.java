@@ -3,7 +3,12 @@ package dev.idempotency.method;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.core.KeyFormat;
+import java.util.concurrent.CompletableFuture;
+
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -11,6 +16,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.expression.ParseException;
+import org.springframework.http.ResponseEntity;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionManager;
 import org.springframework.transaction.annotation.Transactional;
@@ -104,6 +110,83 @@ class IdempotentMethodStartUpCheckTests {
 			}
 		}
 		throw new AssertionError("no InvalidIdempotentMethodException in " + failure, failure);
+	}
+
+	@Test
+	void aMonoOrAFluxStarts() {
+		this.runner.withBean("reactiveOrders", ReactiveOrders.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void aFutureOrAPublisherOtherThanMonoOrFluxFailsTheStartUpSayingWhatTheDoorFollows() {
+		this.runner.withBean("futureOrders", FutureOrders.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason()).contains("java.util.concurrent.CompletableFuture")
+				.contains("follows a Reactor Mono or Flux");
+			assertThat(invalid.action()).contains("Mono.fromFuture");
+			FailureAnalysis analysis = new InvalidIdempotentMethodFailureAnalyzer()
+				.analyze(context.getStartupFailure());
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains("FutureOrders.place");
+		});
+		this.runner.withBean("publisherOrders", PublisherOrders.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason()).contains("org.reactivestreams.Publisher")
+				.contains("follows a Reactor Mono or Flux");
+			assertThat(invalid.action()).contains("Mono.from(publisher)");
+		});
+	}
+
+	@Test
+	void aMonoOfAResponseEntityFailsTheStartUp() {
+		this.runner.withBean("entityOrders", EntityOrders.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason())
+				.contains("reactor.core.publisher.Mono of org.springframework.http.ResponseEntity")
+				.contains("cannot be replayed from JSON");
+		});
+	}
+
+	public static class ReactiveOrders {
+
+		@Idempotent(key = "#orderId")
+		public Mono<String> place(String orderId) {
+			return Mono.just(orderId);
+		}
+
+		@Idempotent(key = "#orderId")
+		public Flux<String> lines(String orderId) {
+			return Flux.just(orderId);
+		}
+
+	}
+
+	public static class FutureOrders {
+
+		@Idempotent(key = "#orderId")
+		public CompletableFuture<String> place(String orderId) {
+			return CompletableFuture.completedFuture(orderId);
+		}
+
+	}
+
+	public static class PublisherOrders {
+
+		@Idempotent(key = "#orderId")
+		public Publisher<String> place(String orderId) {
+			return Mono.just(orderId);
+		}
+
+	}
+
+	public static class EntityOrders {
+
+		@Idempotent(key = "#orderId")
+		public Mono<ResponseEntity<String>> place(String orderId) {
+			return Mono.just(ResponseEntity.ok(orderId));
+		}
+
 	}
 
 	@Test
