@@ -10,7 +10,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import dev.idempotency.store.IdempotencyStoreException;
@@ -41,14 +41,22 @@ import org.springframework.data.redis.core.script.RedisScript;
  * of the store's CPU (JFR). Here the native commands are taken from the factory once and
  * kept until the connection is closed for good (the factory stopped or reset it; a
  * connection that is only reconnecting after a cut is kept, as Spring Data Redis keeps
- * it). Routing is the factory's own: the same connection, so standalone, Sentinel, static
- * primary/replica and Cluster send each script where Spring Data Redis would. Timeouts
- * are the factory's command timeout, as for its own calls. Only loaded when Lettuce is on
- * the class path.
+ * it). One attempt at a time opens it, outside any lock, and every caller that finds it
+ * not open waits for that attempt at most the command timeout: with Redis unreachable,
+ * concurrent calls fail together in about the timeout instead of one after another, each
+ * after a handshake of its own; an attempt that failed is forgotten, so the next call
+ * tries again. Routing is the factory's own: the same connection, so standalone,
+ * Sentinel, static primary/replica and Cluster send each script where Spring Data Redis
+ * would. Timeouts are the factory's command timeout, as for its own calls. Only loaded
+ * when Lettuce is on the class path.
  */
 final class LettuceCommands {
 
-	/** Runs a task on the caller's thread: the blocking path opens the connection so. */
+	/**
+	 * Runs a task on the caller's thread: what the blocking path passes. The connection
+	 * is then opened on a thread of its own, so that every caller waits for it at most
+	 * the command timeout.
+	 */
 	static final Executor DIRECT = Runnable::run;
 
 	private final LettuceConnectionFactory factory;
@@ -57,7 +65,13 @@ final class LettuceCommands {
 
 	private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands;
 
-	private final ReentrantLock connectionLock = new ReentrantLock();
+	/**
+	 * The one attempt to open the shared connection under way, if any: every caller that
+	 * finds the connection not open waits for it (each at most the command timeout), and
+	 * it removes itself when it ends, so that after a failure the next caller starts
+	 * another.
+	 */
+	private final AtomicReference<@Nullable CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>>> opening = new AtomicReference<>();
 
 	private LettuceCommands(LettuceConnectionFactory factory) {
 		this.factory = factory;
@@ -81,7 +95,9 @@ final class LettuceCommands {
 	 * with an {@link IdempotencyStoreException} (never thrown) when Redis or the
 	 * connection fails, the client refuses the call, or a command has no reply within the
 	 * command timeout. Only when the shared connection is not open yet (first call, after
-	 * the factory reset it) is it opened, on {@code opener}: opening blocks.
+	 * the factory reset it) is it opened, by one attempt shared with the other callers,
+	 * on {@code opener} if this call begins it: opening blocks. The wait for it is
+	 * bounded by the command timeout too.
 	 */
 	<T> CompletableFuture<@Nullable T> evalAsync(String transition, RedisScript<T> script, byte[] key, byte[][] args,
 			Executor opener) {
@@ -117,20 +133,76 @@ final class LettuceCommands {
 	}
 
 	/**
-	 * The commands of the shared connection: at once when it is open, else opened on
-	 * {@code opener}. A failure to open fails the stage.
+	 * The commands of the shared connection: at once when it is open, else when the one
+	 * attempt to open it (begun by this caller or an earlier one) has opened it. A new
+	 * attempt runs on {@code opener}, or on a thread of its own for {@link #DIRECT} (a
+	 * blocking caller, or a stage completed on one of Lettuce's threads: opening there
+	 * would wait for that thread itself). The stage fails when the attempt fails, or when
+	 * it has not opened the connection within the command timeout; the attempt then goes
+	 * on, bounded by the client's own connect and handshake timeouts, for the callers
+	 * after this one.
 	 */
 	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commandsAsync(Executor opener) {
 		RedisClusterAsyncCommands<byte[], byte[]> current = this.commands;
 		if (current != null && !closedForGood(current)) {
 			return CompletableFuture.completedFuture(current);
 		}
-		try {
-			return CompletableFuture.supplyAsync(this::commands, opener);
+		CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> attempt = this.opening.get();
+		if (attempt == null) {
+			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> fresh = new CompletableFuture<>();
+			if (this.opening.compareAndSet(null, fresh)) {
+				open(fresh, opener);
+				attempt = fresh;
+			}
+			else {
+				attempt = this.opening.get();
+				if (attempt == null) {
+					// the other attempt has just ended: its result, if any, is in place
+					return commandsAsync(opener);
+				}
+			}
 		}
-		catch (RuntimeException ex) {
-			// an executor that refuses the task (shut down, saturated)
-			return CompletableFuture.failedFuture(ex);
+		return attempt.copy().orTimeout(this.timeoutMillis, TimeUnit.MILLISECONDS).exceptionallyCompose((failure) -> {
+			Throwable cause = unwrap(failure);
+			return CompletableFuture.failedFuture((cause instanceof TimeoutException)
+					? new IdempotencyStoreException("Redis connection not opened within the command timeout ("
+							+ this.timeoutMillis + " ms); a later call uses it once it is open or tries again")
+					: cause);
+		});
+	}
+
+	/**
+	 * Opens the shared connection into {@code attempt} on {@code opener}, outside any
+	 * lock; when the attempt ends it is no longer the one under way.
+	 */
+	private void open(CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> attempt, Executor opener) {
+		Runnable task = () -> {
+			try {
+				attempt.complete(openNow());
+			}
+			catch (Throwable ex) {
+				attempt.completeExceptionally(ex);
+			}
+		};
+		attempt.whenComplete((opened, failure) -> {
+			if (opened != null) {
+				this.commands = opened;
+			}
+			this.opening.compareAndSet(attempt, null);
+		});
+		try {
+			if (opener == DIRECT) {
+				Thread thread = new Thread(task, "idempotency-redis-open");
+				thread.setDaemon(true);
+				thread.start();
+			}
+			else {
+				opener.execute(task);
+			}
+		}
+		catch (RuntimeException | OutOfMemoryError ex) {
+			// an executor that refuses the task (shut down, saturated), or no thread
+			attempt.completeExceptionally(ex);
 		}
 	}
 
@@ -233,28 +305,14 @@ final class LettuceCommands {
 		}
 	}
 
-	private RedisClusterAsyncCommands<byte[], byte[]> commands() {
-		RedisClusterAsyncCommands<byte[], byte[]> current = this.commands;
-		if (current != null && !closedForGood(current)) {
-			return current;
-		}
-		// A lock, not synchronized: opening the connection blocks, and on JDK 21 to 23 a
-		// virtual thread blocked inside a monitor pins its carrier.
-		this.connectionLock.lock();
-		try {
-			current = this.commands;
-			if (current == null || closedForGood(current)) {
-				// the wrapper only lends the shared connection: closing it leaves that
-				// open
-				try (RedisConnection connection = this.factory.getConnection()) {
-					current = nativeCommands(connection.getNativeConnection());
-				}
-				this.commands = current;
-			}
-			return current;
-		}
-		finally {
-			this.connectionLock.unlock();
+	/**
+	 * Opens the shared connection, blocking: only ever one at a time, as the one attempt
+	 * under way ({@link #opening}).
+	 */
+	private RedisClusterAsyncCommands<byte[], byte[]> openNow() {
+		// the wrapper only lends the shared connection: closing it leaves that open
+		try (RedisConnection connection = this.factory.getConnection()) {
+			return nativeCommands(connection.getNativeConnection());
 		}
 	}
 

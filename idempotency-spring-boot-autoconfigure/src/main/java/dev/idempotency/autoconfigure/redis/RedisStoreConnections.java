@@ -3,6 +3,8 @@ package dev.idempotency.autoconfigure.redis;
 import java.time.Duration;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import org.jspecify.annotations.Nullable;
@@ -21,7 +23,8 @@ import org.springframework.util.ClassUtils;
  * client) the store gets a {@link LettuceConnectionFactory} of its own: the same server
  * configuration (standalone, Sentinel or Cluster) and client settings (TLS, credentials,
  * client options and resources, read-from) as the application's, but the store's command
- * timeout. Lettuce's default command timeout is 60 s, which a store call that cannot
+ * timeout, and a connect timeout no longer than it. Lettuce's default command timeout is
+ * 60 s, and its handshake with a server is bounded by it, which a store call that cannot
  * reach Redis would wait before the request is answered; changing the application's
  * factory instead would change every other Redis call of the application. Any other
  * factory (Jedis, a custom one) is used as it is, with its own timeouts.
@@ -130,11 +133,34 @@ final class RedisStoreConnections implements DisposableBean {
 		return factory.getStandaloneConfiguration();
 	}
 
-	/** A copy of the application's client settings with another command timeout. */
+	/**
+	 * A copy of the application's client settings with another command timeout, and a
+	 * connect timeout no longer than it.
+	 */
 	static LettuceClientConfiguration withCommandTimeout(LettuceClientConfiguration application, Duration timeout) {
 		LettuceClientConfigurationBuilder builder = copy(application, timeout);
-		application.getClientOptions().ifPresent(builder::clientOptions);
-		return builder.build();
+		// Spring Data Redis's default when none are set
+		ClientOptions options = application.getClientOptions()
+			.orElseGet(() -> ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled()).build());
+		return builder.clientOptions(connectingWithin(options, timeout)).build();
+	}
+
+	/**
+	 * The client options, with a connect timeout of at most {@code timeout} (the
+	 * application's when shorter). Opening a connection takes up to the connect timeout
+	 * (TCP; Lettuce's default is 10 s) and then the handshake, which Lettuce bounds by
+	 * the command timeout; with Redis Cluster the first connection also loads the
+	 * topology, one connection to each node, each bounded so. The store's callers wait
+	 * for an opening at most the command timeout whatever it takes: this keeps the
+	 * opening itself, which later callers join, near that too.
+	 */
+	static ClientOptions connectingWithin(ClientOptions options, Duration timeout) {
+		SocketOptions socket = options.getSocketOptions();
+		if (socket.getConnectTimeout().compareTo(timeout) <= 0) {
+			return options;
+		}
+		// mutate() of ClusterClientOptions builds ClusterClientOptions
+		return options.mutate().socketOptions(socket.mutate().connectTimeout(timeout).build()).build();
 	}
 
 	/** The application's client settings but its client options, in a builder. */

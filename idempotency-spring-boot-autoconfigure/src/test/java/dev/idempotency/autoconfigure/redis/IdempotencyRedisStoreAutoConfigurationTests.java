@@ -13,6 +13,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.redis.RedisIdempotencyStore;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
@@ -193,13 +194,45 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 	}
 
 	@Test
-	void withoutAClusterTheClientOptionsAreTheApplications() {
-		this.contextRunner.withPropertyValues("idempotency.store.type=redis")
+	void withoutAClusterTheClientOptionsAreTheApplicationsWhenItsConnectTimeoutIsShorter() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis", "spring.data.redis.connect-timeout=500ms")
 			.run((context) -> assertThat(storeFactory(context).getClientConfiguration().getClientOptions())
 				.containsSame(context.getBean(LettuceConnectionFactory.class)
 					.getClientConfiguration()
 					.getClientOptions()
 					.orElseThrow()));
+	}
+
+	/**
+	 * Opening a connection takes up to the connect timeout (Lettuce's default: 10 s),
+	 * then the handshake (the command timeout): the store's is bounded by its command
+	 * timeout, on standalone Redis and on Redis Cluster, the rest of the options kept.
+	 */
+	@Test
+	void theStoresConnectTimeoutIsAtMostItsCommandTimeout() {
+		this.contextRunner.withPropertyValues("idempotency.store.type=redis").run((context) -> {
+			ClientOptions application = clientOptions(context.getBean(LettuceConnectionFactory.class));
+			ClientOptions store = clientOptions(storeFactory(context));
+			assertThat(application.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofSeconds(10));
+			assertThat(store.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(store.getTimeoutOptions()).isSameAs(application.getTimeoutOptions());
+			assertThat(store.getSocketOptions().isKeepAlive()).isEqualTo(application.getSocketOptions().isKeepAlive());
+			assertThat(store.isAutoReconnect()).isEqualTo(application.isAutoReconnect());
+		});
+		this.contextRunner
+			.withPropertyValues("idempotency.store.type=redis", CLUSTER_NODES,
+					"idempotency.store.redis.command-timeout=1500ms")
+			.run((context) -> {
+				ClientOptions store = clientOptions(storeFactory(context));
+				assertThat(store).isInstanceOf(ClusterClientOptions.class);
+				assertThat(store.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofMillis(1500));
+				assertThat(((ClusterClientOptions) store).getTopologyRefreshOptions().getAdaptiveRefreshTriggers())
+					.containsExactlyInAnyOrder(RefreshTrigger.values());
+			});
+	}
+
+	private static ClientOptions clientOptions(LettuceConnectionFactory factory) {
+		return factory.getClientConfiguration().getClientOptions().orElseThrow();
 	}
 
 	private static LettuceConnectionFactory storeFactory(ApplicationContext context) {

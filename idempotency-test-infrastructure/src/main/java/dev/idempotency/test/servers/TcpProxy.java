@@ -74,6 +74,17 @@ public final class TcpProxy implements AutoCloseable {
 		this.blackholed = true;
 	}
 
+	/**
+	 * Ends a black hole: every connection is closed (those opened during it reach no
+	 * server, and bytes dropped on the others would leave them out of step), and the
+	 * proxy forwards new connections again, on the same port.
+	 */
+	public synchronized void heal() {
+		cut();
+		this.blackholed = false;
+		restore();
+	}
+
 	/** Listens again, on the same port. */
 	public synchronized void restore() {
 		try {
