@@ -49,9 +49,11 @@ import org.springframework.web.server.WebFilterChain;
  * {@link IdempotencyHandlerFilterFunction} (a functional route). For a protected mutation
  * it checks the key, reads the body (bounded: {@code 413} past
  * {@code idempotency.request.max-body-size}), asks the engine, without blocking, whether
- * to run, replay or refuse, and holds the handler's answer until it is stored. The
- * engine's calls of a blocking store run on a bounded scheduler, never on the event loop;
- * a wait for a run in flight holds no thread.
+ * to run, replay or refuse, and holds the handler's answer until it is stored. Every
+ * store call of a run, from its first look to its end, goes through the engine's
+ * non-blocking steps: a blocking store's call alone runs on a bounded scheduler, never on
+ * the event loop, a non-blocking store's without a thread hop; a wait for a run in flight
+ * holds no thread.
  * <p>
  * A client that goes away while its handler runs cancels it: the record is abandoned to
  * its lease (a retry is answered in flight, then takes over), never released while the
