@@ -49,9 +49,11 @@ import org.springframework.web.server.WebFilterChain;
  * {@link IdempotencyHandlerFilterFunction} (a functional route). For a protected mutation
  * it checks the key, reads the body (bounded: {@code 413} past
  * {@code idempotency.request.max-body-size}), asks the engine, without blocking, whether
- * to run, replay or refuse, and holds the handler's answer until it is stored. The
- * engine's calls of a blocking store run on a bounded scheduler, never on the event loop;
- * a wait for a run in flight holds no thread.
+ * to run, replay or refuse, and holds the handler's answer until it is stored. Every
+ * store call of a run, from its first look to its end, goes through the engine's
+ * non-blocking steps: a blocking store's call alone runs on a bounded scheduler, never on
+ * the event loop, a non-blocking store's without a thread hop; a wait for a run in flight
+ * holds no thread.
  * <p>
  * A client that goes away while its handler runs cancels it: the record is abandoned to
  * its lease (a retry is answered in flight, then takes over), never released while the
@@ -74,8 +76,6 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 
 	private final WebDoorSettings settings;
 
-	private final Scheduler storeScheduler;
-
 	private final Executor storeExecutor;
 
 	WebFluxDoor(IdempotencyEngine engine, ServerIdempotencyScopeResolver scopeResolver, ServerRefusals refusals,
@@ -84,7 +84,6 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		this.scopeResolver = scopeResolver;
 		this.refusals = refusals;
 		this.settings = settings;
-		this.storeScheduler = storeScheduler;
 		this.storeExecutor = storeScheduler::schedule;
 	}
 
@@ -225,10 +224,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
 				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
 				if (reservation != null && !delivered.get()) {
-					engineCall(() -> {
-						this.engine.failed(reservation, "the client went away before it ran");
-						return true;
-					}).subscribe();
+					this.engine.failedAsync(reservation, "the client went away before it ran", this.storeExecutor);
 				}
 			}));
 		});
@@ -237,24 +233,19 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
 				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body),
-				(bytes) -> engineCall(() -> {
-					this.engine.responseTooLarge(reservation, bytes);
-					return true;
-				}).then());
+				(bytes) -> engineCall(() -> this.engine.responseTooLargeAsync(reservation, bytes, this.storeExecutor))
+					.then());
 		Observation observation = this.engine.observation(reservation);
 		return chain.filter(exchange.mutate().response(response).build())
 			// The handler's own observations are children of the call's.
 			.contextWrite((context) -> (observation != null)
 					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
 			.then(Mono.defer(response::finishEmpty))
-			.onErrorResume((ex) -> engineCall(() -> {
-				this.engine.failed(reservation, "the handler failed: " + ex, ex);
-				return true;
-			}).then(Mono.error(ex)))
-			.doOnCancel(() -> engineCall(() -> {
-				this.engine.abandoned(reservation, "the client went away while it ran");
-				return true;
-			}).subscribe());
+			.onErrorResume((ex) -> engineCall(
+					() -> this.engine.failedAsync(reservation, "the handler failed: " + ex, ex, this.storeExecutor))
+				.then(Mono.error(ex)))
+			// Calls no store.
+			.doOnCancel(() -> this.engine.abandoned(reservation, "the client went away while it ran"));
 	}
 
 	/**
@@ -265,16 +256,15 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body) {
 		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
 		if (notStored != null) {
-			return engineCall(() -> {
-				this.engine.failed(reservation, "the application marked its answer not stored: " + notStored);
-				return body;
-			});
+			return engineCall(() -> this.engine.failedAsync(reservation,
+					"the application marked its answer not stored: " + notStored, this.storeExecutor))
+				.thenReturn(body);
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		HttpStatusCode status = response.getStatusCode();
 		StoredResponse own = new StoredResponse((status != null) ? status.value() : 200,
 				this.settings.storedHeaders(response.getHeaders()), body);
-		return engineCall(() -> this.engine.succeeded(reservation, own)).map((answer) -> {
+		return engineCall(() -> this.engine.succeededAsync(reservation, own, this.storeExecutor)).map((answer) -> {
 			if (answer instanceof Answer.Recorded recorded) {
 				response.getHeaders().clear();
 				return replayHead(response, recorded.response());
@@ -284,12 +274,17 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * A call of the engine that may call the store: off the event loop if the store
-	 * blocks.
+	 * A finishing step of the engine, made when subscribed: its store call does not block
+	 * (a blocking store's runs alone on the store scheduler). Once the store has answered
+	 * on another thread, the door goes on on Reactor's non-blocking threads; a store that
+	 * answered at once costs no thread hop.
 	 */
-	private <T> Mono<T> engineCall(Supplier<T> call) {
-		Mono<T> mono = Mono.fromSupplier(call);
-		return this.engine.store().isBlocking() ? mono.subscribeOn(this.storeScheduler) : mono;
+	private <T> Mono<T> engineCall(Supplier<CompletableFuture<T>> call) {
+		return Mono.defer(() -> {
+			CompletableFuture<T> finished = call.get();
+			Mono<T> mono = Mono.fromFuture(finished, true);
+			return finished.isDone() ? mono : mono.publishOn(Schedulers.parallel());
+		});
 	}
 
 	/**

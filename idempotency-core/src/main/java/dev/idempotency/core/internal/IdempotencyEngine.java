@@ -236,9 +236,9 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * {@link IdempotencyStore#findAsync}; a blocking store's run on {@code executor}),
 	 * and the wait for a run of the same request in flight elsewhere is a delay that
 	 * holds no thread. The same decisions, outcomes and observation as {@code begin};
-	 * finish a run that proceeds with the same methods ({@link #succeeded},
-	 * {@link #failed}, ...), which call the store: a caller that must not block runs them
-	 * on {@code executor} when {@link IdempotencyStore#isBlocking()}.
+	 * finish a run that proceeds without blocking either, with {@link #succeededAsync},
+	 * {@link #failedAsync} and {@link #responseTooLargeAsync} ({@link #abandoned} never
+	 * calls the store).
 	 * @param executor a bounded executor for a blocking store's calls
 	 * @throws RuntimeException as {@code begin}, when the call's fingerprint cannot be
 	 * computed (nothing ran)
@@ -362,7 +362,27 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (!finish(reservation)) {
 			return new Answer.Own(response);
 		}
-		return this.model.succeeded(reservation, response);
+		return this.model.succeeded(reservation, response).finish();
+	}
+
+	/**
+	 * {@link #succeeded} without blocking the calling thread: the same store call through
+	 * the store's non-blocking variant ({@link IdempotencyStore#completeAsync},
+	 * {@link IdempotencyStore#releaseAsync},
+	 * {@link IdempotencyStore#recordCompletedAsync} or
+	 * {@link IdempotencyStore#findAsync}; a blocking store's on {@code executor}, a
+	 * non-blocking store's on the calling thread), then the same decision, result and
+	 * observation, on the thread that completes the call.
+	 * @param executor a bounded executor for a blocking store's calls
+	 * @return the response to answer with, as {@code succeeded} gives it; a store failure
+	 * is decided as there (logged, reported), never a failed future
+	 */
+	public CompletableFuture<Answer> succeededAsync(Reservation reservation, StoredResponse response,
+			Executor executor) {
+		if (!finish(reservation)) {
+			return CompletableFuture.completedFuture(new Answer.Own(response));
+		}
+		return this.model.succeeded(reservation, response).finishAsync(executor);
 	}
 
 	/**
@@ -450,8 +470,21 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public void responseTooLarge(Reservation reservation, long bodyBytes) {
 		if (finish(reservation)) {
-			bodyTooLarge(reservation, bodyBytes);
+			bodyTooLarge(reservation, bodyBytes, null).finish();
 		}
+	}
+
+	/**
+	 * {@link #responseTooLarge} without blocking the calling thread, as
+	 * {@link #succeededAsync}.
+	 * @param executor a bounded executor for a blocking store's calls
+	 */
+	public CompletableFuture<@Nullable Void> responseTooLargeAsync(Reservation reservation, long bodyBytes,
+			Executor executor) {
+		if (!finish(reservation)) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return bodyTooLarge(reservation, bodyBytes, (@Nullable Void) null).finishAsync(executor);
 	}
 
 	/**
@@ -460,8 +493,21 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public void failed(Reservation reservation, String reason) {
 		if (finish(reservation)) {
-			this.model.notRecorded(reservation, reason, ExecutionResult.RELEASED);
+			this.model.notRecorded(reservation, reason, ExecutionResult.RELEASED, null).finish();
 		}
+	}
+
+	/**
+	 * {@link #failed(Reservation, String)} without blocking the calling thread, as
+	 * {@link #succeededAsync}.
+	 * @param executor a bounded executor for a blocking store's calls
+	 */
+	public CompletableFuture<@Nullable Void> failedAsync(Reservation reservation, String reason, Executor executor) {
+		if (!finish(reservation)) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.model.notRecorded(reservation, reason, ExecutionResult.RELEASED, (@Nullable Void) null)
+			.finishAsync(executor);
 	}
 
 	/**
@@ -471,6 +517,17 @@ public class IdempotencyEngine implements AutoCloseable {
 	public void failed(Reservation reservation, String reason, Throwable error) {
 		threw(reservation, error);
 		failed(reservation, reason);
+	}
+
+	/**
+	 * {@link #failed(Reservation, String, Throwable)} without blocking the calling
+	 * thread, as {@link #succeededAsync}.
+	 * @param executor a bounded executor for a blocking store's calls
+	 */
+	public CompletableFuture<@Nullable Void> failedAsync(Reservation reservation, String reason, Throwable error,
+			Executor executor) {
+		threw(reservation, error);
+		return failedAsync(reservation, reason, executor);
 	}
 
 	/**
@@ -518,6 +575,7 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * run it a second time beside the first: the heartbeats stop and the record is left
 	 * to its lease, so a retry is told it is in flight and takes over once the lease has
 	 * run out. In record-after-success mode nothing was written: a retry runs again.
+	 * Calls no store, so it never blocks.
 	 */
 	public void abandoned(Reservation reservation, String reason) {
 		if (finish(reservation)) {
@@ -531,7 +589,7 @@ public class IdempotencyEngine implements AutoCloseable {
 		if (finish(reservation)) {
 			logger.warn(reservation + " released as the engine stops (the application is shutting down) before its"
 					+ " run finished; a retry runs it again at once instead of after the lease");
-			this.model.notRecorded(reservation, "the engine stopped", ExecutionResult.RELEASED);
+			this.model.notRecorded(reservation, "the engine stopped", ExecutionResult.RELEASED, null).finish();
 		}
 	}
 
@@ -543,13 +601,16 @@ public class IdempotencyEngine implements AutoCloseable {
 
 	// The steps both models share
 
-	/** A response too large to store: logged, and the key freed as after a failure. */
-	void bodyTooLarge(Reservation reservation, long bodyBytes) {
+	/**
+	 * A response too large to store: logged, and the step that frees the key as after a
+	 * failure, then gives {@code value}.
+	 */
+	<A extends @Nullable Object> Finishing<A> bodyTooLarge(Reservation reservation, long bodyBytes, A value) {
 		boolean recordsAfterSuccess = reservation instanceof Reservation.RecordAfterSuccess;
 		logger.warn("Response of " + reservation + " has " + bodyBytes + " bytes, more than the "
 				+ this.settings.maxBodyBytes() + " that may be stored (idempotency.response.max-body-size);"
 				+ (recordsAfterSuccess ? " not recorded" : " released") + ", a retry runs it again");
-		this.model.notRecorded(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE);
+		return this.model.notRecorded(reservation, "body too large", ExecutionResult.BODY_TOO_LARGE, value);
 	}
 
 	/**

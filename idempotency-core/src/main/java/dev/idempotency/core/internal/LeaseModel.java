@@ -123,39 +123,60 @@ final class LeaseModel implements ProtocolModel {
 		return IdempotencyEngine.isFinal(status);
 	}
 
+	/**
+	 * A final answer that fits completes the record, fenced by the owner token; any other
+	 * releases it. The answer is always the run's own.
+	 */
 	@Override
-	public Answer succeeded(Reservation reservation, StoredResponse response) {
+	public Finishing<Answer> succeeded(Reservation reservation, StoredResponse response) {
 		Reservation.Lease lease = lease(reservation);
+		Answer own = new Answer.Own(response);
 		if (!records(response.status())) {
-			release(lease, "status " + response.status() + " is not final", ExecutionResult.RELEASED);
-			return new Answer.Own(response);
+			return release(lease, "status " + response.status() + " is not final", ExecutionResult.RELEASED, own);
 		}
 		if (response.body().length > this.engine.settings().maxBodyBytes()) {
-			this.engine.bodyTooLarge(lease, response.body().length);
-			return new Answer.Own(response);
+			return this.engine.bodyTooLarge(lease, response.body().length, own);
 		}
-		try {
-			if (this.reporter.timed("complete",
-					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
-				this.reporter.finished(ExecutionResult.COMPLETED, lease);
+		return new Finishing.StoreCall<Boolean, Answer>(this.reporter, "complete") {
+
+			@Override
+			Boolean call() {
+				return LeaseModel.this.engine.store().complete(lease.id(), lease.ownerToken(), response);
 			}
-			else {
-				ownershipLost(lease, "complete");
+
+			@Override
+			CompletionStage<Boolean> callAsync(Executor executor) {
+				return LeaseModel.this.engine.store().completeAsync(lease.id(), lease.ownerToken(), response, executor);
 			}
-		}
-		catch (RuntimeException ex) {
-			// The lease runs out (or the store released the record) and a retry runs it:
-			// the key is not stuck.
-			logger.error("Could not store the response of " + lease
-					+ "; a retry runs it again once the record is released or its lease runs out", ex);
-			this.reporter.finished(ExecutionResult.STORE_ERROR, lease);
-		}
-		return new Answer.Own(response);
+
+			@Override
+			Answer decide(Boolean completed) {
+				if (completed) {
+					LeaseModel.this.reporter.finished(ExecutionResult.COMPLETED, lease);
+				}
+				else {
+					ownershipLost(lease, "complete");
+				}
+				return own;
+			}
+
+			@Override
+			Answer storeFailed(Exception ex) {
+				// The lease runs out (or the store released the record) and a retry runs
+				// it: the key is not stuck.
+				logger.error("Could not store the response of " + lease
+						+ "; a retry runs it again once the record is released or its lease runs out", ex);
+				LeaseModel.this.reporter.finished(ExecutionResult.STORE_ERROR, lease);
+				return own;
+			}
+
+		};
 	}
 
 	@Override
-	public void notRecorded(Reservation reservation, String reason, ExecutionResult result) {
-		release(lease(reservation), reason, result);
+	public <A extends @Nullable Object> Finishing<A> notRecorded(Reservation reservation, String reason,
+			ExecutionResult result, A value) {
+		return release(lease(reservation), reason, result, value);
 	}
 
 	/**
@@ -188,7 +209,7 @@ final class LeaseModel implements ProtocolModel {
 	@Override
 	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
 		if (outcome.commits() || outcome.releaseAfterRollback()) {
-			release(lease(reservation), "its transaction did not commit", result);
+			release(lease(reservation), "its transaction did not commit", result, null).finish();
 			return;
 		}
 		this.reporter.finished(result, reservation);
@@ -199,22 +220,45 @@ final class LeaseModel implements ProtocolModel {
 		return "its record is taken over by a retry once its lease runs out";
 	}
 
-	/** Releases the record and reports {@code result}, or what prevented the release. */
-	private void release(Reservation.Lease reservation, String reason, ExecutionResult result) {
-		try {
-			if (this.reporter.timed("release",
-					() -> this.engine.store().release(reservation.id(), reservation.ownerToken()))) {
-				logger.debug("Released " + reservation + ": " + reason);
-				this.reporter.finished(result, reservation);
+	/**
+	 * The step that releases the record and reports {@code result}, or what prevented the
+	 * release, then gives {@code value}.
+	 */
+	private <A extends @Nullable Object> Finishing<A> release(Reservation.Lease reservation, String reason,
+			ExecutionResult result, A value) {
+		return new Finishing.StoreCall<Boolean, A>(this.reporter, "release") {
+
+			@Override
+			Boolean call() {
+				return LeaseModel.this.engine.store().release(reservation.id(), reservation.ownerToken());
 			}
-			else {
-				ownershipLost(reservation, "release");
+
+			@Override
+			CompletionStage<Boolean> callAsync(Executor executor) {
+				return LeaseModel.this.engine.store()
+					.releaseAsync(reservation.id(), reservation.ownerToken(), executor);
 			}
-		}
-		catch (RuntimeException ex) {
-			logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
-			this.reporter.finished(ExecutionResult.STORE_ERROR, reservation);
-		}
+
+			@Override
+			A decide(Boolean released) {
+				if (released) {
+					logger.debug("Released " + reservation + ": " + reason);
+					LeaseModel.this.reporter.finished(result, reservation);
+				}
+				else {
+					ownershipLost(reservation, "release");
+				}
+				return value;
+			}
+
+			@Override
+			A storeFailed(Exception ex) {
+				logger.error("Could not release " + reservation + "; it frees itself when its lease runs out", ex);
+				LeaseModel.this.reporter.finished(ExecutionResult.STORE_ERROR, reservation);
+				return value;
+			}
+
+		};
 	}
 
 	private void ownershipLost(Reservation.Lease reservation, String step) {

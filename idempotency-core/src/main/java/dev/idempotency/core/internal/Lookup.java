@@ -149,12 +149,18 @@ abstract class Lookup<R> {
 	}
 
 	private static Exception unwrap(Throwable error) {
+		Throwable cause = cause(error);
+		return (cause instanceof Exception ex) ? ex : new IllegalStateException(cause);
+	}
+
+	/** What a future failed with, out of the exceptions that wrap it. */
+	static Throwable cause(Throwable error) {
 		Throwable cause = error;
 		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
 				&& cause.getCause() != null) {
 			cause = cause.getCause();
 		}
-		return (cause instanceof Exception ex) ? ex : new IllegalStateException(cause);
+		return cause;
 	}
 
 	private static boolean sleep(Duration duration) {

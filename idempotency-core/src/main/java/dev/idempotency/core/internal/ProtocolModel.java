@@ -39,16 +39,18 @@ interface ProtocolModel {
 	boolean records(int status);
 
 	/**
-	 * The run succeeded with this response (the reservation is finished now): records or
-	 * releases it and reports the result.
+	 * The run succeeded with this response (the reservation is finished now): the step
+	 * that records or releases it, reports the result and gives the answer.
 	 */
-	Answer succeeded(Reservation reservation, StoredResponse response);
+	Finishing<Answer> succeeded(Reservation reservation, StoredResponse response);
 
 	/**
 	 * The run failed, or its answer is not to be recorded (the reservation is finished
-	 * now): frees the key and reports {@code result}.
+	 * now): the step that frees the key and reports {@code result} (or what prevented
+	 * it), then gives {@code value}.
 	 */
-	void notRecorded(Reservation reservation, String reason, ExecutionResult result);
+	<A extends @Nullable Object> Finishing<A> notRecorded(Reservation reservation, String reason,
+			ExecutionResult result, A value);
 
 	/** Atomic completion: records the response in the run's own transaction. */
 	AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response);

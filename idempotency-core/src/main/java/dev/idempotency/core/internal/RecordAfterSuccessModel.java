@@ -97,46 +97,52 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 * the answer.
 	 */
 	@Override
-	public Answer succeeded(Reservation reservation, StoredResponse response) {
+	public Finishing<Answer> succeeded(Reservation reservation, StoredResponse response) {
 		Reservation.RecordAfterSuccess run = run(reservation);
+		Answer own = new Answer.Own(response);
 		if (!records(response.status())) {
-			// Only a success is recorded. A final refusal (4xx) is answered but not kept:
-			// two attempts of one request may run at once in this mode, and the one that
-			// fails because the other's effect is already there (409 "already exists")
-			// answers first, being cheaper; recording it would make every attempt and
-			// retry, the one that succeeded included, be told it failed. A retry of a
-			// refusal runs again and is refused again.
-			// But if the attempt it raced has recorded its success meanwhile, that is the
-			// answer to this request, also after a 5xx (a catalog may fail with a
-			// constraint violation where the other attempt's row appeared between its
-			// check and its insert). One read, on answers that are not a success only.
-			IdempotencyRecord recorded = recordedSuccess(run);
-			if (recorded != null) {
-				return answerRecorded(run, recorded,
-						"recorded its success while this one answered status " + response.status());
-			}
-			logger.debug("Not recorded " + run + ": status " + response.status()
-					+ " is not a success (record-after-success records 2xx only)");
-			this.reporter.finished(ExecutionResult.RELEASED, run);
-			return new Answer.Own(response);
+			return notASuccess(run, response.status(), own);
 		}
 		if (response.body().length > this.engine.settings().maxBodyBytes()) {
-			this.engine.bodyTooLarge(run, response.body().length);
-			return new Answer.Own(response);
+			return this.engine.bodyTooLarge(run, response.body().length, own);
 		}
-		Optional<IdempotencyRecord> existing;
-		try {
-			existing = recordCompleted(run, response);
-		}
-		catch (RuntimeException ex) {
-			logger.error("Could not record the response of " + run + "; answered unrecorded, a retry runs it again",
-					ex);
-			this.reporter.finished(ExecutionResult.STORE_ERROR, run);
-			return new Answer.Own(response);
-		}
+		CompletedRecordRequest request = recordRequest(run, response);
+		return new Finishing.StoreCall<Optional<IdempotencyRecord>, Answer>(this.reporter, "record_completed") {
+
+			@Override
+			Optional<IdempotencyRecord> call() {
+				return RecordAfterSuccessModel.this.engine.store().recordCompleted(request);
+			}
+
+			@Override
+			CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
+				return RecordAfterSuccessModel.this.engine.store().recordCompletedAsync(request, executor);
+			}
+
+			@Override
+			Answer decide(Optional<IdempotencyRecord> existing) {
+				return recorded(run, existing, own);
+			}
+
+			@Override
+			Answer storeFailed(Exception ex) {
+				logger.error("Could not record the response of " + run + "; answered unrecorded, a retry runs it again",
+						ex);
+				RecordAfterSuccessModel.this.reporter.finished(ExecutionResult.STORE_ERROR, run);
+				return own;
+			}
+
+		};
+	}
+
+	/**
+	 * What the conditional insert found: nothing (recorded), the same request's record
+	 * (recorded first by another attempt: its answer), or another record (not recorded).
+	 */
+	private Answer recorded(Reservation.RecordAfterSuccess run, Optional<IdempotencyRecord> existing, Answer own) {
 		if (existing.isEmpty()) {
 			this.reporter.finished(ExecutionResult.COMPLETED, run);
-			return new Answer.Own(response);
+			return own;
 		}
 		IdempotencyRecord record = existing.get();
 		if (isCompletedFor(record, run)) {
@@ -149,14 +155,68 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 						? "the record of another request" : "a reservation in progress (lease mode)")
 				+ "; answered with its own response, not recorded");
 		this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
-		return new Answer.Own(response);
+		return own;
+	}
+
+	/**
+	 * Only a success is recorded. A final refusal (4xx) is answered but not kept: two
+	 * attempts of one request may run at once in this mode, and the one that fails
+	 * because the other's effect is already there (409 "already exists") answers first,
+	 * being cheaper; recording it would make every attempt and retry, the one that
+	 * succeeded included, be told it failed. A retry of a refusal runs again and is
+	 * refused again.
+	 * <p>
+	 * But if the attempt it raced has recorded its success meanwhile, that is the answer
+	 * to this request, also after a 5xx (a catalog may fail with a constraint violation
+	 * where the other attempt's row appeared between its check and its insert). One read,
+	 * on answers that are not a success only; a read that fails leaves the run's own
+	 * answer.
+	 */
+	private Finishing<Answer> notASuccess(Reservation.RecordAfterSuccess run, int status, Answer own) {
+		return new Finishing.StoreCall<Optional<IdempotencyRecord>, Answer>(this.reporter, "find") {
+
+			@Override
+			Optional<IdempotencyRecord> call() {
+				return RecordAfterSuccessModel.this.engine.store().find(run.id());
+			}
+
+			@Override
+			CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
+				return RecordAfterSuccessModel.this.engine.store().findAsync(run.id(), executor);
+			}
+
+			@Override
+			Answer decide(Optional<IdempotencyRecord> found) {
+				if (found.isPresent() && isCompletedFor(found.get(), run)) {
+					return answerRecorded(run, found.get(),
+							"recorded its success while this one answered status " + status);
+				}
+				return ownAnswer();
+			}
+
+			@Override
+			Answer storeFailed(Exception ex) {
+				logger.debug("Could not look for a recorded answer of " + run + ": " + ex);
+				return ownAnswer();
+			}
+
+			private Answer ownAnswer() {
+				logger.debug("Not recorded " + run + ": status " + status
+						+ " is not a success (record-after-success records 2xx only)");
+				RecordAfterSuccessModel.this.reporter.finished(ExecutionResult.RELEASED, run);
+				return own;
+			}
+
+		};
 	}
 
 	/** Nothing was written: there is nothing to free. */
 	@Override
-	public void notRecorded(Reservation reservation, String reason, ExecutionResult result) {
+	public <A extends @Nullable Object> Finishing<A> notRecorded(Reservation reservation, String reason,
+			ExecutionResult result, A value) {
 		logger.debug("Not recorded " + reservation + ": " + reason);
 		this.reporter.finished(result, reservation);
+		return Finishing.done(value);
 	}
 
 	/**
@@ -210,9 +270,12 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	}
 
 	private Optional<IdempotencyRecord> recordCompleted(Reservation.RecordAfterSuccess run, StoredResponse response) {
-		CompletedRecordRequest request = new CompletedRecordRequest(run.id(), run.fingerprint(), run.operation(),
-				response, run.retention());
+		CompletedRecordRequest request = recordRequest(run, response);
 		return this.reporter.timed("record_completed", () -> this.engine.store().recordCompleted(request));
+	}
+
+	private static CompletedRecordRequest recordRequest(Reservation.RecordAfterSuccess run, StoredResponse response) {
+		return new CompletedRecordRequest(run.id(), run.fingerprint(), run.operation(), response, run.retention());
 	}
 
 	/** Whether {@code record} is the completed record of the same request. */
@@ -228,22 +291,6 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		logger.info("Another attempt of " + run + " " + what + "; answering with the recorded response");
 		this.reporter.finished(ExecutionResult.ANSWERED_RECORDED, run);
 		return new Answer.Recorded(record.completedResponse());
-	}
-
-	/**
-	 * The completed record of the same request, if another attempt recorded it; null if
-	 * there is none or the store cannot say.
-	 */
-	private @Nullable IdempotencyRecord recordedSuccess(Reservation.RecordAfterSuccess run) {
-		try {
-			IdempotencyRecord record = this.reporter.timed("find", () -> this.engine.store().find(run.id()))
-				.orElse(null);
-			return (record != null && isCompletedFor(record, run)) ? record : null;
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not look for a recorded answer of " + run + ": " + ex);
-			return null;
-		}
 	}
 
 	private static Reservation.RecordAfterSuccess run(Reservation reservation) {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -18,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -42,6 +44,7 @@ import dev.idempotency.store.StoredResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -274,18 +277,25 @@ class IdempotencyEngineProtocolTests {
 						ExecutionResult.BODY_TOO_LARGE));
 	}
 
-	@ParameterizedTest(name = "{0}")
-	@MethodSource("succeededCases")
-	void succeeded(FinishCase c) {
+	/** Each finishing case, finished blocking and without blocking. */
+	static Stream<Arguments> succeededCasesBothWays() {
+		return bothWays(succeededCases());
+	}
+
+	@ParameterizedTest(name = "{1}: {0}")
+	@MethodSource("succeededCasesBothWays")
+	void succeeded(FinishCase c, Finish finish) throws Exception {
 		ScriptedStore store = new ScriptedStore();
 		c.script().accept(store);
 		IdempotencyEngine engine = engine(store, settings(c.mode(), FailureMode.FAIL_CLOSED, false));
 		Reservation reservation = proceeds(engine.begin(call()));
-		assertThat(answer(engine, reservation, response(c.status(), c.bodyBytes()))).isEqualTo(c.answer());
+		store.threads.clear();
+		assertThat(finish.answer(engine, reservation, response(c.status(), c.bodyBytes()))).isEqualTo(c.answer());
 		assertThat(this.results).containsExactly(c.result());
 		assertThat(store.unused()).as("scripted answers never asked for").isZero();
+		assertThat(store.threads).as("threads the store was called on").isSubsetOf(finish.storeThread());
 		// Finished once: a second end changes nothing and reports nothing.
-		engine.failed(reservation, "finished twice");
+		finish.failed(engine, reservation);
 		assertThat(this.results).containsExactly(c.result());
 	}
 
@@ -311,23 +321,47 @@ class IdempotencyEngineProtocolTests {
 						(store) -> store.find(none()), End.ABANDONED, ExecutionResult.ABANDONED));
 	}
 
-	@ParameterizedTest(name = "{0}")
-	@MethodSource("otherEndCases")
-	void otherEnds(EndCase c) {
+	static Stream<Arguments> otherEndCasesBothWays() {
+		return bothWays(otherEndCases());
+	}
+
+	@ParameterizedTest(name = "{1}: {0}")
+	@MethodSource("otherEndCasesBothWays")
+	void otherEnds(EndCase c, Finish finish) throws Exception {
 		ScriptedStore store = new ScriptedStore();
 		c.script().accept(store);
 		IdempotencyEngine engine = engine(store, settings(c.mode(), FailureMode.FAIL_CLOSED, false));
 		Reservation reservation = proceeds(engine.begin(call()));
+		store.threads.clear();
 		switch (c.end()) {
-			case FAILED -> engine.failed(reservation, "the handler threw");
-			case TOO_LARGE -> engine.responseTooLarge(reservation, 2_000_000);
+			case FAILED -> finish.failed(engine, reservation);
+			case TOO_LARGE -> finish.responseTooLarge(engine, reservation, 2_000_000);
+			// Calls no store: one method for both ways.
 			case ABANDONED -> engine.abandoned(reservation, "the asynchronous request timed out");
 		}
 		assertThat(this.results).containsExactly(c.result());
 		assertThat(store.unused()).as("scripted answers never asked for").isZero();
+		assertThat(store.threads).as("threads the store was called on").isSubsetOf(finish.storeThread());
 		// Finished once: a late success changes nothing and reports nothing.
-		assertThat(answer(engine, reservation, response(201, 1))).isEqualTo("own 201");
+		assertThat(finish.answer(engine, reservation, response(201, 1))).isEqualTo("own 201");
 		assertThat(this.results).containsExactly(c.result());
+	}
+
+	@Test
+	void aFullExecutorForTheStoreWhenFinishingIsAStoreFailure() {
+		ScriptedStore store = new ScriptedStore().reserve(acquired(false));
+		IdempotencyEngine engine = engine(store, settings(Mode.LEASE, FailureMode.FAIL_CLOSED, false));
+		Reservation reservation = proceeds(engine.begin(call()));
+		Executor full = (task) -> {
+			throw new RejectedExecutionException("full");
+		};
+		assertThat(describe(engine.succeededAsync(reservation, response(201, 1), full).join())).isEqualTo("own 201");
+		assertThat(this.results).containsExactly(ExecutionResult.STORE_ERROR);
+	}
+
+	/** The cases, each to be finished both ways. */
+	private static Stream<Arguments> bothWays(Stream<?> cases) {
+		return cases.flatMap((c) -> Stream.of(Finish.values()).map((finish) -> Arguments.of(c, finish)));
 	}
 
 	static Stream<AtomicCase> atomicCases() {
@@ -456,8 +490,7 @@ class IdempotencyEngineProtocolTests {
 	}
 
 	/** The answer after a run succeeded: its own response, or the one recorded first. */
-	private static String answer(IdempotencyEngine engine, Reservation reservation, StoredResponse own) {
-		Answer answer = engine.succeeded(reservation, own);
+	private static String describe(Answer answer) {
 		return ((answer instanceof Answer.Own) ? "own " : "recorded ") + answer.response().status();
 	}
 
@@ -578,6 +611,85 @@ class IdempotencyEngineProtocolTests {
 
 	}
 
+	/**
+	 * How a run is finished: blocking, as the Spring MVC door, the method door and the
+	 * template do (the store called on the caller's thread), or without blocking, as the
+	 * WebFlux door does (this blocking store called on the executor given for it only).
+	 */
+	enum Finish {
+
+		BLOCKING {
+
+			@Override
+			String answer(IdempotencyEngine engine, Reservation reservation, StoredResponse own) {
+				return describe(engine.succeeded(reservation, own));
+			}
+
+			@Override
+			void failed(IdempotencyEngine engine, Reservation reservation) {
+				engine.failed(reservation, "the handler threw", new IllegalStateException("the handler threw"));
+			}
+
+			@Override
+			void responseTooLarge(IdempotencyEngine engine, Reservation reservation, long bytes) {
+				engine.responseTooLarge(reservation, bytes);
+			}
+
+			@Override
+			String storeThread() {
+				return Thread.currentThread().getName();
+			}
+
+		},
+
+		WITHOUT_BLOCKING {
+
+			@Override
+			String answer(IdempotencyEngine engine, Reservation reservation, StoredResponse own) throws Exception {
+				Answer answer = onStoreExecutor((executor) -> engine.succeededAsync(reservation, own, executor));
+				return describe(answer);
+			}
+
+			@Override
+			void failed(IdempotencyEngine engine, Reservation reservation) throws Exception {
+				onStoreExecutor((executor) -> engine.failedAsync(reservation, "the handler threw",
+						new IllegalStateException("the handler threw"), executor));
+			}
+
+			@Override
+			void responseTooLarge(IdempotencyEngine engine, Reservation reservation, long bytes) throws Exception {
+				onStoreExecutor((executor) -> engine.responseTooLargeAsync(reservation, bytes, executor));
+			}
+
+			@Override
+			String storeThread() {
+				return "store-executor";
+			}
+
+			private static <T> T onStoreExecutor(Function<Executor, CompletableFuture<T>> finish) throws Exception {
+				ExecutorService executor = Executors
+					.newSingleThreadExecutor((task) -> new Thread(task, "store-executor"));
+				try {
+					return finish.apply(executor).get(10, TimeUnit.SECONDS);
+				}
+				finally {
+					executor.shutdownNow();
+				}
+			}
+
+		};
+
+		abstract String answer(IdempotencyEngine engine, Reservation reservation, StoredResponse own) throws Exception;
+
+		abstract void failed(IdempotencyEngine engine, Reservation reservation) throws Exception;
+
+		abstract void responseTooLarge(IdempotencyEngine engine, Reservation reservation, long bytes) throws Exception;
+
+		/** The one thread the store may be called on to finish a run. */
+		abstract String storeThread();
+
+	}
+
 	enum End {
 
 		FAILED, TOO_LARGE, ABANDONED
@@ -678,11 +790,13 @@ class IdempotencyEngineProtocolTests {
 
 		@Override
 		public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
+			this.threads.add(Thread.currentThread().getName());
 			return next(this.completes, "complete");
 		}
 
 		@Override
 		public boolean release(RecordId id, String ownerToken) {
+			this.threads.add(Thread.currentThread().getName());
 			return next(this.releases, "release");
 		}
 
@@ -693,6 +807,7 @@ class IdempotencyEngineProtocolTests {
 
 		@Override
 		public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+			this.threads.add(Thread.currentThread().getName());
 			return next(this.recordCompleteds, "recordCompleted");
 		}
 
