@@ -154,10 +154,8 @@ final class ReactiveMethodDoor {
 			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
 				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
 				if (reservation != null && !delivered.get()) {
-					finishing(() -> {
-						this.engine.failed(reservation, "its subscriber cancelled before it ran");
-						return true;
-					});
+					finishing(() -> this.engine.failedAsync(reservation, "its subscriber cancelled before it ran",
+							this.storeExecutor));
 				}
 			}));
 		});
@@ -245,10 +243,9 @@ final class ReactiveMethodDoor {
 
 	/** The method's publisher failed: the key is released, then the error passed on. */
 	private <T> Mono<T> released(Reservation reservation, Throwable error) {
-		return finishing(() -> {
-			this.engine.failed(reservation, "its publisher failed: " + error, error);
-			return true;
-		}).then(Mono.error(error));
+		return finishing(
+				() -> this.engine.failedAsync(reservation, "its publisher failed: " + error, error, this.storeExecutor))
+			.then(Mono.error(error));
 	}
 
 	/**
@@ -257,10 +254,8 @@ final class ReactiveMethodDoor {
 	 */
 	private void abandonUnless(AtomicBoolean completed, Reservation reservation) {
 		if (!completed.get()) {
-			finishing(() -> {
-				this.engine.abandoned(reservation, "its subscriber cancelled while it ran");
-				return true;
-			});
+			// Calls no store.
+			this.engine.abandoned(reservation, "its subscriber cancelled while it ran");
 		}
 	}
 
@@ -276,7 +271,7 @@ final class ReactiveMethodDoor {
 		catch (RuntimeException ex) {
 			return unreplayable(operation, reservation, ex);
 		}
-		return finishing(() -> this.engine.succeeded(reservation, stored))
+		return finishing(() -> this.engine.succeededAsync(reservation, stored, this.storeExecutor))
 			.flatMap((answer) -> Mono.justOrEmpty((answer instanceof Answer.Recorded recorded)
 					? this.results.read(operation, recorded.response()) : value));
 	}
@@ -289,10 +284,9 @@ final class ReactiveMethodDoor {
 	private Mono<Object> recordAll(IdempotentOperation operation, Reservation reservation, Collected collected) {
 		List<Object> values = collected.values();
 		if (values == null) {
-			return finishing(() -> {
-				this.engine.responseTooLarge(reservation, collected.bytes());
-				return true;
-			}).then(Mono.empty());
+			return finishing(
+					() -> this.engine.responseTooLargeAsync(reservation, collected.bytes(), this.storeExecutor))
+				.then(Mono.empty());
 		}
 		StoredResponse stored;
 		try {
@@ -301,37 +295,33 @@ final class ReactiveMethodDoor {
 		catch (RuntimeException ex) {
 			return unreplayable(operation, reservation, ex);
 		}
-		return finishing(() -> this.engine.succeeded(reservation, stored)).then(Mono.empty());
+		return finishing(() -> this.engine.succeededAsync(reservation, stored, this.storeExecutor)).then(Mono.empty());
 	}
 
 	private <T> Mono<T> unreplayable(IdempotentOperation operation, Reservation reservation, RuntimeException ex) {
-		return finishing(() -> {
-			this.engine.failed(reservation, "the result cannot be replayed: " + ex.getMessage());
-			return true;
-		}).then(Mono.error(IdempotentMethodInterceptor.unreplayable(operation, ex)));
+		return finishing(() -> this.engine.failedAsync(reservation, "the result cannot be replayed: " + ex.getMessage(),
+				this.storeExecutor))
+			.then(Mono.error(IdempotentMethodInterceptor.unreplayable(operation, ex)));
 	}
 
 	/**
-	 * A finishing step of the engine ({@code succeeded}, {@code failed},
-	 * {@code abandoned}, ...), which calls the store: for a blocking store on the bounded
-	 * scheduler, never on the subscriber's thread. It runs now, whether or not the result
-	 * is subscribed, and is not cancelled with it: a record once begun is finished. (The
-	 * one place to switch to the engine's non-blocking finishing steps.)
+	 * A finishing step of the engine ({@code succeededAsync}, {@code failedAsync}, ...):
+	 * a non-blocking store is called on this thread, a blocking store's call alone on the
+	 * bounded scheduler, never on the subscriber's thread. It runs now, whether or not
+	 * the result is subscribed, and is not cancelled with it: a record once begun is
+	 * finished. A step that ends on a store's thread goes on on Reactor's non-blocking
+	 * threads.
 	 */
-	private <T> Mono<T> finishing(Supplier<T> step) {
+	private <T> Mono<T> finishing(Supplier<CompletableFuture<T>> step) {
 		CompletableFuture<T> done;
-		if (this.engine.store().isBlocking()) {
-			done = CompletableFuture.supplyAsync(step, this.storeExecutor);
+		try {
+			done = step.get();
 		}
-		else {
-			try {
-				done = CompletableFuture.completedFuture(step.get());
-			}
-			catch (RuntimeException ex) {
-				done = CompletableFuture.failedFuture(ex);
-			}
+		catch (RuntimeException ex) {
+			done = CompletableFuture.failedFuture(ex);
 		}
-		return Mono.fromFuture(done, true);
+		Mono<T> finished = Mono.fromFuture(done, true);
+		return done.isDone() ? finished : finished.publishOn(Schedulers.parallel());
 	}
 
 	/**

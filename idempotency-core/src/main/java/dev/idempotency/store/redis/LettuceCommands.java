@@ -9,11 +9,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import dev.idempotency.store.IdempotencyStoreException;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -51,6 +53,13 @@ import org.springframework.data.redis.core.script.RedisScript;
  * when Lettuce is on the class path.
  */
 final class LettuceCommands {
+
+	/**
+	 * Times each command and each wait for the connection to open: one daemon thread, its
+	 * tasks added and cancelled without a lock.
+	 */
+	private static final HashedWheelTimer TIMEOUTS = new HashedWheelTimer(
+			new DefaultThreadFactory("idempotency-redis-timeouts", true), 10, TimeUnit.MILLISECONDS);
 
 	/**
 	 * Runs a task on the caller's thread: what the blocking path passes. The connection
@@ -162,13 +171,13 @@ final class LettuceCommands {
 				}
 			}
 		}
-		return attempt.copy().orTimeout(this.timeoutMillis, TimeUnit.MILLISECONDS).exceptionallyCompose((failure) -> {
-			Throwable cause = unwrap(failure);
-			return CompletableFuture.failedFuture((cause instanceof TimeoutException)
-					? new IdempotencyStoreException("Redis connection not opened within the command timeout ("
-							+ this.timeoutMillis + " ms); a later call uses it once it is open or tries again")
-					: cause);
-		});
+		long timeoutMillis = this.timeoutMillis;
+		return failAfter(attempt.copy(), timeoutMillis,
+				() -> new IdempotencyStoreException("Redis connection not opened within the command timeout ("
+						+ timeoutMillis + " ms); a later call uses it once it is open or tries again"),
+				() -> {
+				})
+			.exceptionallyCompose((failure) -> CompletableFuture.failedFuture(unwrap(failure)));
 	}
 
 	/**
@@ -239,14 +248,30 @@ final class LettuceCommands {
 	 */
 	private static <T extends @Nullable Object> CompletableFuture<T> within(CompletableFuture<T> reply,
 			long timeoutMillis, Future<?> command) {
-		return reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).exceptionallyCompose((failure) -> {
-			if (unwrap(failure) instanceof TimeoutException) {
-				command.cancel(true);
-				return CompletableFuture
-					.failedFuture(new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"));
+		return failAfter(reply, timeoutMillis,
+				() -> new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"),
+				() -> command.cancel(true));
+	}
+
+	/**
+	 * {@code stage}, failed with {@code timedOut} unless it completes within
+	 * {@code timeoutMillis}, then {@code onTimeout} run. Timed by Netty's wheel timer,
+	 * not {@code CompletableFuture.orTimeout}: the JDK's delay scheduler takes a lock to
+	 * cancel its task when the stage completes, and the stage completes on Lettuce's
+	 * event loop, which must never wait for a lock.
+	 */
+	private static <T extends @Nullable Object> CompletableFuture<T> failAfter(CompletableFuture<T> stage,
+			long timeoutMillis, Supplier<Throwable> timedOut, Runnable onTimeout) {
+		if (stage.isDone()) {
+			return stage;
+		}
+		Timeout timeout = TIMEOUTS.newTimeout((expired) -> {
+			if (stage.completeExceptionally(timedOut.get())) {
+				onTimeout.run();
 			}
-			return CompletableFuture.failedFuture(failure);
-		});
+		}, timeoutMillis, TimeUnit.MILLISECONDS);
+		stage.whenComplete((value, failure) -> timeout.cancel());
+		return stage;
 	}
 
 	private static boolean isNoScript(Throwable failure) {

@@ -241,18 +241,16 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Whether a call may block its caller. For now {@code true}, as for every store that
-	 * does not say otherwise, although with a {@code LettuceConnectionFactory} that
-	 * shares its native connection the {@code *Async} methods here never block their
-	 * caller: a reactive door then still calls the blocking {@link #complete} and
-	 * {@link #release} of its finishing steps, which must run off its event loop until it
-	 * calls their {@code *Async} variants. Then this becomes: no blocking unless the
-	 * store goes through a {@code RedisTemplate} (any other factory), whose
-	 * {@code *Async} methods run the blocking call on the executor given.
+	 * Whether a call may block its caller: not with a {@code LettuceConnectionFactory}
+	 * that shares its native connection, whose {@code *Async} methods only send the
+	 * command (the engine's whole run, its finishing steps included, goes through them on
+	 * a reactive door); with any other factory the store goes through a
+	 * {@code RedisTemplate}, whose {@code *Async} methods run the blocking call on the
+	 * executor given.
 	 */
 	@Override
 	public boolean isBlocking() {
-		return true;
+		return this.lettuce == null;
 	}
 
 	/**

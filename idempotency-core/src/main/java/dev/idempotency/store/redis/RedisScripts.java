@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -20,10 +22,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * One file rather than one file per script because the scripts share helpers (Redis's
  * clock, the owner fence, the expiry test) that must stay identical: the file's
  * {@code -- @common} section is put in front of each {@code -- @script <name>} section.
- * Each script is a {@link DefaultRedisScript} (its SHA-1 computed once): the store sends
- * {@code EVALSHA} with it and falls back to {@code EVAL} (which also caches it in Redis)
- * only when the server answers {@code NOSCRIPT}, so after the first call on a server
- * every transition sends the digest, not the source.
+ * Each script's SHA-1 is computed once, when it is read: the store sends {@code EVALSHA}
+ * with it and falls back to {@code EVAL} (which also caches it in Redis) only when the
+ * server answers {@code NOSCRIPT}, so after the first call on a server every transition
+ * sends the digest, not the source.
  */
 final class RedisScripts {
 
@@ -67,7 +69,34 @@ final class RedisScripts {
 		if (text == null) {
 			throw new IllegalStateException("script '" + name + "' missing in " + LOCATION);
 		}
-		return new DefaultRedisScript<>(text, resultType);
+		return new Script<>(new DefaultRedisScript<>(text, resultType));
+	}
+
+	/**
+	 * A script whose digest is read once: {@link DefaultRedisScript#getSha1()} takes a
+	 * lock on each call, which racing callers on non-blocking threads would wait for.
+	 */
+	private record Script<T>(String sha1, @Nullable Class<T> resultType, String source) implements RedisScript<T> {
+
+		Script(DefaultRedisScript<T> script) {
+			this(script.getSha1(), script.getResultType(), script.getScriptAsString());
+		}
+
+		@Override
+		public String getSha1() {
+			return this.sha1;
+		}
+
+		@Override
+		public @Nullable Class<T> getResultType() {
+			return this.resultType;
+		}
+
+		@Override
+		public String getScriptAsString() {
+			return this.source;
+		}
+
 	}
 
 	private static String read() {
