@@ -53,8 +53,13 @@ public enum JdbcIdempotencyDialect {
 		this.statements = statements;
 	}
 
-	/** This database's statements on {@code table}. */
-	JdbcIdempotencyStatements statements(String table) {
+	/**
+	 * This database's statements on {@code table}. Internal: public only for the R2DBC
+	 * store, which runs the same statements; not supported.
+	 * @param table the table, a plain SQL identifier ({@link #validateTableName})
+	 * @return the statements
+	 */
+	public JdbcIdempotencyStatements statements(String table) {
 		return this.statements.forTable(validateTableName(table));
 	}
 

@@ -11,7 +11,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.dao.TransientDataAccessException;
 
 /**
  * How the JDBC store reserves a key on each database: one statement on PostgreSQL (with
@@ -131,7 +130,7 @@ final class JdbcReservations {
 	}
 
 	static boolean isRetryable(@Nullable Throwable cause) {
-		return cause instanceof DuplicateKeyException || cause instanceof TransientDataAccessException;
+		return JdbcIdempotencyStatements.retryable(cause);
 	}
 
 	/** One attempt; {@code null} when the row seen was missing or already outdated. */
