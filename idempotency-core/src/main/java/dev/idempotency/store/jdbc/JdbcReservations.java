@@ -52,10 +52,7 @@ final class JdbcReservations {
 		this.transactionalCompletion = transactionalCompletion;
 		this.asynchronousReserveSql = (reserveCommit != ReserveCommit.OFF)
 				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table).reserve() : null;
-		this.reserveByInsertSql = (dialect == JdbcIdempotencyDialect.MARIADB)
-				? List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, table),
-						MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, table))
-				: null;
+		this.reserveByInsertSql = dialect.reserveByInsert(table);
 	}
 
 	ReserveResult reserve(ReserveRequest request) {

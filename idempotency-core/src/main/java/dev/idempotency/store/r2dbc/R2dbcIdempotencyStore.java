@@ -76,6 +76,12 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private final String table;
 
+	/**
+	 * MariaDB: a fresh key's reservation as one plain insert, and the read of a row that
+	 * refused it.
+	 */
+	private final @Nullable List<String> reserveByInsert;
+
 	private final Duration timeout;
 
 	private final TransactionalOperator ownTransaction;
@@ -86,6 +92,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		this.dialect = dialect;
 		this.table = builder.tableName;
 		this.statements = dialect.statements(this.table);
+		this.reserveByInsert = dialect.reserveByInsert(this.table);
 		this.timeout = builder.timeout;
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
@@ -118,7 +125,29 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private Mono<ReserveResult> reserveMono(ReserveRequest request) {
-		return call("reserve", reserveAttempt(request, 1));
+		List<String> byInsert = this.reserveByInsert;
+		if (byInsert == null) {
+			return call("reserve", reserveAttempt(request, 1));
+		}
+		// MariaDB: a fresh key in one statement, a taken one in two, no transaction; only
+		// a row free to take (expired, or its lease over) goes on to the transaction.
+		return call("reserve", alone(Mono.defer(() -> reserveByInsert(byInsert, request)))
+			.flatMap((result) -> result.isPresent() ? Mono.just(result.get()) : reserveAttempt(request, 1)));
+	}
+
+	/**
+	 * A plain insert of the reservation; if the primary key refuses it, the row that is
+	 * there: empty for a row free to take (or gone), to be reserved in a transaction.
+	 */
+	private Mono<Optional<ReserveResult>> reserveByInsert(List<String> byInsert, ReserveRequest request) {
+		return reserveStatement(byInsert.get(0), request).fetch()
+			.rowsUpdated()
+			.map((inserted) -> Optional.<ReserveResult>of(new ReserveResult.Acquired(false)))
+			.onErrorResume(DuplicateKeyException.class,
+					(ex) -> reserveStatement(byInsert.get(1), request)
+						.map((row, metadata) -> Optional.ofNullable(columns(row).reserveResult(request)))
+						.one()
+						.defaultIfEmpty(Optional.empty()));
 	}
 
 	/**

@@ -163,11 +163,13 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	protected void assertTheAsynchronousCallsNeverBlock() {
 		R2dbcIdempotencyStore store = store(TABLE);
 		RecordId id = newId();
+		// Tokens are made here: a random UUID may read the system's entropy, which
+		// blocks.
 		String owner = token();
+		String second = token();
 		assertThat(onNonBlockingThread(() -> store.reserveAsync(request(id, "fp", owner, LONG_LEASE), CALLERS_THREAD)))
 			.isEqualTo(new ReserveResult.Acquired(false));
-		assertThat(
-				onNonBlockingThread(() -> store.reserveAsync(request(id, "fp", token(), LONG_LEASE), CALLERS_THREAD)))
+		assertThat(onNonBlockingThread(() -> store.reserveAsync(request(id, "fp", second, LONG_LEASE), CALLERS_THREAD)))
 			.as("in flight")
 			.isInstanceOf(ReserveResult.Existing.class);
 		assertThat(onNonBlockingThread(() -> store.completeAsync(id, owner, response(201, "{}"), CALLERS_THREAD)))
