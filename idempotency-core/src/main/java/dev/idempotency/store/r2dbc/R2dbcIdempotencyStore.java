@@ -349,10 +349,15 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 					.map(Math::toIntExact)))));
 	}
 
-	/** {@code false}: its asynchronous calls do not block. */
+	/**
+	 * {@code true} for now, although the asynchronous calls do not block: the WebFlux
+	 * door still calls the blocking completion, release and recording of a store that
+	 * says it does not block on the event loop. To be {@code false} (but on H2, whose
+	 * driver runs the embedded database on the calling thread) once the door finishes
+	 * through the asynchronous methods.
+	 */
 	@Override
 	public boolean isBlocking() {
-		// TODO: false once the WebFlux door finishes through the asynchronous methods
 		return true;
 	}
 
