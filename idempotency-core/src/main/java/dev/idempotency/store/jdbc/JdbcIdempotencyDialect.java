@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -53,9 +54,32 @@ public enum JdbcIdempotencyDialect {
 		this.statements = statements;
 	}
 
-	/** This database's statements on {@code table}. */
-	JdbcIdempotencyStatements statements(String table) {
+	/**
+	 * This database's statements on {@code table}. Internal: public only for the R2DBC
+	 * store, which runs the same statements; not supported.
+	 * @param table the table, a plain SQL identifier ({@link #validateTableName})
+	 * @return the statements
+	 */
+	public JdbcIdempotencyStatements statements(String table) {
 		return this.statements.forTable(validateTableName(table));
+	}
+
+	/**
+	 * MariaDB's and MySQL's reservation of a fresh key, without a transaction: a plain
+	 * insert, and when the primary key refuses it, the read of the row that is there;
+	 * {@code null} on the other databases. Only a row free to take goes on to the
+	 * transaction of {@link JdbcIdempotencyStatements#reserve()}. Internal: public only
+	 * for the R2DBC store; not supported.
+	 * @param table the table, a plain SQL identifier ({@link #validateTableName})
+	 * @return the insert and the read, or {@code null}
+	 */
+	public @Nullable List<String> reserveByInsert(String table) {
+		if (this != MARIADB) {
+			return null;
+		}
+		String validated = validateTableName(table);
+		return List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, validated),
+				MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, validated));
 	}
 
 	/** Reads a timestamp column; PostgreSQL and H2 hand it out with its offset. */

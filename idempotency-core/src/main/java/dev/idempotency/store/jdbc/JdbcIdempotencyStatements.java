@@ -1,6 +1,12 @@
 package dev.idempotency.store.jdbc;
 
+import java.time.Duration;
 import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.TransientDataAccessException;
 
 /**
  * The SQL statements of the JDBC store on one database, with {@value #TABLE} where the
@@ -25,6 +31,10 @@ import java.util.List;
  * there: {@code findCurrent} reads it if it is live, else {@code recordOverExpired}
  * replaces it if it has expired; when neither finds it (it was deleted meanwhile), the
  * store runs the recording again. Each of the three decides atomically on its own.
+ * <p>
+ * Internal: public only for the R2DBC store ({@code dev.idempotency.store.r2dbc}), which
+ * runs these same statements through R2DBC ({@link JdbcIdempotencyDialect#statements});
+ * not supported.
  *
  * @param reserve run in order in one transaction; the last one returns the row
  * @param complete stores the response, if the caller still owns the live record
@@ -44,9 +54,15 @@ import java.util.List;
  * {@code inspect} does, with their {@code scope}, at most {@code :max} of them in the
  * order of their scopes (for an operator; the key's own index finds them)
  */
-record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat, String find,
-		String purge, String recordCompleted, String findCurrent, String recordOverExpired, String inspect,
+public record JdbcIdempotencyStatements(List<String> reserve, String complete, String release, String heartbeat,
+		String find, String purge, String recordCompleted, String findCurrent, String recordOverExpired, String inspect,
 		String remove, String inspectByKey) {
+
+	/**
+	 * A reservation or recording that sees no row, or an outdated one, or that lost a
+	 * race ({@link #retryable}), runs again; this many times at most.
+	 */
+	public static final int MAX_ATTEMPTS = 20;
 
 	/** The placeholder of the table name in the statements. */
 	static final String TABLE = "%TABLE%";
@@ -62,6 +78,24 @@ record JdbcIdempotencyStatements(List<String> reserve, String complete, String r
 				this.recordCompleted.replace(TABLE, table), this.findCurrent.replace(TABLE, table),
 				this.recordOverExpired.replace(TABLE, table), this.inspect.replace(TABLE, table),
 				this.remove.replace(TABLE, table), this.inspectByKey.replace(TABLE, table));
+	}
+
+	/**
+	 * Whether a statement that failed with {@code cause} changed nothing and may run
+	 * again: a race lost on a new key (duplicate key), a deadlock victim, a transient
+	 * failure.
+	 */
+	public static boolean retryable(@Nullable Throwable cause) {
+		return cause instanceof DuplicateKeyException || cause instanceof TransientDataAccessException;
+	}
+
+	/**
+	 * The value of a {@code leaseMicros} or {@code retentionMicros} parameter: whole
+	 * microseconds, rounded up so that a positive duration never becomes zero.
+	 */
+	public static long micros(Duration duration) {
+		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
+		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
 	}
 
 }

@@ -66,7 +66,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 * A reservation or recording that sees no row, or an outdated one, runs again; this
 	 * many times at most.
 	 */
-	static final int MAX_ATTEMPTS = 20;
+	static final int MAX_ATTEMPTS = JdbcIdempotencyStatements.MAX_ATTEMPTS;
 
 	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.core.BaseConnection",
 			JdbcIdempotencyStore.class.getClassLoader());

@@ -3,19 +3,16 @@ package dev.idempotency.store.jdbc;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.InspectedRecord;
 import dev.idempotency.store.RecordId;
-import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
-import dev.idempotency.store.StoredResponse;
-import dev.idempotency.store.StoredResponseCodec;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -92,8 +89,7 @@ final class JdbcRecordRows {
 	}
 
 	private InspectedRecord inspected(RecordId id, ResultSet rs) throws SQLException {
-		return new InspectedRecord(record(id, rs), this.dialect.readInstant(rs, "created_at"),
-				rs.getString("owner_token"));
+		return columns(rs).inspected(id);
 	}
 
 	/**
@@ -107,37 +103,44 @@ final class JdbcRecordRows {
 		return rows.isEmpty() ? null : rows.get(0).orElse(null);
 	}
 
-	/**
-	 * What the reserve statement's row means: ours ({@code Acquired}), another's
-	 * ({@code Existing}), or {@code null} when it was free to take but outdated when read
-	 * (run again). A row that is ours is judged by its owner token alone: its timestamps
-	 * and response are not read, since reading a timestamp costs the driver a calendar
-	 * per result set (pgjdbc), and a fresh key, the common case, needs none of them.
-	 */
 	private @Nullable ReserveResult reserveResult(ResultSet rs, ReserveRequest request) throws SQLException {
-		if (request.ownerToken().equals(rs.getString("owner_token"))) {
-			return new ReserveResult.Acquired(rs.getBoolean("taken_over"));
-		}
-		if (rs.getBoolean("acquirable")) {
-			return null;
-		}
-		return new ReserveResult.Existing(record(request.id(), rs));
+		return columns(rs).reserveResult(request);
 	}
 
 	private IdempotencyRecord record(RecordId id, ResultSet rs) throws SQLException {
-		RecordState state = RecordState.valueOf(rs.getString("state"));
-		byte @Nullable [] response = rs.getBytes("response");
-		StoredResponse stored = (state == RecordState.COMPLETED && response != null)
-				? StoredResponseCodec.decode(response) : null;
-		return new IdempotencyRecord(id, rs.getString("fingerprint"), rs.getString("operation"), state,
-				this.dialect.readInstant(rs, "lease_expires_at"),
-				Objects.requireNonNull(this.dialect.readInstant(rs, "expires_at"), "expires_at (NOT NULL)"), stored);
+		return columns(rs).record(id);
+	}
+
+	/** The columns of the current row of {@code rs}, read as this dialect writes them. */
+	private RecordColumns<SQLException> columns(ResultSet rs) {
+		return new RecordColumns<>() {
+
+			@Override
+			public @Nullable String string(String column) throws SQLException {
+				return rs.getString(column);
+			}
+
+			@Override
+			public byte @Nullable [] bytes(String column) throws SQLException {
+				return rs.getBytes(column);
+			}
+
+			@Override
+			public boolean bool(String column) throws SQLException {
+				return rs.getBoolean(column);
+			}
+
+			@Override
+			public @Nullable Instant instant(String column) throws SQLException {
+				return JdbcRecordRows.this.dialect.readInstant(rs, column);
+			}
+
+		};
 	}
 
 	/** Whole microseconds, rounded up so that a positive duration never becomes zero. */
 	static long micros(Duration duration) {
-		long micros = Math.multiplyExact(duration.getSeconds(), 1_000_000L);
-		return Math.addExact(micros, (duration.getNano() + 999) / 1000);
+		return JdbcIdempotencyStatements.micros(duration);
 	}
 
 }

@@ -11,7 +11,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.dao.TransientDataAccessException;
 
 /**
  * How the JDBC store reserves a key on each database: one statement on PostgreSQL (with
@@ -53,10 +52,7 @@ final class JdbcReservations {
 		this.transactionalCompletion = transactionalCompletion;
 		this.asynchronousReserveSql = (reserveCommit != ReserveCommit.OFF)
 				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table).reserve() : null;
-		this.reserveByInsertSql = (dialect == JdbcIdempotencyDialect.MARIADB)
-				? List.of(MariaDbStatements.RESERVE_INSERT.replace(JdbcIdempotencyStatements.TABLE, table),
-						MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, table))
-				: null;
+		this.reserveByInsertSql = dialect.reserveByInsert(table);
 	}
 
 	ReserveResult reserve(ReserveRequest request) {
@@ -131,7 +127,7 @@ final class JdbcReservations {
 	}
 
 	static boolean isRetryable(@Nullable Throwable cause) {
-		return cause instanceof DuplicateKeyException || cause instanceof TransientDataAccessException;
+		return JdbcIdempotencyStatements.retryable(cause);
 	}
 
 	/** One attempt; {@code null} when the row seen was missing or already outdated. */

@@ -174,6 +174,19 @@ public final class JdbcTestDatabase {
 		return this.port;
 	}
 
+	/**
+	 * The R2DBC URL of the created schema or database, without its user
+	 * ({@link #user()}): PostgreSQL's schema as the driver's {@code schema} option, H2's
+	 * in-memory database by name (the same database as {@link #url()} in this JVM).
+	 */
+	public String r2dbcUrl() {
+		String url = url();
+		if (url.startsWith("jdbc:h2:mem:")) {
+			return "r2dbc:h2:mem:///" + url.substring("jdbc:h2:mem:".length(), url.indexOf(';'));
+		}
+		return url.replace("jdbc:", "r2dbc:").replace("?currentSchema=", "?schema=");
+	}
+
 	/** The user of {@link #url()}. */
 	public String user() {
 		return this.user;

@@ -1,0 +1,631 @@
+package dev.idempotency.store.r2dbc;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+import dev.idempotency.store.CompletedRecordRequest;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.InspectedRecord;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.ReserveRequest;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.StoredResponseCodec;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStatements;
+import dev.idempotency.store.jdbc.RecordColumns;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.Row;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.r2dbc.BadSqlGrammarException;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.NoTransactionException;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.reactive.TransactionSynchronizationManager;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+
+/**
+ * An {@link IdempotencyStore} in a relational database reached through R2DBC: the JDBC
+ * store's table and its statements, per database ({@link JdbcIdempotencyDialect}: one
+ * conditional write per transition, fenced by the owner token, judged by the database's
+ * clock), sent through Spring's {@link DatabaseClient}, which writes each driver's own
+ * bind markers for the statements' named parameters. The asynchronous methods
+ * ({@link #reserveAsync} and the others) send their statements without blocking a thread;
+ * the blocking ones wait for the same calls, for callers on threads that may block (the
+ * heartbeat, the purge, the Actuator endpoint).
+ * <p>
+ * As the JDBC store, a call never joins a caller's reactive transaction: a statement runs
+ * alone in auto-commit, or in a transaction of its own ({@code REQUIRES_NEW}) when a
+ * transaction is active in the caller's context, and the reservations of MariaDB and H2
+ * (a write and a read of the locked row) and the purge run in a transaction of their own.
+ * Not (yet) supported: completion in the caller's transaction, and PostgreSQL's
+ * asynchronous commit of a reservation.
+ * <p>
+ * Built with {@link #builder(ConnectionFactory)}.
+ *
+ * @since 0.1.0
+ */
+public class R2dbcIdempotencyStore implements IdempotencyStore {
+
+	private final ConnectionFactory connectionFactory;
+
+	private final DatabaseClient client;
+
+	private final JdbcIdempotencyDialect dialect;
+
+	private final JdbcIdempotencyStatements statements;
+
+	private final String table;
+
+	/**
+	 * MariaDB: a fresh key's reservation as one plain insert, and the read of a row that
+	 * refused it.
+	 */
+	private final @Nullable List<String> reserveByInsert;
+
+	private final Duration timeout;
+
+	private final TransactionalOperator ownTransaction;
+
+	R2dbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
+		this.connectionFactory = builder.connectionFactory;
+		this.client = DatabaseClient.create(this.connectionFactory);
+		this.dialect = dialect;
+		this.table = builder.tableName;
+		this.statements = dialect.statements(this.table);
+		this.reserveByInsert = dialect.reserveByInsert(this.table);
+		this.timeout = builder.timeout;
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(this.connectionFactory),
+				definition);
+	}
+
+	/**
+	 * A builder of a store whose table lives where {@code connectionFactory} connects,
+	 * with the table {@code idempotency_record} and a timeout of two seconds; the dialect
+	 * detected from the driver's name unless set.
+	 * @param connectionFactory where the table lives
+	 * @since 0.1.0
+	 */
+	public static Builder builder(ConnectionFactory connectionFactory) {
+		return new Builder(connectionFactory);
+	}
+
+	// Reservation
+
+	@Override
+	public ReserveResult reserve(ReserveRequest request) {
+		return await(reserveMono(request));
+	}
+
+	/** Never blocks: the statements go out on the driver's event loop. */
+	@Override
+	public CompletionStage<ReserveResult> reserveAsync(ReserveRequest request, Executor executor) {
+		return future(reserveMono(request));
+	}
+
+	private Mono<ReserveResult> reserveMono(ReserveRequest request) {
+		List<String> byInsert = this.reserveByInsert;
+		if (byInsert == null) {
+			return call("reserve", reserveAttempt(request, 1));
+		}
+		// MariaDB: a fresh key in one statement, a taken one in two, no transaction; only
+		// a row free to take (expired, or its lease over) goes on to the transaction.
+		return call("reserve", alone(Mono.defer(() -> reserveByInsert(byInsert, request)))
+			.flatMap((result) -> result.isPresent() ? Mono.just(result.get()) : reserveAttempt(request, 1)));
+	}
+
+	/**
+	 * A plain insert of the reservation; if the primary key refuses it, the row that is
+	 * there: empty for a row free to take (or gone), to be reserved in a transaction.
+	 */
+	private Mono<Optional<ReserveResult>> reserveByInsert(List<String> byInsert, ReserveRequest request) {
+		return reserveStatement(byInsert.get(0), request).fetch()
+			.rowsUpdated()
+			.map((inserted) -> Optional.<ReserveResult>of(new ReserveResult.Acquired(false)))
+			.onErrorResume(DuplicateKeyException.class,
+					(ex) -> reserveStatement(byInsert.get(1), request)
+						.map((row, metadata) -> Optional.ofNullable(columns(row).reserveResult(request)))
+						.one()
+						.defaultIfEmpty(Optional.empty()));
+	}
+
+	/**
+	 * One attempt, and the next when the row seen was missing or outdated, or the attempt
+	 * lost a race (a duplicate key on H2, a deadlock): each such attempt rolled back and
+	 * changed nothing.
+	 */
+	private Mono<ReserveResult> reserveAttempt(ReserveRequest request, int attempt) {
+		List<String> sql = this.statements.reserve();
+		Mono<Optional<ReserveResult>> once = Mono.defer(() -> reserveOnce(sql, request));
+		once = (sql.size() == 1) ? alone(once) : this.ownTransaction.transactional(once);
+		return once
+			.onErrorResume(
+					(ex) -> JdbcIdempotencyStatements.retryable(ex) && attempt < JdbcIdempotencyStatements.MAX_ATTEMPTS,
+					(ex) -> Mono.just(Optional.empty()))
+			.flatMap((result) -> {
+				if (result.isPresent()) {
+					return Mono.just(result.get());
+				}
+				if (attempt >= JdbcIdempotencyStatements.MAX_ATTEMPTS) {
+					return Mono.error(new IdempotencyStoreException("Idempotency record " + request.id()
+							+ " kept changing during reservation; gave up after " + attempt + " attempts"));
+				}
+				return reserveAttempt(request, attempt + 1);
+			});
+	}
+
+	/**
+	 * The reserve statements in order: empty when the row seen was missing or outdated.
+	 */
+	private Mono<Optional<ReserveResult>> reserveOnce(List<String> sql, ReserveRequest request) {
+		Mono<Long> writes = Mono.just(0L);
+		for (int i = 0; i < sql.size() - 1; i++) {
+			String write = sql.get(i);
+			writes = writes.then(reserveStatement(write, request).fetch().rowsUpdated());
+		}
+		String read = sql.get(sql.size() - 1);
+		return writes.then(reserveStatement(read, request)
+			.map((row, metadata) -> Optional.ofNullable(columns(row).reserveResult(request)))
+			.one()
+			.defaultIfEmpty(Optional.empty()));
+	}
+
+	// Completion, release, heartbeat
+
+	@Override
+	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
+		return await(completeMono(id, ownerToken, response));
+	}
+
+	@Override
+	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
+			Executor executor) {
+		return future(completeMono(id, ownerToken, response));
+	}
+
+	private Mono<Boolean> completeMono(RecordId id, String ownerToken, StoredResponse response) {
+		byte[] encoded = StoredResponseCodec.encode(response);
+		return call("complete", alone(Mono.defer(() -> updated(
+				owned(this.statements.complete(), id, ownerToken).bind("response", ByteBuffer.wrap(encoded))))));
+	}
+
+	@Override
+	public boolean release(RecordId id, String ownerToken) {
+		return await(releaseMono(id, ownerToken));
+	}
+
+	@Override
+	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
+		return future(releaseMono(id, ownerToken));
+	}
+
+	private Mono<Boolean> releaseMono(RecordId id, String ownerToken) {
+		return call("release", alone(Mono.defer(() -> updated(owned(this.statements.release(), id, ownerToken)))));
+	}
+
+	@Override
+	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
+		return await(call("heartbeat", alone(Mono.defer(() -> updated(owned(this.statements.heartbeat(), id, ownerToken)
+			.bind("leaseMicros", JdbcIdempotencyStatements.micros(lease)))))));
+	}
+
+	// Record-after-success
+
+	@Override
+	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
+		return await(recordCompletedMono(request));
+	}
+
+	@Override
+	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
+			Executor executor) {
+		return future(recordCompletedMono(request));
+	}
+
+	private Mono<Optional<IdempotencyRecord>> recordCompletedMono(CompletedRecordRequest request) {
+		byte[] encoded = StoredResponseCodec.encode(request.response());
+		return call("record", recordAttempt(request, encoded, 1));
+	}
+
+	/**
+	 * The recording statement; after it found a row, a read of that row, or a replacement
+	 * if it has expired; each decides atomically on its own, so each runs alone. Runs
+	 * again when the row found was deleted before it could be read or replaced, or a
+	 * statement lost a race.
+	 */
+	private Mono<Optional<IdempotencyRecord>> recordAttempt(CompletedRecordRequest request, byte[] encoded,
+			int attempt) {
+		Mono<Boolean> recorded = alone(
+				Mono.defer(() -> updated(recordStatement(this.statements.recordCompleted(), request, encoded))))
+			// A duplicate key (the loser of a race on a new key, or any existing row on
+			// MariaDB) rolled back only that statement and means a row is there.
+			.onErrorResume(DuplicateKeyException.class, (ex) -> Mono.just(false));
+		Mono<Optional<Optional<IdempotencyRecord>>> once = recorded.flatMap((done) -> {
+			if (done) {
+				return Mono.just(Optional.of(Optional.<IdempotencyRecord>empty()));
+			}
+			return alone(Mono.defer(() -> read(this.statements.findCurrent(), request.id()))).flatMap((live) -> {
+				if (live.isPresent()) {
+					return Mono.just(Optional.of(live));
+				}
+				return alone(Mono
+					.defer(() -> updated(recordStatement(this.statements.recordOverExpired(), request, encoded))))
+					.map((over) -> over ? Optional.of(Optional.<IdempotencyRecord>empty())
+							: Optional.<Optional<IdempotencyRecord>>empty());
+			});
+		});
+		return once
+			.onErrorResume(
+					(ex) -> JdbcIdempotencyStatements.retryable(ex) && attempt < JdbcIdempotencyStatements.MAX_ATTEMPTS,
+					(ex) -> Mono.just(Optional.empty()))
+			.flatMap((result) -> {
+				if (result.isPresent()) {
+					return Mono.just(result.get());
+				}
+				if (attempt >= JdbcIdempotencyStatements.MAX_ATTEMPTS) {
+					return Mono.error(new IdempotencyStoreException("Idempotency record " + request.id()
+							+ " kept changing during recording; gave up after " + attempt + " attempts"));
+				}
+				return recordAttempt(request, encoded, attempt + 1);
+			});
+	}
+
+	// Reads
+
+	@Override
+	public Optional<IdempotencyRecord> find(RecordId id) {
+		return await(findMono(id));
+	}
+
+	@Override
+	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
+		return future(findMono(id));
+	}
+
+	private Mono<Optional<IdempotencyRecord>> findMono(RecordId id) {
+		return call("find", alone(Mono.defer(() -> read(this.statements.find(), id))));
+	}
+
+	@Override
+	public Optional<InspectedRecord> inspect(RecordId id) {
+		return await(
+				call("inspect",
+						alone(Mono.defer(() -> keyed(this.statements.inspect(), id)
+							.map((row, metadata) -> columns(row).inspected(id))
+							.one()
+							.map(Optional::of)
+							.defaultIfEmpty(Optional.empty())))));
+	}
+
+	/** One query on the index of the key, which the starter's schema adds. */
+	@Override
+	public List<InspectedRecord> inspectByKey(String key, int maxRecords) {
+		return await(call("inspectByKey",
+				alone(Mono.defer(() -> this.client.sql(this.statements.inspectByKey())
+					.bind("key", key)
+					.bind("max", maxRecords)
+					.map((row, metadata) -> columns(row)
+						.inspected(new RecordId(Objects.requireNonNull(row.get("scope", String.class), "scope"), key)))
+					.all()
+					.collectList()))));
+	}
+
+	@Override
+	public boolean remove(RecordId id) {
+		return await(call("remove", alone(Mono.defer(() -> updated(keyed(this.statements.remove(), id))))));
+	}
+
+	@Override
+	public int purgeExpired(int maxRecords) {
+		if (maxRecords < 1) {
+			return 0;
+		}
+		return await(call("purge",
+				this.ownTransaction.transactional(Mono.defer(() -> this.client.sql(this.statements.purge())
+					.bind("max", maxRecords)
+					.fetch()
+					.rowsUpdated()
+					.map(Math::toIntExact)))));
+	}
+
+	/**
+	 * {@code true} for now, although the asynchronous calls do not block: the WebFlux
+	 * door still calls the blocking completion, release and recording of a store that
+	 * says it does not block on the event loop. To be {@code false} (but on H2, whose
+	 * driver runs the embedded database on the calling thread) once the door finishes
+	 * through the asynchronous methods.
+	 */
+	@Override
+	public boolean isBlocking() {
+		return true;
+	}
+
+	@Override
+	public String name() {
+		return "r2dbc";
+	}
+
+	/** The dialect this store speaks. */
+	public JdbcIdempotencyDialect dialect() {
+		return this.dialect;
+	}
+
+	// Statements
+
+	private DatabaseClient.GenericExecuteSpec keyed(String sql, RecordId id) {
+		return bind(bind(this.client.sql(sql), sql, "scope", id.scope()), sql, "key", id.key());
+	}
+
+	private DatabaseClient.GenericExecuteSpec owned(String sql, RecordId id, String ownerToken) {
+		return bind(keyed(sql, id), sql, "owner", ownerToken);
+	}
+
+	private DatabaseClient.GenericExecuteSpec reserveStatement(String sql, ReserveRequest request) {
+		DatabaseClient.GenericExecuteSpec statement = keyed(sql, request.id());
+		statement = bind(statement, sql, "fingerprint", request.fingerprint());
+		statement = bind(statement, sql, "operation", request.operation());
+		statement = bind(statement, sql, "owner", request.ownerToken());
+		statement = bind(statement, sql, "leaseMicros", JdbcIdempotencyStatements.micros(request.lease()));
+		return bind(statement, sql, "retentionMicros", JdbcIdempotencyStatements.micros(request.retention()));
+	}
+
+	private DatabaseClient.GenericExecuteSpec recordStatement(String sql, CompletedRecordRequest request,
+			byte[] encoded) {
+		DatabaseClient.GenericExecuteSpec statement = keyed(sql, request.id());
+		statement = bind(statement, sql, "fingerprint", request.fingerprint());
+		statement = bind(statement, sql, "operation", request.operation());
+		statement = bind(statement, sql, "retentionMicros", JdbcIdempotencyStatements.micros(request.retention()));
+		return bind(statement, sql, "response", ByteBuffer.wrap(encoded));
+	}
+
+	/**
+	 * Binds a parameter that {@code sql} names. A statement of a transition does not name
+	 * every parameter of it (the read after MariaDB's and H2's reserve write names
+	 * neither the operation nor the retention), and a parameter the SQL does not name
+	 * would reach the driver, which refuses it.
+	 */
+	private static DatabaseClient.GenericExecuteSpec bind(DatabaseClient.GenericExecuteSpec statement, String sql,
+			String name, Object value) {
+		return names(sql, name) ? statement.bind(name, value) : statement;
+	}
+
+	private static boolean names(String sql, String name) {
+		String marker = ":" + name;
+		for (int at = sql.indexOf(marker); at >= 0; at = sql.indexOf(marker, at + 1)) {
+			int end = at + marker.length();
+			if (end == sql.length() || !Character.isJavaIdentifierPart(sql.charAt(end))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static Mono<Boolean> updated(DatabaseClient.GenericExecuteSpec statement) {
+		return statement.fetch().rowsUpdated().map((count) -> count == 1);
+	}
+
+	private Mono<Optional<IdempotencyRecord>> read(String sql, RecordId id) {
+		return keyed(sql, id).map((row, metadata) -> columns(row).record(id))
+			.one()
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty());
+	}
+
+	// How a call runs
+
+	/**
+	 * A call that is atomic on its own: alone in auto-commit, or in a transaction of its
+	 * own when a transaction is active in the caller's context (which it would join
+	 * otherwise).
+	 */
+	private <T> Mono<T> alone(Mono<T> statement) {
+		return TransactionSynchronizationManager.forCurrentTransaction()
+			.map((synchronization) -> synchronization.hasResource(this.connectionFactory))
+			.onErrorResume(NoTransactionException.class, (ex) -> Mono.just(false))
+			.flatMap((inTransaction) -> inTransaction ? this.ownTransaction.transactional(statement) : statement);
+	}
+
+	/** A call with the store's timeout, its failures as store failures. */
+	private <T> Mono<T> call(String action, Mono<T> call) {
+		Mono<T> timed = this.timeout.isZero() ? call : call.timeout(this.timeout);
+		return timed.onErrorMap((ex) -> !(ex instanceof IdempotencyStoreException), (ex) -> failure(action, ex));
+	}
+
+	private IdempotencyStoreException failure(String action, Throwable ex) {
+		if (ex instanceof TimeoutException) {
+			return new IdempotencyStoreException(
+					"Idempotency store failed to " + action + ": no answer within " + this.timeout, ex);
+		}
+		String problem = (ex instanceof BadSqlGrammarException)
+				? ": table " + this.table + " not found (or not the starter's schema)" : "";
+		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
+	}
+
+	/**
+	 * Waits for a call, for a caller that may block. Timed by {@link #call}; the extra
+	 * second only guards against a driver that never signals.
+	 */
+	private <T> T await(Mono<T> call) {
+		T result = this.timeout.isZero() ? call.block() : call.block(this.timeout.plusSeconds(1));
+		if (result == null) {
+			throw new IdempotencyStoreException("Idempotency store call completed without a result");
+		}
+		return result;
+	}
+
+	/**
+	 * A call for a caller that must not block: subscribed to at once, its result
+	 * completes the stage on the driver's thread.
+	 */
+	private static <T> CompletionStage<T> future(Mono<T> call) {
+		return call.toFuture().thenApply((result) -> Objects.requireNonNull(result, "result"));
+	}
+
+	/** The columns of an R2DBC row, whatever Java type the driver chose for them. */
+	private static RecordColumns<RuntimeException> columns(Row row) {
+		return new RecordColumns<>() {
+
+			@Override
+			public @Nullable String string(String column) {
+				return row.get(column, String.class);
+			}
+
+			@Override
+			public byte @Nullable [] bytes(String column) {
+				// The one binary type every driver decodes a BYTEA or BLOB column into.
+				ByteBuffer value = row.get(column, ByteBuffer.class);
+				if (value == null) {
+					return null;
+				}
+				byte[] bytes = new byte[value.remaining()];
+				value.get(bytes);
+				return bytes;
+			}
+
+			@Override
+			public boolean bool(String column) {
+				Object value = row.get(column);
+				if (value instanceof Boolean bool) {
+					return bool;
+				}
+				// MariaDB: a comparison is 0 or 1.
+				return (value instanceof Number number) && number.longValue() != 0;
+			}
+
+			@Override
+			public @Nullable Instant instant(String column) {
+				Object value = row.get(column);
+				if (value == null) {
+					return null;
+				}
+				if (value instanceof OffsetDateTime offset) {
+					return offset.toInstant();
+				}
+				if (value instanceof ZonedDateTime zoned) {
+					return zoned.toInstant();
+				}
+				if (value instanceof Instant instant) {
+					return instant;
+				}
+				if (value instanceof LocalDateTime local) {
+					// MariaDB: DATETIME(6) written in UTC.
+					return local.toInstant(ZoneOffset.UTC);
+				}
+				throw new IllegalStateException(
+						"Column " + column + " is a " + value.getClass().getName() + ", not a timestamp");
+			}
+
+		};
+	}
+
+	/**
+	 * The configuration of an {@link R2dbcIdempotencyStore}, checked by {@link #build()}.
+	 *
+	 * @since 0.1.0
+	 */
+	public static final class Builder {
+
+		private final ConnectionFactory connectionFactory;
+
+		private @Nullable JdbcIdempotencyDialect dialect;
+
+		private String tableName = "idempotency_record";
+
+		private Duration timeout = Duration.ofSeconds(2);
+
+		private Builder(ConnectionFactory connectionFactory) {
+			this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
+		}
+
+		/**
+		 * The SQL dialect of the database; detected from the driver's name by
+		 * {@link #build()} when not set ({@link R2dbcIdempotencyStore#detect}).
+		 */
+		public Builder dialect(JdbcIdempotencyDialect dialect) {
+			this.dialect = Objects.requireNonNull(dialect, "dialect");
+			return this;
+		}
+
+		/** The table, a plain SQL identifier; {@code idempotency_record} by default. */
+		public Builder tableName(String tableName) {
+			this.tableName = Objects.requireNonNull(tableName, "tableName");
+			return this;
+		}
+
+		/**
+		 * The longest one call (a transition, with the attempts it runs again) waits for
+		 * the database; zero for no limit. Two seconds by default.
+		 */
+		public Builder timeout(Duration timeout) {
+			this.timeout = Objects.requireNonNull(timeout, "timeout");
+			return this;
+		}
+
+		/**
+		 * The store; detects the dialect first if none was set.
+		 * @throws IllegalArgumentException for a table name that is not a plain SQL
+		 * identifier or a negative timeout
+		 */
+		public R2dbcIdempotencyStore build() {
+			JdbcIdempotencyDialect.validateTableName(this.tableName);
+			if (this.timeout.isNegative()) {
+				throw new IllegalArgumentException("Timeout must not be negative, was " + this.timeout);
+			}
+			JdbcIdempotencyDialect dialect = (this.dialect != null) ? this.dialect : detect(this.connectionFactory);
+			return new R2dbcIdempotencyStore(this, dialect);
+		}
+
+	}
+
+	/**
+	 * The dialect of the database {@code connectionFactory} connects to, from its
+	 * driver's name ({@link io.r2dbc.spi.ConnectionFactoryMetadata#getName()}), without
+	 * connecting.
+	 * @param connectionFactory the connection factory of the store
+	 * @return the dialect
+	 * @throws IllegalStateException if the database is not one the store supports
+	 * @since 0.1.0
+	 */
+	public static JdbcIdempotencyDialect detect(ConnectionFactory connectionFactory) {
+		String name = connectionFactory.getMetadata().getName();
+		return dialectOf(name, (product) -> new IllegalStateException("The R2DBC idempotency store does not support '"
+				+ product + "'; supported: PostgreSQL, MariaDB, MySQL, H2 (set the dialect to force one)"));
+	}
+
+	private static JdbcIdempotencyDialect dialectOf(String driver,
+			Function<String, IllegalStateException> unsupported) {
+		String name = driver.trim().toLowerCase(java.util.Locale.ROOT);
+		if (name.contains("postgres")) {
+			return JdbcIdempotencyDialect.POSTGRESQL;
+		}
+		if (name.contains("mariadb") || name.contains("mysql")) {
+			return JdbcIdempotencyDialect.MARIADB;
+		}
+		if (name.equals("h2")) {
+			return JdbcIdempotencyDialect.H2;
+		}
+		throw unsupported.apply(driver);
+	}
+
+}

@@ -1,0 +1,218 @@
+package dev.idempotency.store.r2dbc;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.jdbc.JdbcStoreTestSupport;
+import dev.idempotency.store.CompletedRecordRequest;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.RecordId;
+import dev.idempotency.store.RecordState;
+import dev.idempotency.store.ReserveResult;
+import dev.idempotency.store.contract.IdempotencyStoreContractTests;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.test.servers.JdbcTestDatabase;
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.spi.ConnectionFactories;
+import io.r2dbc.spi.ConnectionFactoryOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The store contract on one database through R2DBC, the table made by the starter's
+ * changelog (as the auto-configuration does where a JDBC URL is at hand), plus what only
+ * the R2DBC store has: its asynchronous calls, made from a thread that must not block
+ * with BlockHound installed, never block. Each subclass names its database; the database
+ * (a schema or database of its own on the shared server) is made once per class and
+ * dropped afterwards.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContractTests {
+
+	static {
+		// Any blocking call on a non-blocking thread (Reactor's parallel scheduler, the
+		// drivers' Netty event loops) throws, but two of MariaDB's driver, which are not
+		// the store's: the one read of its version file (a class initialization, on the
+		// first connection), and the lock around a connection's send queue, held for
+		// the time of a write into its channel, which parks a thread when it is
+		// contended.
+		BlockHound.install(
+				(builder) -> builder.allowBlockingCallsInside("org.mariadb.r2dbc.util.VersionFactory", "getInstance")
+					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$16")
+					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$19")
+					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$receive$14")
+					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "sendCommandWithoutResult"));
+	}
+
+	static final String TABLE = "idempotency_record";
+
+	/**
+	 * Runs a task where it is handed over: a store that ran a blocking call on the
+	 * executor it is given would block the caller's thread.
+	 */
+	private static final Executor CALLERS_THREAD = Runnable::run;
+
+	/** 64 racing threads share these; a reservation holds a connection only briefly. */
+	private static final int POOL_SIZE = 20;
+
+	protected JdbcTestDatabase database;
+
+	protected ConnectionPool connectionFactory;
+
+	/** The test database, not yet created. */
+	protected abstract JdbcTestDatabase testDatabase();
+
+	/** The dialect the driver must be detected as. */
+	protected abstract JdbcIdempotencyDialect expectedDialect();
+
+	@BeforeAll
+	void createDatabase() throws Exception {
+		this.database = testDatabase().create();
+		try (HikariDataSource schema = this.database.dataSource(1)) {
+			assertThat(JdbcStoreTestSupport.createSchema(schema, TABLE)).isTrue();
+		}
+		ConnectionPoolConfiguration.Builder pool = ConnectionPoolConfiguration
+			.builder(ConnectionFactories.get(ConnectionFactoryOptions.parse(this.database.r2dbcUrl())
+				.mutate()
+				.option(ConnectionFactoryOptions.USER, this.database.user())
+				.build()))
+			.initialSize(1)
+			.maxSize(POOL_SIZE);
+		if (!nonBlockingDriver()) {
+			// H2's driver opens its sessions on the calling thread, which may block.
+			pool.allocatorSubscribeOn(Schedulers.boundedElastic());
+		}
+		this.connectionFactory = new ConnectionPool(pool.build());
+	}
+
+	@AfterAll
+	void dropDatabase() throws Exception {
+		try {
+			if (this.connectionFactory != null) {
+				this.connectionFactory.disposeLater().block(Duration.ofSeconds(10));
+			}
+		}
+		finally {
+			if (this.database != null) {
+				this.database.drop();
+			}
+		}
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return store(TABLE);
+	}
+
+	protected R2dbcIdempotencyStore store(String table) {
+		return R2dbcIdempotencyStore.builder(this.connectionFactory)
+			.tableName(table)
+			.timeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	/**
+	 * Whether the driver sends its statements without blocking the calling thread: not
+	 * H2's, which runs the embedded database on it.
+	 */
+	protected boolean nonBlockingDriver() {
+		return true;
+	}
+
+	@Test
+	void theDialectIsDetectedFromTheDriver() {
+		assertThat(R2dbcIdempotencyStore.detect(this.connectionFactory)).isEqualTo(expectedDialect());
+		assertThat(store(TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	/** BlockHound is on: a blocking call on Reactor's parallel scheduler throws. */
+	protected void assertABlockingCallOnANonBlockingThreadFails() {
+		assertThatThrownBy(() -> onNonBlockingThread(() -> {
+			try {
+				Thread.sleep(1);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return Mono.just(true).toFuture();
+		})).rootCause().isInstanceOf(BlockingOperationError.class);
+	}
+
+	/**
+	 * Every asynchronous call of the protocol, each started on a thread that must not
+	 * block, and handed an executor that runs on that thread: none blocks, and each
+	 * answers as its blocking twin does.
+	 */
+	protected void assertTheAsynchronousCallsNeverBlock() {
+		R2dbcIdempotencyStore store = store(TABLE);
+		RecordId id = newId();
+		// Tokens are made here: a random UUID may read the system's entropy, which
+		// blocks.
+		String owner = token();
+		String second = token();
+		assertThat(onNonBlockingThread(() -> store.reserveAsync(request(id, "fp", owner, LONG_LEASE), CALLERS_THREAD)))
+			.isEqualTo(new ReserveResult.Acquired(false));
+		assertThat(onNonBlockingThread(() -> store.reserveAsync(request(id, "fp", second, LONG_LEASE), CALLERS_THREAD)))
+			.as("in flight")
+			.isInstanceOf(ReserveResult.Existing.class);
+		assertThat(onNonBlockingThread(() -> store.completeAsync(id, owner, response(201, "{}"), CALLERS_THREAD)))
+			.isTrue();
+		Optional<IdempotencyRecord> found = onNonBlockingThread(() -> store.findAsync(id, CALLERS_THREAD));
+		assertThat(found.orElseThrow().response()).isEqualTo(response(201, "{}"));
+
+		RecordId released = newId();
+		String releasing = token();
+		onNonBlockingThread(() -> store.reserveAsync(request(released, "fp", releasing, LONG_LEASE), CALLERS_THREAD));
+		assertThat(onNonBlockingThread(() -> store.releaseAsync(released, releasing, CALLERS_THREAD))).isTrue();
+		assertThat(onNonBlockingThread(() -> store.findAsync(released, CALLERS_THREAD))).isEmpty();
+
+		RecordId recorded = newId();
+		CompletedRecordRequest recording = new CompletedRecordRequest(recorded, "fp", "contract-op",
+				response(200, "{\"first\":1}"), RETENTION);
+		assertThat(onNonBlockingThread(() -> store.recordCompletedAsync(recording, CALLERS_THREAD))).isEmpty();
+		IdempotencyRecord first = onNonBlockingThread(() -> store.recordCompletedAsync(
+				new CompletedRecordRequest(recorded, "fp", "contract-op", response(409, "{}"), RETENTION),
+				CALLERS_THREAD))
+			.orElseThrow();
+		assertThat(first.state()).isEqualTo(RecordState.COMPLETED);
+		assertThat(first.response()).isEqualTo(response(200, "{\"first\":1}"));
+	}
+
+	/**
+	 * A missing table is named in the store's failure (the health indicator's detail).
+	 */
+	@Test
+	void aMissingTableIsNamed() {
+		R2dbcIdempotencyStore missing = store("no_such_table");
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> missing.find(newId()))
+			.withMessageContaining("table no_such_table not found");
+	}
+
+	/**
+	 * Starts {@code call} on Reactor's parallel scheduler, whose threads must not block,
+	 * and waits (on the test's thread) for what it completes with.
+	 */
+	private static <T> T onNonBlockingThread(Supplier<CompletionStage<T>> call) {
+		return Mono.defer(() -> Mono.fromCompletionStage(call.get()))
+			.subscribeOn(Schedulers.parallel())
+			.block(Duration.ofSeconds(30));
+	}
+
+}
