@@ -20,12 +20,17 @@ import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactories;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.ConnectionFactoryOptions;
+import io.r2dbc.spi.R2dbcNonTransientResourceException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.reactivestreams.Publisher;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
@@ -119,6 +124,29 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	@Override
 	protected IdempotencyStore createStore() {
 		return store(TABLE);
+	}
+
+	/**
+	 * Over a factory that gets no connection, as a pool's when the database cannot be
+	 * reached.
+	 */
+	@Override
+	protected IdempotencyStore createUnreachableStore() {
+		ConnectionFactoryMetadata metadata = this.connectionFactory.getMetadata();
+		ConnectionFactory unreachable = new ConnectionFactory() {
+
+			@Override
+			public Publisher<? extends Connection> create() {
+				return Mono.error(new R2dbcNonTransientResourceException("the database cannot be reached"));
+			}
+
+			@Override
+			public ConnectionFactoryMetadata getMetadata() {
+				return metadata;
+			}
+
+		};
+		return R2dbcIdempotencyStore.builder(unreachable).tableName(TABLE).timeout(Duration.ofSeconds(10)).build();
 	}
 
 	protected R2dbcIdempotencyStore store(String table) {
