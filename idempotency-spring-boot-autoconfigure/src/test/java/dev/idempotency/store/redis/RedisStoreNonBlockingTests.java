@@ -11,6 +11,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import dev.idempotency.NonBlockingThreads;
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
@@ -24,8 +25,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import reactor.blockhound.BlockHound;
-import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -46,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class RedisStoreNonBlockingTests {
 
 	static {
-		BlockHound.install();
+		NonBlockingThreads.install();
 	}
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(10);
@@ -138,23 +137,16 @@ class RedisStoreNonBlockingTests {
 	 */
 	@Test
 	void blockingOnAParallelThreadIsCaught() {
-		assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
-			Thread.sleep(1);
-			return 1;
-		}).subscribeOn(Schedulers.parallel()).block(TIMEOUT))
-			.satisfies((failure) -> assertThat(causes(failure)).anyMatch(BlockingOperationError.class::isInstance));
+		NonBlockingThreads.assertBlockingIsDetected();
+	}
+
+	@AfterEach
+	void nothingBlocked() {
+		NonBlockingThreads.assertNoneBlocked();
 	}
 
 	private static <T> T onParallel(Supplier<CompletionStage<T>> call) {
 		return Mono.fromCompletionStage(call).subscribeOn(Schedulers.parallel()).block(TIMEOUT);
-	}
-
-	private static List<Throwable> causes(Throwable failure) {
-		List<Throwable> causes = new java.util.ArrayList<>();
-		for (Throwable cause = failure; cause != null && !causes.contains(cause); cause = cause.getCause()) {
-			causes.add(cause);
-		}
-		return causes;
 	}
 
 	private static ReserveRequest reserve(RecordId id, String owner) {
