@@ -12,6 +12,7 @@ import dev.idempotency.core.internal.AtomicOutcome;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.Reservation;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.TransactionConflictException;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -168,6 +169,22 @@ class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			else {
 				transactions.rollback(exchange);
+			}
+			if (outcome.conflicted()
+					|| (commitFailure != null && TransactionConflictException.isConflict(commitFailure))) {
+				// The database rolled it back to settle a conflict with another
+				// transaction, such as another attempt's: nothing of it was done.
+				AtomicOutcome after = this.engine.transactionConflicted(reservation, outcome);
+				if (after instanceof AtomicOutcome.Replay replay && response.discardHeld()) {
+					sendRecorded(replay.response(), response);
+				}
+				else {
+					transactions.sendError(
+							(after instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
+									: this.engine.transactionRolledBack("it conflicted with another transaction"),
+							exchange);
+				}
+				return;
 			}
 			if (commitFailure != null && !HandlerTransactions.isStoreFailure(commitFailure)) {
 				// The application's own writes failed at the commit: answered as if its

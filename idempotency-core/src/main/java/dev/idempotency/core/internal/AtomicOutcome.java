@@ -34,7 +34,16 @@ public abstract sealed class AtomicOutcome permits AtomicOutcome.Commit, AtomicO
 	}
 
 	static AtomicOutcome refuse(IdempotencyError error, ExecutionResult result, boolean releaseAfterRollback) {
-		return new Refuse(error, result, releaseAfterRollback);
+		return new Refuse(error, result, releaseAfterRollback, false);
+	}
+
+	/**
+	 * The database rolled the transaction back to settle a conflict with another one
+	 * while the record was written in it: the front door asks
+	 * {@link IdempotencyEngine#transactionConflicted} for the answer once it has ended.
+	 */
+	static AtomicOutcome conflict(IdempotencyError error, boolean releaseAfterRollback) {
+		return new Refuse(error, ExecutionResult.NOT_RECORDED, releaseAfterRollback, true);
 	}
 
 	/**
@@ -47,6 +56,16 @@ public abstract sealed class AtomicOutcome permits AtomicOutcome.Commit, AtomicO
 
 	ExecutionResult result() {
 		return this.result;
+	}
+
+	/**
+	 * Whether the database rolled the transaction back to settle a conflict with another
+	 * one (SQLState class 40) as the record was written: then
+	 * {@link IdempotencyEngine#transactionConflicted} gives the answer once the
+	 * transaction has ended.
+	 */
+	public boolean conflicted() {
+		return (this instanceof Refuse refuse) && refuse.conflicted;
 	}
 
 	/**
@@ -97,9 +116,13 @@ public abstract sealed class AtomicOutcome permits AtomicOutcome.Commit, AtomicO
 
 		private final IdempotencyError error;
 
-		private Refuse(IdempotencyError error, ExecutionResult result, boolean releaseAfterRollback) {
+		private final boolean conflicted;
+
+		private Refuse(IdempotencyError error, ExecutionResult result, boolean releaseAfterRollback,
+				boolean conflicted) {
 			super(result, releaseAfterRollback);
 			this.error = error;
+			this.conflicted = conflicted;
 		}
 
 		/** The error to answer with. */

@@ -457,6 +457,22 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Atomic completion: the database rolled back the run's transaction to settle a
+	 * conflict with another transaction (a deadlock, a serialization failure: SQLState
+	 * class 40), as the record was written ({@link AtomicOutcome#conflicted()}) or at the
+	 * commit. Nothing of the run was done. Called once the transaction has ended, in
+	 * place of {@link #transactionEnded} or {@link #commitFailed}; reports the run's
+	 * result. In record-after-success mode the other transaction may be another attempt
+	 * of the same request: its recorded answer, once it is committed (waited for up to
+	 * {@code in-flight.wait}), is the answer ({@link AtomicOutcome.Replay}); otherwise,
+	 * and in lease mode (the record released), an error to retry
+	 * ({@link AtomicOutcome.Refuse}). Blocks while it waits.
+	 */
+	public AtomicOutcome transactionConflicted(Reservation reservation, AtomicOutcome outcome) {
+		return this.model.conflicted(reservation, outcome);
+	}
+
+	/**
 	 * The error for a request whose transaction was rolled back although its answer was
 	 * to be recorded with it: nothing was done, and a retry runs it again.
 	 * @param why what happened, in words

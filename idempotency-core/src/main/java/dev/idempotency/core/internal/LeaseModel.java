@@ -7,11 +7,13 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyOutcome;
+import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.TransactionConflictException;
 import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -196,6 +198,12 @@ final class LeaseModel implements ProtocolModel {
 			return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.OWNERSHIP_LOST, false);
 		}
 		catch (RuntimeException ex) {
+			if (TransactionConflictException.isConflict(ex)) {
+				logger.info("The database rolled back the transaction of " + lease
+						+ " to settle a conflict with another transaction (" + ex.getMessage()
+						+ "); nothing of it was done, a retry runs it again");
+				return AtomicOutcome.conflict(conflictRefusal(), true);
+			}
 			logger.error("Could not store the response of " + lease
 					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
 			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
@@ -213,6 +221,21 @@ final class LeaseModel implements ProtocolModel {
 			return;
 		}
 		this.reporter.finished(result, reservation);
+	}
+
+	/**
+	 * Nothing of the run was done: its record, still its own, is released, and a retry
+	 * runs it again (no other attempt of the request can have run: the key was held).
+	 */
+	@Override
+	public AtomicOutcome conflicted(Reservation reservation, AtomicOutcome outcome) {
+		rolledBack(reservation, AtomicOutcome.conflict(conflictRefusal(), true), ExecutionResult.RELEASED);
+		return AtomicOutcome.refuse(conflictRefusal(), ExecutionResult.RELEASED, false);
+	}
+
+	private IdempotencyError conflictRefusal() {
+		return this.refusals
+			.transactionRolledBack("the database rolled it back to settle a conflict with another transaction");
 	}
 
 	@Override

@@ -61,6 +61,12 @@ interface ProtocolModel {
 	 */
 	void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result);
 
+	/**
+	 * The answer to a run whose transaction the database rolled back to settle a conflict
+	 * with another one, once it has ended; reports the run's result.
+	 */
+	AtomicOutcome conflicted(Reservation reservation, AtomicOutcome outcome);
+
 	/** What becomes of the key of an abandoned run, in words for the log. */
 	String afterAbandoning();
 

@@ -13,6 +13,7 @@ import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.StoredResponse;
+import dev.idempotency.store.TransactionConflictException;
 import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -234,6 +235,14 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			existing = recordCompleted(run, response);
 		}
 		catch (RuntimeException ex) {
+			if (TransactionConflictException.isConflict(ex)) {
+				// Such as another attempt of the same request whose commit waits for
+				// this one's writes while this insert waits for its record: a deadlock.
+				logger.info("The database rolled back the transaction of " + run
+						+ " to settle a conflict with another transaction (" + ex.getMessage()
+						+ "); it answers with what another attempt records, if one does");
+				return AtomicOutcome.conflict(this.refusals.inFlight(), false);
+			}
 			logger.error("Could not record the response of " + run
 					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
 			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
@@ -262,6 +271,51 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	@Override
 	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
 		this.reporter.finished(result, reservation);
+	}
+
+	/**
+	 * Nothing of the run was done; the other transaction may be another attempt of the
+	 * same request, committing now: its recorded answer is this one's, as a replay,
+	 * looked for until {@code in-flight.wait} has passed. Another request's record:
+	 * {@code 422}; none: the in-flight error (a retry runs it, or replays).
+	 */
+	@Override
+	public AtomicOutcome conflicted(Reservation reservation, AtomicOutcome outcome) {
+		Reservation.RecordAfterSuccess run = run(reservation);
+		Instant deadline = this.existingRecords.inFlightDeadline();
+		while (true) {
+			IdempotencyRecord record = null;
+			try {
+				record = this.reporter.timed("find", () -> this.engine.store().find(run.id())).orElse(null);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not look for the answer recorded for " + run + ": " + ex);
+			}
+			if (record != null && isCompletedFor(record, run)) {
+				answerRecorded(run, record, "recorded its response as this one's transaction was rolled back");
+				return AtomicOutcome.replay(record.completedResponse());
+			}
+			if (record != null && record.state() == RecordState.COMPLETED) {
+				this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
+				return AtomicOutcome.refuse(Refusals.keyReused(), ExecutionResult.NOT_RECORDED, false);
+			}
+			Duration delay = this.existingRecords.pollDelay(deadline);
+			if (delay.isNegative() || delay.isZero() || !sleep(delay)) {
+				this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
+				return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.NOT_RECORDED, false);
+			}
+		}
+	}
+
+	private static boolean sleep(Duration delay) {
+		try {
+			Thread.sleep(Math.max(1, delay.toMillis()));
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
 	}
 
 	@Override

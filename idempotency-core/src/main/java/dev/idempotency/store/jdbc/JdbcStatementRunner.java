@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import dev.idempotency.store.IdempotencyStoreException;
+import dev.idempotency.store.TransactionConflictException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -137,9 +138,14 @@ final class JdbcStatementRunner {
 
 	/**
 	 * The store's failure; a missing table is named, so the health detail says what is
-	 * wrong.
+	 * wrong; a transaction the database rolled back to settle a conflict is a
+	 * {@link TransactionConflictException}.
 	 */
 	IdempotencyStoreException failure(String action, RuntimeException ex) {
+		if (TransactionConflictException.isConflict(ex)) {
+			return new TransactionConflictException("Idempotency store failed to " + action
+					+ ": the database rolled its transaction back to settle a conflict with another one", ex);
+		}
 		String problem = (ex instanceof BadSqlGrammarException)
 				? ": table " + this.table + " not found (or not the starter's schema)" : "";
 		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);

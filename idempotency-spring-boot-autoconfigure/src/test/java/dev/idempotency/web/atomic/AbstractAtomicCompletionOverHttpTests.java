@@ -60,7 +60,7 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 
 	private static final int CLIENTS = 64;
 
-	private final HttpClient http = HttpClient.newBuilder()
+	protected final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
 		.connectTimeout(Duration.ofSeconds(5))
 		.build();

@@ -111,6 +111,17 @@ class AtomicTestApplication {
 			return run;
 		}
 
+		/**
+		 * Inserts the key into {@code unique_at_commit}, a table the test made with a
+		 * unique constraint checked at the commit ({@code DEFERRABLE INITIALLY
+		 * DEFERRED}): two runs of one key each insert theirs, and the commit of one waits
+		 * for the other's transaction.
+		 */
+		@Transactional
+		public void insertUniqueAtCommit(String key) {
+			this.jdbc.sql("INSERT INTO unique_at_commit (idem_key) VALUES (?)").param(key).update();
+		}
+
 		private void insert(String run, String key, String body) {
 			this.jdbc.sql("INSERT INTO thing (run, idem_key, body, node) VALUES (?, ?, ?, ?)")
 				.params(run, key, body, this.node)
@@ -133,11 +144,15 @@ class AtomicTestApplication {
 		ResponseEntity<Map<String, Object>> create(@RequestHeader("Idempotency-Key") String key,
 				@RequestHeader(name = "X-Hold", required = false) @Nullable String hold,
 				@RequestHeader(name = "X-Sleep", required = false) @Nullable Long sleep,
-				@RequestHeader(name = "X-Fail", required = false) @Nullable String fail, @RequestBody String body)
-				throws InterruptedException {
+				@RequestHeader(name = "X-Fail", required = false) @Nullable String fail,
+				@RequestHeader(name = "X-Unique-At-Commit", required = false) @Nullable String uniqueAtCommit,
+				@RequestBody String body) throws InterruptedException {
 			RUNS.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 			String run = "at-commit".equals(fail) ? this.things.insertAgainAtCommit(key, body)
 					: this.things.insert(key, body);
+			if (uniqueAtCommit != null) {
+				this.things.insertUniqueAtCommit(key);
+			}
 			if (hold != null) {
 				gate(hold + "-entered").countDown();
 				if (!gate(hold).await(20, TimeUnit.SECONDS)) {

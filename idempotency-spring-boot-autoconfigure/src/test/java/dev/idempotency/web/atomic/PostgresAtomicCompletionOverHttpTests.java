@@ -2,10 +2,14 @@ package dev.idempotency.web.atomic;
 
 import java.net.URI;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.test.TestKeys;
 import dev.idempotency.test.servers.JdbcTestDatabase;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -78,6 +82,48 @@ class PostgresAtomicCompletionOverHttpTests extends AbstractAtomicCompletionOver
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(rows(key)).singleElement().satisfies((run) -> assertThat(retry.body()).contains(run));
 		assertThat(recordStates(key)).containsExactly("COMPLETED");
+	}
+
+	/**
+	 * Attempts of one request that race in record-after-success mode, each inserting the
+	 * key into a table whose unique constraint is checked at the commit: the first to
+	 * commit waits there for another's transaction, which waits to insert its record
+	 * behind the first's, and PostgreSQL ends the deadlock by rolling one back (SQLState
+	 * 40P01). Nothing ran twice; every attempt is answered with the one recorded answer,
+	 * none with a failure, and none is counted as the store's error.
+	 */
+	@Test
+	void racingAttemptsThatDeadlockAtTheCommitAreEachAnsweredWithTheRecordedAnswer() throws Exception {
+		List<URI> nodes = nodes(Mode.RECORD_AFTER_SUCCESS);
+		this.jdbc
+			.sql("CREATE TABLE IF NOT EXISTS unique_at_commit (idem_key VARCHAR(64),"
+					+ " CONSTRAINT unique_at_commit_key UNIQUE (idem_key) DEFERRABLE INITIALLY DEFERRED)")
+			.update();
+		for (int round = 0; round < 3; round++) {
+			String key = TestKeys.newKey();
+			double storeErrors = executions(Mode.RECORD_AFTER_SUCCESS, "store_error");
+			List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				sent.add(this.http.sendAsync(post(nodes.get(i % 2), key, "a thing").header("X-Sleep", "300")
+					.header("X-Unique-At-Commit", "yes")
+					.build(), HttpResponse.BodyHandlers.ofString()));
+			}
+			List<HttpResponse<String>> answers = new ArrayList<>();
+			for (CompletableFuture<HttpResponse<String>> answer : sent) {
+				answers.add(answer.get(60, TimeUnit.SECONDS));
+			}
+			assertThat(answers)
+				.allSatisfy((answer) -> assertThat(answer.statusCode()).as(answer.body()).isEqualTo(201));
+			assertThat(answers).extracting(HttpResponse::body)
+				.as("one answer for all")
+				.containsOnly(answers.get(0).body());
+			assertThat(rows(key)).as("one business row, the one answered")
+				.singleElement()
+				.satisfies((run) -> assertThat(answers.get(0).body()).contains(run));
+			assertThat(recordStates(key)).containsExactly("COMPLETED");
+			assertThat(executions(Mode.RECORD_AFTER_SUCCESS, "store_error")).as("no store error counted")
+				.isEqualTo(storeErrors);
+		}
 	}
 
 }
