@@ -16,7 +16,8 @@ Usage, from sample-catalog-app, after building the test classpath:
 
 A variant is endpoint:store/mode[/atomic|/dedicated][@size], e.g. orders:memory/lease,
 orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
-orders:redis/lease@8k, webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
+orders:redis/lease@8k, orders:redis/lease@8k+raw (answers stored undeflated),
+webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
 in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
 8 KB; without one, the 30-byte order answered in 40 bytes of the earlier runs (only those rows
 give the application's own insert).
@@ -193,7 +194,7 @@ def per_request(p, key):
 def properties(variant, name):
     stack, variant = variant.split("/", 1) if variant.startswith("webflux/") else ("mvc", variant)
     endpoint, spec = variant.split(":")
-    spec = spec.split("@")[0]
+    spec = spec.removesuffix("+raw").split("@")[0]
     parts = spec.split("/")
     store, mode = parts[0], parts[1]
     flavour = parts[2] if len(parts) > 2 else ""
@@ -248,7 +249,8 @@ def wait_until_up(port, proc, timeout=90):
 def run_variant(variant, args, classpath, report, workdir, baselines):
     name = "wrk_bench_" + secrets.token_hex(6)
     path, props = properties(variant, name)
-    size = variant.split("@")[1] if "@" in variant else ""
+    raw = variant.endswith("+raw")
+    size = variant.removesuffix("+raw").split("@")[1] if "@" in variant else ""
     request_bytes, answer_bytes = SIZES[size]
     body = BODY if request_bytes is None else sized_body(request_bytes, answer_bytes)
     psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
@@ -263,6 +265,9 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
             f.write(LUA % {"keyed": "true" if keyed else "false", "path": path, "body": body})
         scripts[(path, keyed)] = script
     jvm = ["java", "-Xms1g", "-Xmx1g"]
+    if raw:
+        # answers stored as they are, never deflated: what compression costs and saves
+        jvm.append("-Didempotency.codec.compress-from=2147483647")
     if args.jfr:
         jfr = os.path.join(args.jfr, variant.replace(":", "_").replace("/", "_") + ".jfr")
         jvm.append(f"-XX:StartFlightRecording=filename={jfr},settings=profile")

@@ -46,8 +46,12 @@ public final class StoredResponseCodec {
 	 */
 	private static final int SEALED_STATUS = 0;
 
-	/** Bodies smaller than this are not worth compressing. */
-	private static final int COMPRESS_FROM = 256;
+	/**
+	 * Bodies smaller than this are not worth compressing; the system property
+	 * {@code idempotency.codec.compress-from} (bytes) sets another size for a benchmark
+	 * of what compression costs and saves ({@code docs/benchmarks.md}).
+	 */
+	private static final int COMPRESS_FROM = Integer.getInteger("idempotency.codec.compress-from", 256);
 
 	/**
 	 * How many deflaters and inflaters are kept for reuse: a new one allocates zlib's
