@@ -156,7 +156,8 @@ final class RedisStoreConnections implements DisposableBean {
 	 */
 	static ClientOptions connectingWithin(ClientOptions options, Duration timeout) {
 		SocketOptions socket = options.getSocketOptions();
-		if (socket.getConnectTimeout().compareTo(timeout) <= 0) {
+		// zero: no command timeout, nothing to bound the opening by
+		if (timeout.isZero() || timeout.isNegative() || socket.getConnectTimeout().compareTo(timeout) <= 0) {
 			return options;
 		}
 		// mutate() of ClusterClientOptions builds ClusterClientOptions
