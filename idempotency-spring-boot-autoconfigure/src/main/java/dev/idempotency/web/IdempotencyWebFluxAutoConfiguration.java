@@ -20,6 +20,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.reactive.function.server.support.ServerResponseResultHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.server.WebExceptionHandler;
 import org.springframework.web.server.WebFilter;
 
 /**
@@ -55,6 +56,15 @@ public final class IdempotencyWebFluxAutoConfiguration {
 				() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create)), renderer.getIfAvailable(),
 				settings.problemTypeBase());
 		return new WebFluxDoor(engine, scopeResolver, refusals, settings, Schedulers.boundedElastic());
+	}
+
+	/**
+	 * Answers a refusal of the method door that left a handler with its own status and
+	 * problem body (not Boot's {@code 500}).
+	 */
+	@Bean
+	WebExceptionHandler idempotencyRejectedWebExceptionHandler(WebFluxDoor door) {
+		return new IdempotencyRejectedWebExceptionHandler(door.refusals());
 	}
 
 	@Bean

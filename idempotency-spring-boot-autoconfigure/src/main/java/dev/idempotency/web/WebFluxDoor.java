@@ -88,6 +88,13 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	}
 
 	/**
+	 * How refusals are written: also for the method door's, once they leave a handler.
+	 */
+	ServerRefusals refusals() {
+		return this.refusals;
+	}
+
+	/**
 	 * The application's message writers, looked up before any request (not on an event
 	 * loop).
 	 */

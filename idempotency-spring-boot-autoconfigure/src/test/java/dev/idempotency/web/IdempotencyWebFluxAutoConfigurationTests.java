@@ -33,6 +33,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
@@ -87,6 +88,44 @@ class IdempotencyWebFluxAutoConfigurationTests {
 				.expectBody()
 				.returnResult();
 			assertThat(context.getBean(OrderController.class).created.get()).isEqualTo(1);
+		}
+	}
+
+	/**
+	 * A refusal of the method door that leaves a WebFlux handler is answered with its own
+	 * status and problem body, not Boot's {@code 500}.
+	 */
+	@Test
+	void aRefusalOfTheMethodDoorInAWebFluxHandlerIsAnsweredWithItsOwnStatus() {
+		SpringApplication application = new SpringApplication(ChargesApplication.class);
+		application.setWebApplicationType(WebApplicationType.REACTIVE);
+		application.setDefaultProperties(Map.of("server.port", "0"));
+		try (ConfigurableApplicationContext context = application.run()) {
+			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+			WebTestClient client = WebTestClient.bindToServer()
+				.baseUrl("http://127.0.0.1:" + port)
+				.responseTimeout(Duration.ofSeconds(30))
+				.build();
+			String id = "ch-" + TestKeys.newKey();
+			client.post().uri("/charges/" + id + "?amount=5").exchange().expectStatus().isOk();
+			client.post()
+				.uri("/charges/" + id + "?amount=6")
+				.exchange()
+				.expectStatus()
+				.isEqualTo(422)
+				.expectHeader()
+				.contentType("application/problem+json")
+				.expectBody()
+				.jsonPath("$.type")
+				.value((type) -> assertThat(type.toString()).endsWith("/key-reused"));
+			client.post()
+				.uri("/charges/" + "x".repeat(300) + "?amount=5")
+				.exchange()
+				.expectStatus()
+				.isEqualTo(400)
+				.expectHeader()
+				.contentType("application/problem+json");
+			assertThat(context.getBean(Charges.class).charged()).isEqualTo(1);
 		}
 	}
 
@@ -183,6 +222,45 @@ class IdempotencyWebFluxAutoConfigurationTests {
 			excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
 	@Import(FilteredRoutes.class)
 	static class FilteredRoutesApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration(
+			excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
+	@Import({ Charges.class, ChargeController.class })
+	static class ChargesApplication {
+
+	}
+
+	public static class Charges {
+
+		private final AtomicInteger charged = new AtomicInteger();
+
+		public int charged() {
+			return this.charged.get();
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<String> charge(String id, int amount) {
+			return Mono.fromSupplier(() -> "charged " + amount + " #" + this.charged.incrementAndGet());
+		}
+
+	}
+
+	@RestController
+	static class ChargeController {
+
+		private final Charges charges;
+
+		ChargeController(Charges charges) {
+			this.charges = charges;
+		}
+
+		@PostMapping("/charges/{id}")
+		Mono<String> charge(@PathVariable String id, @RequestParam int amount) {
+			return this.charges.charge(id, amount);
+		}
 
 	}
 
