@@ -170,6 +170,16 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 		assertThat(store(TABLE).dialect()).isEqualTo(expectedDialect());
 	}
 
+	/**
+	 * The reactive doors call a non-blocking store in place on the event loop, and hand a
+	 * blocking one's calls to a thread that may block: the store says which it is, from
+	 * its driver.
+	 */
+	@Test
+	void theStoreSaysWhetherItsDriverBlocks() {
+		assertThat(store(TABLE).isBlocking()).isEqualTo(!nonBlockingDriver());
+	}
+
 	/** BlockHound is on: a blocking call on Reactor's parallel scheduler throws. */
 	protected void assertABlockingCallOnANonBlockingThreadFails() {
 		assertThatThrownBy(() -> onNonBlockingThread(() -> {
