@@ -53,17 +53,9 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 
 	static {
 		// Any blocking call on a non-blocking thread (Reactor's parallel scheduler, the
-		// drivers' Netty event loops) throws, but two of MariaDB's driver, which are not
-		// the store's: the one read of its version file (a class initialization, on the
-		// first connection), and the lock around a connection's send queue, held for
-		// the time of a write into its channel, which parks a thread when it is
-		// contended.
-		BlockHound.install(
-				(builder) -> builder.allowBlockingCallsInside("org.mariadb.r2dbc.util.VersionFactory", "getInstance")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$16")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$19")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$receive$14")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "sendCommandWithoutResult"));
+		// drivers' Netty event loops) throws, but the two of MariaDB's driver that
+		// MariaDbDriverBlockHoundIntegration allows (registered as a service).
+		BlockHound.install();
 	}
 
 	static final String TABLE = "idempotency_record";
