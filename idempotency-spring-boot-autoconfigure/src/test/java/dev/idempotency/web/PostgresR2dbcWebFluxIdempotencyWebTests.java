@@ -4,6 +4,8 @@ import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -12,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@link WebFluxIdempotencyWebTests} on the R2DBC store on PostgreSQL (a schema of this
  * run's own): a non-blocking store, its calls made in place on the event loop, with
- * BlockHound installed.
+ * BlockHound installed. Boot's ConnectionFactory from {@code spring.r2dbc.*}.
  */
+@Import(R2dbcAutoConfiguration.class)
 class PostgresR2dbcWebFluxIdempotencyWebTests extends WebFluxIdempotencyWebTests {
 
 	private static final JdbcTestDatabase DATABASE = R2dbcWebTestDatabases.create(JdbcTestDatabase.postgres());

@@ -27,8 +27,6 @@ final class R2dbcWebTestDatabases {
 	 */
 	static void storeProperties(DynamicPropertyRegistry registry, JdbcTestDatabase database) {
 		registry.add("idempotency.store.type", () -> "r2dbc");
-		// The module's test application.properties excludes R2dbcAutoConfiguration.
-		registry.add("spring.autoconfigure.exclude", () -> "");
 		registry.add("spring.r2dbc.url", database::r2dbcUrl);
 		registry.add("spring.r2dbc.username", database::user);
 		registry.add("spring.r2dbc.pool.max-size", () -> "20");
