@@ -297,7 +297,8 @@ public class IdempotencyProperties {
 
 		/**
 		 * Which store keeps the records: memory (this JVM only), jdbc (the application's
-		 * or a dedicated DataSource) or redis (Spring Data Redis).
+		 * or a dedicated DataSource), redis (Spring Data Redis) or r2dbc (the
+		 * application's R2DBC ConnectionFactory).
 		 */
 		private StoreType type = StoreType.MEMORY;
 
@@ -443,7 +444,13 @@ public class IdempotencyProperties {
 		JDBC,
 
 		/** Redis through Spring Data Redis. */
-		REDIS
+		REDIS,
+
+		/**
+		 * A relational database through R2DBC (PostgreSQL, MariaDB/MySQL, H2), on the
+		 * application's ConnectionFactory.
+		 */
+		R2DBC
 
 	}
 

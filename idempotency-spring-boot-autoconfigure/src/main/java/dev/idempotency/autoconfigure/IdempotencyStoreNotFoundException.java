@@ -55,6 +55,9 @@ final class IdempotencyStoreNotFoundException extends IllegalStateException {
 					+ " idempotency.store.type to memory or redis, or declare your own IdempotencyStore bean";
 			case REDIS -> "add spring-boot-starter-data-redis (and spring.data.redis.host), or set"
 					+ " idempotency.store.type to memory or jdbc, or declare your own IdempotencyStore bean";
+			case R2DBC -> "add spring-boot-starter-data-r2dbc (or spring-boot-r2dbc) with an R2DBC driver and a"
+					+ " ConnectionFactory (spring.r2dbc.url), or set idempotency.store.type to memory, jdbc or redis,"
+					+ " or declare your own IdempotencyStore bean";
 			case MEMORY -> "declare your own IdempotencyStore bean, or remove what made the in-memory store back off";
 		};
 	}

@@ -13,6 +13,7 @@ import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreProperties;
+import dev.idempotency.autoconfigure.r2dbc.IdempotencyR2dbcStoreProperties;
 import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreProperties;
 import dev.idempotency.core.IdempotencySettings;
 import org.junit.jupiter.api.Test;
@@ -32,7 +33,7 @@ class IdempotencyConfigurationMetadataTests {
 
 	@Test
 	void enumPropertiesOfferTheirValuesInTheDocumentedSpelling() {
-		assertThat(hintValues("idempotency.store.type")).containsExactly("memory", "jdbc", "redis");
+		assertThat(hintValues("idempotency.store.type")).containsExactly("memory", "jdbc", "redis", "r2dbc");
 		assertThat(hintValues("idempotency.key-age-policy")).containsExactly("reject", "warn");
 		assertThat(hintValues("idempotency.in-flight.status")).containsExactly("conflict", "service-unavailable");
 		assertThat(hintValues("idempotency.store.failure-mode")).containsExactly("fail-closed", "fail-open");
@@ -106,14 +107,15 @@ class IdempotencyConfigurationMetadataTests {
 		for (Class<?> type : List.of(IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
 				IdempotencyMethodProperties.class, IdempotencyObservationProperties.class,
 				IdempotencyJdbcStoreProperties.class, IdempotencyRedisStoreProperties.class,
-				IdempotencyClientProperties.class, IdempotencyEncryptionProperties.class)) {
+				IdempotencyR2dbcStoreProperties.class, IdempotencyClientProperties.class,
+				IdempotencyEncryptionProperties.class)) {
 			String prefix = type.getAnnotation(ConfigurationProperties.class).value();
 			collectDefaults(type.getDeclaredConstructor().newInstance(), prefix, defaults);
 		}
 		assertThat(defaults).hasSizeGreaterThan(40)
 			.containsKeys("idempotency.lease", "idempotency.store.memory.max-share-per-scope",
 					"idempotency.store.jdbc.purge.interval", "idempotency.store.redis.replicas-ack-timeout",
-					"idempotency.encryption.require-sealed");
+					"idempotency.store.r2dbc.initialize-schema", "idempotency.encryption.require-sealed");
 		Binder shown = new Binder(new MapConfigurationPropertySource(shownDefaults()));
 		defaults.forEach((name, value) -> assertThat(shown.bind(name, Bindable.of(value.getClass())).orElse(null))
 			.as(name + " shown as " + property(name).get("defaultValue"))

@@ -107,6 +107,25 @@ class WebTestApplication {
 				.build());
 		}
 
+		/**
+		 * The R2DBC store on the application's ConnectionFactory, its table made from the
+		 * dialect's DDL, its connection cuttable too.
+		 */
+		@Bean
+		@org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "idempotency.store.type",
+				havingValue = "r2dbc")
+		SwitchableStore r2dbcIdempotencyStore(io.r2dbc.spi.ConnectionFactory factory) {
+			dev.idempotency.store.r2dbc.R2dbcIdempotencyStore store = dev.idempotency.store.r2dbc.R2dbcIdempotencyStore
+				.builder(factory)
+				.build();
+			org.springframework.r2dbc.core.DatabaseClient client = org.springframework.r2dbc.core.DatabaseClient
+				.create(factory);
+			for (String statement : store.dialect().createTable("idempotency_record")) {
+				client.sql(statement).then().block(java.time.Duration.ofSeconds(30));
+			}
+			return new SwitchableStore(store);
+		}
+
 	}
 
 	/** How often each endpoint's handler ran, whatever the handlers are. */
@@ -143,6 +162,55 @@ class WebTestApplication {
 		@Override
 		public dev.idempotency.store.ReserveResult reserve(dev.idempotency.store.ReserveRequest request) {
 			return up().reserve(request);
+		}
+
+		/**
+		 * The delegate's own asynchronous calls (a non-blocking store is called in place
+		 * by the reactive doors), or a refused connection.
+		 */
+		private <T> java.util.concurrent.CompletionStage<T> upAsync(
+				java.util.function.Function<IdempotencyStore, java.util.concurrent.CompletionStage<T>> call) {
+			if (this.down) {
+				return java.util.concurrent.CompletableFuture
+					.failedFuture(new dev.idempotency.store.IdempotencyStoreException("connection refused (test)"));
+			}
+			return call.apply(this.delegate);
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<dev.idempotency.store.ReserveResult> reserveAsync(
+				dev.idempotency.store.ReserveRequest request, java.util.concurrent.Executor executor) {
+			return upAsync((store) -> store.reserveAsync(request, executor));
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<Boolean> completeAsync(dev.idempotency.store.RecordId id,
+				String ownerToken, dev.idempotency.store.StoredResponse response,
+				java.util.concurrent.Executor executor) {
+			return upAsync((store) -> store.completeAsync(id, ownerToken, response, executor));
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<Boolean> releaseAsync(dev.idempotency.store.RecordId id,
+				String ownerToken, java.util.concurrent.Executor executor) {
+			return upAsync((store) -> store.releaseAsync(id, ownerToken, executor));
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<java.util.Optional<dev.idempotency.store.IdempotencyRecord>> recordCompletedAsync(
+				dev.idempotency.store.CompletedRecordRequest request, java.util.concurrent.Executor executor) {
+			return upAsync((store) -> store.recordCompletedAsync(request, executor));
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<java.util.Optional<dev.idempotency.store.IdempotencyRecord>> findAsync(
+				dev.idempotency.store.RecordId id, java.util.concurrent.Executor executor) {
+			return upAsync((store) -> store.findAsync(id, executor));
+		}
+
+		@Override
+		public boolean isBlocking() {
+			return this.delegate.isBlocking();
 		}
 
 		@Override

@@ -120,6 +120,27 @@ final class H2Statements {
 			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED, FIND,
 			RECORD_OVER_EXPIRED, INSPECT, REMOVE, INSPECT_BY_KEY);
 
+	/**
+	 * The table, its primary key and its two indexes, as the starter's Liquibase
+	 * changelog makes them; each statement leaves what exists alone. Run by the R2DBC
+	 * store's schema set-up.
+	 */
+	static final List<String> CREATE_TABLE = List.of("""
+			CREATE TABLE IF NOT EXISTS %TABLE% (
+				scope VARCHAR(200) NOT NULL,
+				idem_key VARCHAR(64) NOT NULL,
+				fingerprint VARCHAR(64) NOT NULL,
+				operation VARCHAR(255) NOT NULL,
+				state VARCHAR(16) NOT NULL,
+				owner_token VARCHAR(64),
+				lease_expires_at TIMESTAMP(6) WITH TIME ZONE,
+				expires_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+				created_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+				response BLOB,
+				CONSTRAINT %TABLE%_pk PRIMARY KEY (scope, idem_key)
+			)""", "CREATE INDEX IF NOT EXISTS %TABLE%_expires_idx ON %TABLE% (expires_at)",
+			"CREATE INDEX IF NOT EXISTS %TABLE%_key_idx ON %TABLE% (idem_key)");
+
 	private H2Statements() {
 	}
 

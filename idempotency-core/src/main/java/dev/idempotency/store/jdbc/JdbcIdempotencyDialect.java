@@ -82,6 +82,24 @@ public enum JdbcIdempotencyDialect {
 				MariaDbStatements.RESERVE_READ.replace(JdbcIdempotencyStatements.TABLE, validated));
 	}
 
+	/**
+	 * The statements that create this database's table of records on {@code table}, with
+	 * the columns, primary key and indexes of the starter's Liquibase changelog, where
+	 * they do not exist yet. Internal: public only for the R2DBC store's schema set-up,
+	 * which has no JDBC connection for Liquibase; not supported.
+	 * @param table the table, a plain SQL identifier ({@link #validateTableName})
+	 * @return the statements, in order
+	 */
+	public List<String> createTable(String table) {
+		String validated = validateTableName(table);
+		List<String> ddl = switch (this) {
+			case POSTGRESQL -> PostgresqlStatements.CREATE_TABLE;
+			case MARIADB -> MariaDbStatements.CREATE_TABLE;
+			case H2 -> H2Statements.CREATE_TABLE;
+		};
+		return ddl.stream().map((statement) -> statement.replace(JdbcIdempotencyStatements.TABLE, validated)).toList();
+	}
+
 	/** Reads a timestamp column; PostgreSQL and H2 hand it out with its offset. */
 	@Nullable Instant readInstant(ResultSet resultSet, String column) throws SQLException {
 		OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);

@@ -130,6 +130,28 @@ final class MariaDbStatements {
 			List.of(RESERVE_WRITE, RESERVE_READ), COMPLETE, RELEASE, HEARTBEAT, FIND, PURGE, RECORD_COMPLETED,
 			FIND_CURRENT, RECORD_OVER_EXPIRED, INSPECT, REMOVE, INSPECT_BY_KEY);
 
+	/**
+	 * The table, its primary key and its two indexes, as the starter's Liquibase
+	 * changelog makes them (scope and key compared as sent: utf8mb4_nopad_bin); each
+	 * statement leaves what exists alone. Run by the R2DBC store's schema set-up.
+	 */
+	static final List<String> CREATE_TABLE = List.of("""
+			CREATE TABLE IF NOT EXISTS %TABLE% (
+				scope VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+				idem_key VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+				fingerprint VARCHAR(64) NOT NULL,
+				operation VARCHAR(255) NOT NULL,
+				state VARCHAR(16) NOT NULL,
+				owner_token VARCHAR(64),
+				lease_expires_at DATETIME(6),
+				expires_at DATETIME(6) NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				response LONGBLOB,
+				CONSTRAINT %TABLE%_pk PRIMARY KEY (scope, idem_key),
+				INDEX %TABLE%_expires_idx (expires_at),
+				INDEX %TABLE%_key_idx (idem_key)
+			)""");
+
 	private MariaDbStatements() {
 	}
 

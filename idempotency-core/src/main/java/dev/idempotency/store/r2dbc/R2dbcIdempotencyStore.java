@@ -350,15 +350,14 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * {@code true} for now, although the asynchronous calls do not block: the WebFlux
-	 * door still calls the blocking completion, release and recording of a store that
-	 * says it does not block on the event loop. To be {@code false} (but on H2, whose
-	 * driver runs the embedded database on the calling thread) once the door finishes
-	 * through the asynchronous methods.
+	 * {@code false} on PostgreSQL and MariaDB, whose drivers send the statements on their
+	 * own event loops: a reactive door calls the asynchronous methods in place.
+	 * {@code true} on H2, whose driver (r2dbc-h2) runs the embedded database on the
+	 * calling thread.
 	 */
 	@Override
 	public boolean isBlocking() {
-		return true;
+		return this.dialect == JdbcIdempotencyDialect.H2;
 	}
 
 	@Override

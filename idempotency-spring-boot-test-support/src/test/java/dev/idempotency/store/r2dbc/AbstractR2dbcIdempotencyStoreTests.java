@@ -53,17 +53,9 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 
 	static {
 		// Any blocking call on a non-blocking thread (Reactor's parallel scheduler, the
-		// drivers' Netty event loops) throws, but two of MariaDB's driver, which are not
-		// the store's: the one read of its version file (a class initialization, on the
-		// first connection), and the lock around a connection's send queue, held for
-		// the time of a write into its channel, which parks a thread when it is
-		// contended.
-		BlockHound.install(
-				(builder) -> builder.allowBlockingCallsInside("org.mariadb.r2dbc.util.VersionFactory", "getInstance")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$16")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$19")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$receive$14")
-					.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "sendCommandWithoutResult"));
+		// drivers' Netty event loops) throws, but the two of MariaDB's driver that
+		// MariaDbDriverBlockHoundIntegration allows (registered as a service).
+		BlockHound.install();
 	}
 
 	static final String TABLE = "idempotency_record";
@@ -168,6 +160,16 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	void theDialectIsDetectedFromTheDriver() {
 		assertThat(R2dbcIdempotencyStore.detect(this.connectionFactory)).isEqualTo(expectedDialect());
 		assertThat(store(TABLE).dialect()).isEqualTo(expectedDialect());
+	}
+
+	/**
+	 * The reactive doors call a non-blocking store in place on the event loop, and hand a
+	 * blocking one's calls to a thread that may block: the store says which it is, from
+	 * its driver.
+	 */
+	@Test
+	void theStoreSaysWhetherItsDriverBlocks() {
+		assertThat(store(TABLE).isBlocking()).isEqualTo(!nonBlockingDriver());
 	}
 
 	/** BlockHound is on: a blocking call on Reactor's parallel scheduler throws. */

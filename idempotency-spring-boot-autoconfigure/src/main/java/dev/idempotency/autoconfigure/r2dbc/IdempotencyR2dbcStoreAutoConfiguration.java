@@ -1,0 +1,71 @@
+package dev.idempotency.autoconfigure.r2dbc;
+
+import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
+import dev.idempotency.core.IdempotencySettings;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
+import io.r2dbc.spi.ConnectionFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.r2dbc.core.DatabaseClient;
+
+/**
+ * Auto-configuration of the R2DBC idempotency store: with
+ * {@code idempotency.store.type=r2dbc} and a {@link ConnectionFactory} (usually Spring
+ * Boot's, configured by {@code spring.r2dbc.*}), contributes an
+ * {@link R2dbcIdempotencyStore} on it unless the application defines its own
+ * {@link IdempotencyStore}. The dialect is detected from the driver. At start-up the
+ * table is created when {@code idempotency.store.r2dbc.initialize-schema} says so (an
+ * embedded database by default), and the application does not start without it. Runs
+ * before the core auto-configuration so that the engine finds the store.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = R2dbcAutoConfiguration.class,
+		beforeName = "dev.idempotency.autoconfigure.IdempotencyAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+@ConditionalOnClass({ ConnectionFactory.class, DatabaseClient.class })
+@ConditionalOnProperty(prefix = "idempotency.store", name = "type", havingValue = "r2dbc")
+@ConditionalOnBean(ConnectionFactory.class)
+@EnableConfigurationProperties(IdempotencyR2dbcStoreProperties.class)
+public final class IdempotencyR2dbcStoreAutoConfiguration {
+
+	/**
+	 * The store's timeout for the start-up check of the lease: a heartbeat waits up to
+	 * the store's timeout.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	IdempotencyStoreTimeout idempotencyR2dbcStoreTimeout(IdempotencyR2dbcStoreProperties properties) {
+		return new IdempotencyStoreTimeout("idempotency.store.r2dbc.timeout", properties.getTimeout(),
+				new IdempotencyR2dbcStoreProperties().getTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	R2dbcIdempotencyStore r2dbcIdempotencyStore(ConnectionFactory connectionFactory,
+			IdempotencyR2dbcStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
+		// Every idempotency.* property is checked first, so that all problems are
+		// reported at once and before the database is reached.
+		settings.getIfAvailable();
+		R2dbcIdempotencyStore store = R2dbcIdempotencyStore.builder(connectionFactory)
+			.tableName(properties.getTableName())
+			.timeout(properties.getTimeout())
+			.build();
+		JdbcIdempotencyDialect dialect = store.dialect();
+		IdempotencyR2dbcSchema.prepare(connectionFactory, dialect, properties.getTableName(),
+				properties.getInitializeSchema());
+		return store;
+	}
+
+}

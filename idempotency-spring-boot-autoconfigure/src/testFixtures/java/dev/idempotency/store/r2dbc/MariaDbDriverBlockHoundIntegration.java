@@ -1,0 +1,25 @@
+package dev.idempotency.store.r2dbc;
+
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.integration.BlockHoundIntegration;
+
+/**
+ * The two blocking calls of MariaDB's R2DBC driver that are not the store's, allowed on
+ * non-blocking threads wherever a test installs BlockHound (registered in the tests'
+ * {@code META-INF/services/reactor.blockhound.integration.BlockHoundIntegration}): the one
+ * read of its version file (a class initialization, on the first connection), and the
+ * lock around a connection's send queue, held for the time of a write into its channel,
+ * which parks a thread when it is contended. Nothing else is allowed.
+ */
+public class MariaDbDriverBlockHoundIntegration implements BlockHoundIntegration {
+
+	@Override
+	public void applyTo(BlockHound.Builder builder) {
+		builder.allowBlockingCallsInside("org.mariadb.r2dbc.util.VersionFactory", "getInstance")
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$16")
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$sendCommand$19")
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$receive$14")
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "sendCommandWithoutResult");
+	}
+
+}
