@@ -31,6 +31,12 @@ public final class NonBlockingThreads {
 			// and Netty's BlockHound integration does not list it yet: failing there
 			// left a Redis Cluster connection's handshake hanging for a minute.
 			.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
+			// Netty loads its native transport once, reading it from its jar, in the
+			// class initialization of whatever first asks for it: in a JVM that runs
+			// several suites, that may be a database client's first connection on a
+			// Reactor thread. Failing there left the class unusable for the JVM's later
+			// suites.
+			.allowBlockingCallsInside("io.netty.util.internal.NativeLibraryLoader", "load")
 			.blockingMethodCallback((method) -> {
 				StringWriter stack = new StringWriter();
 				new Exception(method + " on " + Thread.currentThread().getName())
