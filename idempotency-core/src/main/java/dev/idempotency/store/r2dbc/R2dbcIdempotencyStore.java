@@ -28,10 +28,14 @@ import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStatements;
 import dev.idempotency.store.jdbc.RecordColumns;
+import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.Row;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.r2dbc.BadSqlGrammarException;
@@ -88,7 +92,9 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	R2dbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.connectionFactory = builder.connectionFactory;
-		this.client = DatabaseClient.create(this.connectionFactory);
+		ConnectionFactory statements = (dialect == JdbcIdempotencyDialect.H2) ? onBoundedElastic(this.connectionFactory)
+				: this.connectionFactory;
+		this.client = DatabaseClient.create(statements);
 		this.dialect = dialect;
 		this.table = builder.tableName;
 		this.statements = dialect.statements(this.table);
@@ -96,8 +102,28 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		this.timeout = builder.timeout;
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(this.connectionFactory),
-				definition);
+		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(statements), definition);
+	}
+
+	/**
+	 * H2's driver runs the embedded database on the thread that uses a connection, and a
+	 * pool may hand a connection over on whatever thread released it (an event loop among
+	 * them): each connection is used on Reactor's bounded elastic scheduler.
+	 */
+	private static ConnectionFactory onBoundedElastic(ConnectionFactory delegate) {
+		return new ConnectionFactory() {
+
+			@Override
+			public Publisher<? extends Connection> create() {
+				return Mono.from(delegate.create()).publishOn(Schedulers.boundedElastic());
+			}
+
+			@Override
+			public ConnectionFactoryMetadata getMetadata() {
+				return delegate.getMetadata();
+			}
+
+		};
 	}
 
 	/**
@@ -118,10 +144,13 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		return await(reserveMono(request));
 	}
 
-	/** Never blocks: the statements go out on the driver's event loop. */
+	/**
+	 * Never blocks: the statements go out on the driver's event loop (H2's driver runs
+	 * them on the subscribing thread: then on {@code executor}).
+	 */
 	@Override
 	public CompletionStage<ReserveResult> reserveAsync(ReserveRequest request, Executor executor) {
-		return future(reserveMono(request));
+		return future(reserveMono(request), executor);
 	}
 
 	private Mono<ReserveResult> reserveMono(ReserveRequest request) {
@@ -201,7 +230,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
 			Executor executor) {
-		return future(completeMono(id, ownerToken, response));
+		return future(completeMono(id, ownerToken, response), executor);
 	}
 
 	private Mono<Boolean> completeMono(RecordId id, String ownerToken, StoredResponse response) {
@@ -217,7 +246,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
-		return future(releaseMono(id, ownerToken));
+		return future(releaseMono(id, ownerToken), executor);
 	}
 
 	private Mono<Boolean> releaseMono(RecordId id, String ownerToken) {
@@ -240,7 +269,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
 			Executor executor) {
-		return future(recordCompletedMono(request));
+		return future(recordCompletedMono(request), executor);
 	}
 
 	private Mono<Optional<IdempotencyRecord>> recordCompletedMono(CompletedRecordRequest request) {
@@ -300,7 +329,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
-		return future(findMono(id));
+		return future(findMono(id), executor);
 	}
 
 	private Mono<Optional<IdempotencyRecord>> findMono(RecordId id) {
@@ -475,10 +504,13 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	/**
 	 * A call for a caller that must not block: subscribed to at once, its result
-	 * completes the stage on the driver's thread.
+	 * completes the stage on the driver's thread; with a driver that blocks the
+	 * subscribing thread (H2's, {@link #isBlocking()}), subscribed on {@code executor}
+	 * instead.
 	 */
-	private static <T> CompletionStage<T> future(Mono<T> call) {
-		return call.toFuture().thenApply((result) -> Objects.requireNonNull(result, "result"));
+	private <T> CompletionStage<T> future(Mono<T> call, Executor executor) {
+		Mono<T> subscribed = isBlocking() ? call.subscribeOn(Schedulers.fromExecutor(executor)) : call;
+		return subscribed.toFuture().thenApply((result) -> Objects.requireNonNull(result, "result"));
 	}
 
 	/** The columns of an R2DBC row, whatever Java type the driver chose for them. */
