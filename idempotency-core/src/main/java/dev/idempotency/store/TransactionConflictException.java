@@ -18,7 +18,7 @@ public class TransactionConflictException extends IdempotencyStoreException {
 	/**
 	 * Whether {@code failure}, or a cause of it, is the database settling a conflict
 	 * between transactions: SQLState class 40 (transaction rollback: deadlock,
-	 * serialization failure).
+	 * serialization failure), except {@code 40003} (statement completion unknown).
 	 * @param failure what a call failed with
 	 * @return whether it is such a conflict
 	 */
@@ -26,7 +26,10 @@ public class TransactionConflictException extends IdempotencyStoreException {
 		Throwable cause = failure;
 		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
 			if (cause instanceof TransactionConflictException || (cause instanceof java.sql.SQLException sql
-					&& sql.getSQLState() != null && sql.getSQLState().startsWith("40"))) {
+					&& sql.getSQLState() != null && sql.getSQLState().startsWith("40")
+					// 40003: statement completion unknown, which says nothing was
+					// done no more than it says it was
+					&& !sql.getSQLState().equals("40003"))) {
 				return true;
 			}
 		}

@@ -147,8 +147,8 @@ final class ReactiveMethodDoor {
 			Mono<Decision> decision = Mono.fromFuture(decided, true);
 			if (!decided.isDone()) {
 				// Completed on a store thread or, after a wait for a call in flight, on
-				// the
-				// JDK's delay-scheduler thread: go on on Reactor's non-blocking threads.
+				// the JDK's delay-scheduler thread: go on on Reactor's non-blocking
+				// threads.
 				decision = decision.publishOn(Schedulers.parallel());
 			}
 			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
