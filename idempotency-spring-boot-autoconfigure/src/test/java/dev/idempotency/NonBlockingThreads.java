@@ -37,6 +37,11 @@ public final class NonBlockingThreads {
 			// Reactor thread. Failing there left the class unusable for the JVM's later
 			// suites.
 			.allowBlockingCallsInside("io.netty.util.internal.NativeLibraryLoader", "load")
+			// Lettuce guards a connection's writers with a lock of its own, held for the
+			// hand-over of a command to its channel: many requests sending on one shared
+			// connection at once (64 first requests) wait on it from event loops.
+			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
+			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters")
 			.blockingMethodCallback((method) -> {
 				StringWriter stack = new StringWriter();
 				new Exception(method + " on " + Thread.currentThread().getName())
