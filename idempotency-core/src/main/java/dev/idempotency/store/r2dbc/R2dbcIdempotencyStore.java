@@ -14,6 +14,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import dev.idempotency.store.CompletedRecordRequest;
 import dev.idempotency.store.IdempotencyRecord;
@@ -188,20 +189,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		List<String> sql = this.statements.reserve();
 		Mono<Optional<ReserveResult>> once = Mono.defer(() -> reserveOnce(sql, request));
 		once = (sql.size() == 1) ? alone(once) : this.ownTransaction.transactional(once);
-		return once
-			.onErrorResume(
-					(ex) -> JdbcIdempotencyStatements.retryable(ex) && attempt < JdbcIdempotencyStatements.MAX_ATTEMPTS,
-					(ex) -> Mono.just(Optional.empty()))
-			.flatMap((result) -> {
-				if (result.isPresent()) {
-					return Mono.just(result.get());
-				}
-				if (attempt >= JdbcIdempotencyStatements.MAX_ATTEMPTS) {
-					return Mono.error(new IdempotencyStoreException("Idempotency record " + request.id()
-							+ " kept changing during reservation; gave up after " + attempt + " attempts"));
-				}
-				return reserveAttempt(request, attempt + 1);
-			});
+		return orAgain(once, attempt, request.id(), "reservation", () -> reserveAttempt(request, attempt + 1));
 	}
 
 	/**
@@ -304,20 +292,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 							: Optional.<Optional<IdempotencyRecord>>empty());
 			});
 		});
-		return once
-			.onErrorResume(
-					(ex) -> JdbcIdempotencyStatements.retryable(ex) && attempt < JdbcIdempotencyStatements.MAX_ATTEMPTS,
-					(ex) -> Mono.just(Optional.empty()))
-			.flatMap((result) -> {
-				if (result.isPresent()) {
-					return Mono.just(result.get());
-				}
-				if (attempt >= JdbcIdempotencyStatements.MAX_ATTEMPTS) {
-					return Mono.error(new IdempotencyStoreException("Idempotency record " + request.id()
-							+ " kept changing during recording; gave up after " + attempt + " attempts"));
-				}
-				return recordAttempt(request, encoded, attempt + 1);
-			});
+		return orAgain(once, attempt, request.id(), "recording", () -> recordAttempt(request, encoded, attempt + 1));
 	}
 
 	// Reads
@@ -472,6 +447,29 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 			.map((synchronization) -> synchronization.hasResource(this.connectionFactory))
 			.onErrorResume(NoTransactionException.class, (ex) -> Mono.just(false))
 			.flatMap((inTransaction) -> inTransaction ? this.ownTransaction.transactional(statement) : statement);
+	}
+
+	/**
+	 * One attempt's result, or the next attempt when it saw no row or an outdated one, or
+	 * failed in a way that changed nothing ({@link JdbcIdempotencyStatements#retryable}),
+	 * up to {@link JdbcIdempotencyStatements#MAX_ATTEMPTS}.
+	 */
+	private static <T> Mono<T> orAgain(Mono<Optional<T>> once, int attempt, RecordId id, String step,
+			Supplier<Mono<T>> next) {
+		return once
+			.onErrorResume(
+					(ex) -> JdbcIdempotencyStatements.retryable(ex) && attempt < JdbcIdempotencyStatements.MAX_ATTEMPTS,
+					(ex) -> Mono.just(Optional.empty()))
+			.flatMap((result) -> {
+				if (result.isPresent()) {
+					return Mono.just(result.get());
+				}
+				if (attempt >= JdbcIdempotencyStatements.MAX_ATTEMPTS) {
+					return Mono.error(new IdempotencyStoreException("Idempotency record " + id
+							+ " kept changing during " + step + "; gave up after " + attempt + " attempts"));
+				}
+				return next.get();
+			});
 	}
 
 	/** A call with the store's timeout, its failures as store failures. */
