@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+
+import dev.idempotency.test.Ports;
 
 /**
  * A Java main class in a JVM of its own, started by a test so that it can be killed with
@@ -54,12 +55,7 @@ public final class ChildJvm implements AutoCloseable {
 
 	/** A port free on this machine now, for a child to listen on. */
 	public static int freePort() {
-		try (ServerSocket probe = new ServerSocket(0)) {
-			return probe.getLocalPort();
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
+		return Ports.CHILD_JVM.free();
 	}
 
 	/** The log file of the child's output. */

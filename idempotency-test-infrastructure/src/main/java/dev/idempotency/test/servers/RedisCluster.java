@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 
+import dev.idempotency.test.Ports;
+
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import org.jspecify.annotations.Nullable;
@@ -348,7 +350,7 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private RedisServer startNode() {
-		int port = RedisServer.freePort(20000, 30000, true);
+		int port = Ports.CLUSTER_NODE.free();
 		return startNode(port, this.directory.resolve(Integer.toString(port)));
 	}
 

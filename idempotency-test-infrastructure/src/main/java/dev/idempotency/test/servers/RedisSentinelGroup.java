@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.idempotency.test.Ports;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
@@ -184,7 +186,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	}
 
 	private static int freePort() {
-		return RedisServer.freePort(30000, 40000, false);
+		return Ports.REDIS.free();
 	}
 
 }

@@ -3,9 +3,6 @@ package dev.idempotency.test.servers;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,9 +11,10 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+
+import dev.idempotency.test.Ports;
 
 /**
  * One {@code redis-server} process of a test, started with the binary on the {@code PATH}
@@ -67,7 +65,7 @@ public final class RedisServer implements AutoCloseable {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
-		int port = freePort(30000, 40000, false);
+		int port = Ports.REDIS.free();
 		List<String> command = new ArrayList<>(arguments(port, dir));
 		command.addAll(List.of(arguments));
 		RedisServer server = new RedisServer(port, dir, launch(dir, command), true);
@@ -212,30 +210,6 @@ public final class RedisServer implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
-		}
-	}
-
-	/**
-	 * A port in {@code [from, to)} free on the loopback address (and its cluster bus
-	 * port, port + 10000, if {@code withBusPort}), picked at random.
-	 */
-	static int freePort(int from, int to, boolean withBusPort) {
-		for (int attempt = 0; attempt < 20; attempt++) {
-			int port = ThreadLocalRandom.current().nextInt(from, to);
-			if (free(port) && (!withBusPort || free(port + 10000))) {
-				return port;
-			}
-		}
-		throw new IllegalStateException("no free port for redis-server");
-	}
-
-	private static boolean free(int port) {
-		try (ServerSocket socket = new ServerSocket()) {
-			socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-			return true;
-		}
-		catch (IOException ex) {
-			return false;
 		}
 	}
 

@@ -7,9 +7,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.idempotency.test.Ports;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,6 +26,8 @@ public final class TcpProxy implements AutoCloseable {
 
 	private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
+	private static final Duration REBIND_WITHIN = Duration.ofSeconds(5);
+
 	private final int targetPort;
 
 	private final int port;
@@ -36,7 +40,7 @@ public final class TcpProxy implements AutoCloseable {
 
 	private TcpProxy(int targetPort) throws IOException {
 		this.targetPort = targetPort;
-		this.listener = listen(0);
+		this.listener = Ports.PROXY.listen();
 		this.port = this.listener.getLocalPort();
 		accept(this.listener);
 	}
@@ -85,27 +89,45 @@ public final class TcpProxy implements AutoCloseable {
 		restore();
 	}
 
-	/** Listens again, on the same port. */
+	/**
+	 * Listens again, on the same port. The connections {@link #cut()} has just closed can
+	 * hold the port for a moment (CI saw the bind refused with nothing left on the port
+	 * when looked at right after): the bind is tried again for up to
+	 * {@link #REBIND_WITHIN}.
+	 */
 	public synchronized void restore() {
-		try {
-			this.listener = listen(this.port);
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("cannot listen on " + this.port + " again", ex);
+		long deadline = System.nanoTime() + REBIND_WITHIN.toNanos();
+		int attempts = 0;
+		while (true) {
+			attempts++;
+			try {
+				this.listener = Ports.listen(this.port);
+				break;
+			}
+			catch (IOException ex) {
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException(
+							"cannot listen on " + this.port + " again (" + attempts + " attempts)", ex);
+				}
+				sleep(20);
+			}
 		}
 		accept(this.listener);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("interrupted while listening again", ex);
+		}
 	}
 
 	@Override
 	public void close() {
 		cut();
-	}
-
-	private static ServerSocket listen(int port) throws IOException {
-		ServerSocket server = new ServerSocket();
-		server.setReuseAddress(true);
-		server.bind(new InetSocketAddress(LOOPBACK, port));
-		return server;
 	}
 
 	private void accept(ServerSocket server) {
