@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 
 import dev.idempotency.IdempotencyRejectedException;
 import dev.idempotency.IdempotencyRequestAttributes;
+import dev.idempotency.autoconfigure.internal.EngineSteps;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.internal.Answer;
 import dev.idempotency.core.internal.Decision;
@@ -143,21 +144,8 @@ final class ReactiveMethodDoor {
 	private Mono<Decision> decision(String callerScope, Function<String, IdempotentCall> call) {
 		return Mono.deferContextual((context) -> scope(context, callerScope)).flatMap((scope) -> {
 			CompletableFuture<Decision> decided = this.engine.beginAsync(call.apply(scope), false, this.storeExecutor);
-			AtomicBoolean delivered = new AtomicBoolean();
-			Mono<Decision> decision = Mono.fromFuture(decided, true);
-			if (!decided.isDone()) {
-				// Completed on a store thread or, after a wait for a call in flight, on
-				// the JDK's delay-scheduler thread: go on on Reactor's non-blocking
-				// threads.
-				decision = decision.publishOn(Schedulers.parallel());
-			}
-			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
-				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
-				if (reservation != null && !delivered.get()) {
-					finishing(() -> this.engine.failedAsync(reservation, "its subscriber cancelled before it ran",
-							this.storeExecutor));
-				}
-			}));
+			return EngineSteps.decision(decided, EngineSteps.NON_BLOCKING, (reservation) -> finishing(() -> this.engine
+				.failedAsync(reservation, "its subscriber cancelled before it ran", this.storeExecutor)));
 		});
 	}
 
@@ -310,7 +298,7 @@ final class ReactiveMethodDoor {
 	 * bounded scheduler, never on the subscriber's thread. It runs now, whether or not
 	 * the result is subscribed, and is not cancelled with it: a record once begun is
 	 * finished. A step that ends on a store's thread goes on on Reactor's non-blocking
-	 * threads.
+	 * threads ({@link EngineSteps#NON_BLOCKING}).
 	 */
 	private <T> Mono<T> finishing(Supplier<CompletableFuture<T>> step) {
 		CompletableFuture<T> done;
@@ -320,8 +308,7 @@ final class ReactiveMethodDoor {
 		catch (RuntimeException ex) {
 			done = CompletableFuture.failedFuture(ex);
 		}
-		Mono<T> finished = Mono.fromFuture(done, true);
-		return done.isDone() ? finished : finished.publishOn(Schedulers.parallel());
+		return EngineSteps.ended(done, EngineSteps.NON_BLOCKING);
 	}
 
 	/**

@@ -6,10 +6,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import dev.idempotency.IdempotencyRequestAttributes;
+import dev.idempotency.autoconfigure.internal.EngineSteps;
 import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.KeyFormat;
@@ -26,7 +26,6 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -143,7 +142,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			Supplier<CompletableFuture<?>> reading = () -> body(exchange)
 				.doOnNext((body) -> read.set(body, fingerprint(exchange.getRequest(), body.fingerprinted())))
 				.toFuture();
-			return decision(call, reading).flatMap((decision) -> {
+			Executor goingOn = EngineSteps.goingOnFor(exchange.getRequest());
+			return decision(call, reading, goingOn).flatMap((decision) -> {
 				if (decision instanceof Decision.Replay replay) {
 					return writeStored(exchange.getResponse(), replay.response());
 				}
@@ -152,7 +152,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				}
 				ServerWebExchange withBody = read.exchange(exchange);
 				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(withBody, chain, reservation) : chain.filter(withBody);
+				return (reservation != null) ? run(withBody, chain, reservation, goingOn) : chain.filter(withBody);
 			});
 		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
 	}
@@ -208,7 +208,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * The engine's decision; if the request is cancelled (the client went away) while it
 	 * is being made, a key reserved for it is released.
 	 */
-	private Mono<Decision> decision(IdempotentCall call, Supplier<CompletableFuture<?>> reading) {
+	private Mono<Decision> decision(IdempotentCall call, Supplier<CompletableFuture<?>> reading, Executor goingOn) {
 		return Mono.deferContextual((context) -> {
 			CompletableFuture<Decision> decided;
 			// The request's own observation (WebFlux keeps it in the Reactor context) is
@@ -217,30 +217,17 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			try (Observation.Scope scope = (parent != null) ? parent.openScope() : null) {
 				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
 			}
-			// Cancelled (the client went away) before the decision reached the door: a
-			// key reserved for it is released. Once delivered, the run's own cancel
-			// handling decides (the record is then left to its lease).
-			AtomicBoolean delivered = new AtomicBoolean();
-			Mono<Decision> decision = Mono.fromFuture(decided, true);
-			if (!decided.isDone()) {
-				// Completed on a store thread or, after a wait for a run in flight, on
-				// the JDK's one delay-scheduler thread: go on on Reactor's non-blocking
-				// threads.
-				decision = decision.publishOn(Schedulers.parallel());
-			}
-			return decision.doOnNext((made) -> delivered.set(true)).doOnCancel(() -> decided.thenAccept((made) -> {
-				Reservation reservation = (made instanceof Decision.Proceed proceed) ? proceed.reservation() : null;
-				if (reservation != null && !delivered.get()) {
-					this.engine.failedAsync(reservation, "the client went away before it ran", this.storeExecutor);
-				}
-			}));
+			return EngineSteps.decision(decided, goingOn, (reservation) -> this.engine.failedAsync(reservation,
+					"the client went away before it ran", this.storeExecutor));
 		});
 	}
 
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
+	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation,
+			Executor goingOn) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
-				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body),
-				(bytes) -> engineCall(() -> this.engine.responseTooLargeAsync(reservation, bytes, this.storeExecutor))
+				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body, goingOn),
+				(bytes) -> engineCall(() -> this.engine.responseTooLargeAsync(reservation, bytes, this.storeExecutor),
+						goingOn)
 					.then());
 		Observation observation = this.engine.observation(reservation);
 		return chain.filter(exchange.mutate().response(response).build())
@@ -249,7 +236,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
 			.then(Mono.defer(response::finishEmpty))
 			.onErrorResume((ex) -> engineCall(
-					() -> this.engine.failedAsync(reservation, "the handler failed: " + ex, ex, this.storeExecutor))
+					() -> this.engine.failedAsync(reservation, "the handler failed: " + ex, ex, this.storeExecutor),
+					goingOn)
 				.then(Mono.error(ex)))
 			// Calls no store.
 			.doOnCancel(() -> this.engine.abandoned(reservation, "the client went away while it ran"));
@@ -260,38 +248,35 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * own, or in record-after-success mode the answer another attempt recorded first, its
 	 * status and headers set on the response.
 	 */
-	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body) {
+	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body, Executor goingOn) {
 		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
 		if (notStored != null) {
 			return engineCall(() -> this.engine.failedAsync(reservation,
-					"the application marked its answer not stored: " + notStored, this.storeExecutor))
+					"the application marked its answer not stored: " + notStored, this.storeExecutor), goingOn)
 				.thenReturn(body);
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		HttpStatusCode status = response.getStatusCode();
 		StoredResponse own = new StoredResponse((status != null) ? status.value() : 200,
 				this.settings.storedHeaders(response.getHeaders()), body);
-		return engineCall(() -> this.engine.succeededAsync(reservation, own, this.storeExecutor)).map((answer) -> {
-			if (answer instanceof Answer.Recorded recorded) {
-				response.getHeaders().clear();
-				return replayHead(response, recorded.response());
-			}
-			return body;
-		});
+		return engineCall(() -> this.engine.succeededAsync(reservation, own, this.storeExecutor), goingOn)
+			.map((answer) -> {
+				if (answer instanceof Answer.Recorded recorded) {
+					response.getHeaders().clear();
+					return replayHead(response, recorded.response());
+				}
+				return body;
+			});
 	}
 
 	/**
 	 * A finishing step of the engine, made when subscribed: its store call does not block
-	 * (a blocking store's runs alone on the store scheduler). Once the store has answered
-	 * on another thread, the door goes on on Reactor's non-blocking threads; a store that
-	 * answered at once costs no thread hop.
+	 * (a blocking store's runs alone on the store scheduler). A store that answered at
+	 * once costs no thread hop; one that answered on another thread goes on through
+	 * {@code goingOn} (the request's event loop).
 	 */
-	private <T> Mono<T> engineCall(Supplier<CompletableFuture<T>> call) {
-		return Mono.defer(() -> {
-			CompletableFuture<T> finished = call.get();
-			Mono<T> mono = Mono.fromFuture(finished, true);
-			return finished.isDone() ? mono : mono.publishOn(Schedulers.parallel());
-		});
+	private <T> Mono<T> engineCall(Supplier<CompletableFuture<T>> call, Executor goingOn) {
+		return Mono.defer(() -> EngineSteps.ended(call.get(), goingOn));
 	}
 
 	/**

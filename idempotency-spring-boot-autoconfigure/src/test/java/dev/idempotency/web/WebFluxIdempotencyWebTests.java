@@ -5,6 +5,9 @@ import java.util.Map;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyRequestAttributes;
+import dev.idempotency.test.TestKeys;
+import org.junit.jupiter.api.Test;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
@@ -16,6 +19,8 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
 import org.springframework.web.server.ServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The WebFlux suite against annotated controllers ({@link WebTestApplication}'s and
@@ -49,6 +54,13 @@ class WebFluxIdempotencyWebTests extends AbstractWebFluxIdempotencyWebTests {
 			});
 		}
 
+		/** The thread the handler runs on, in its answer. */
+		@PostMapping("/exchange/thread")
+		@Idempotent
+		Mono<Map<String, Object>> thread() {
+			return Mono.fromSupplier(() -> Map.of("thread", Thread.currentThread().getName()));
+		}
+
 		@PostMapping("/exchange/not-stored")
 		@Idempotent
 		Mono<Map<String, Object>> notStored(ServerWebExchange exchange) {
@@ -56,6 +68,38 @@ class WebFluxIdempotencyWebTests extends AbstractWebFluxIdempotencyWebTests {
 			return Mono.fromSupplier(() -> Map.of("run", this.runs.count("exchange-not-stored")));
 		}
 
+	}
+
+	/**
+	 * A protected handler runs where WebFlux runs an unprotected one, on the request's
+	 * event loop, also when the store answered on a thread of its own (Lettuce's event
+	 * loop, a driver's, the bounded scheduler of a blocking store): not on Reactor's
+	 * parallel scheduler, a hand-off there and another back to write the answer.
+	 */
+	@Test
+	void aProtectedHandlerRunsOnTheRequestsEventLoopAsAnUnprotectedOneDoes() {
+		String unprotected = handlerThread(null);
+		assertThat(unprotected).as("an unprotected handler's thread").doesNotStartWith("parallel-");
+		for (int i = 0; i < 3; i++) {
+			assertThat(handlerThread(TestKeys.newKey())).as("a protected handler's thread")
+				.startsWith(unprotected.replaceAll("\\d+$", ""));
+		}
+	}
+
+	private String handlerThread(@Nullable String key) {
+		return client().post().uri("/exchange/thread").headers((headers) -> {
+			if (key != null) {
+				headers.set("Idempotency-Key", key);
+			}
+		})
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(Map.class)
+			.returnResult()
+			.getResponseBody()
+			.get("thread")
+			.toString();
 	}
 
 	/** Handlers that return plain values (and may block) run off the event loop. */
