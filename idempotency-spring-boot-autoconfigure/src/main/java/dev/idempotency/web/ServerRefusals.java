@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -66,7 +67,18 @@ final class ServerRefusals {
 		if (this.renderer != null) {
 			return this.renderer.render(error, exchange);
 		}
-		return write(rejected.getBody(), exchange);
+		ProblemDetail problem = rejected.getBody();
+		if (problem.getInstance() == null) {
+			// The request's path, as on Spring MVC.
+			try {
+				problem.setInstance(URI.create(exchange.getRequest().getURI().getRawPath()));
+			}
+			catch (IllegalArgumentException ex) {
+				// A path java.net.URI refuses alone: the problem goes without its
+				// instance rather than without its body.
+			}
+		}
+		return write(problem, exchange);
 	}
 
 	@SuppressWarnings("unchecked")

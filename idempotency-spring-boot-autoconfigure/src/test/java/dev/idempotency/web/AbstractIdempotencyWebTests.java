@@ -200,7 +200,9 @@ abstract class AbstractIdempotencyWebTests {
 			.jsonPath("$.type")
 			.isEqualTo(PROBLEM + "key-reused")
 			.jsonPath("$.status")
-			.isEqualTo(422);
+			.isEqualTo(422)
+			.jsonPath("$.instance")
+			.isEqualTo("/things");
 		create(key, "f").exchange()
 			.expectStatus()
 			.isCreated()
