@@ -215,13 +215,14 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	private @Nullable ConnectionHolder joinedTransaction(ContextView context) {
 		AtomicReference<@Nullable ConnectionHolder> found = new AtomicReference<>();
 		TransactionSynchronizationManager.forCurrentTransaction()
-			.mapNotNull((synchronization) -> synchronization.getResource(this.connectionFactory))
+			// An actual transaction's connection (a connection bound only for reuse, in a
+			// transaction context without one, is not).
+			.mapNotNull((synchronization) -> synchronization.isActualTransactionActive()
+					? synchronization.getResource(this.connectionFactory) : null)
 			.onErrorResume(NoTransactionException.class, (ex) -> Mono.empty())
 			.contextWrite(context)
 			.subscribe((resource) -> {
-				// A transaction's connection (a connection bound for reuse outside a
-				// transaction is not synchronized with one).
-				if (resource instanceof ConnectionHolder holder && holder.isSynchronizedWithTransaction()) {
+				if (resource instanceof ConnectionHolder holder) {
 					found.set(holder);
 				}
 			});
