@@ -2,11 +2,6 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTimeoutException;
-import java.sql.SQLTransientConnectionException;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -22,10 +17,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.QueryTimeoutException;
-import org.springframework.dao.RecoverableDataAccessException;
-import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
@@ -73,9 +64,6 @@ class HandlerTransactions {
 	private final String problemTypeBase;
 
 	private final DefaultTransactionDefinition definition;
-
-	/** {@link #isStoreFailure}. */
-	private static final Set<String> STORE_SQL_STATE_CLASSES = Set.of("08", "53", "57", "58", "XX");
 
 	private volatile boolean storeJoins = true;
 
@@ -200,22 +188,7 @@ class HandlerTransactions {
 	 * error) and XX (internal error).
 	 */
 	static boolean isStoreFailure(Throwable failure) {
-		Throwable cause = failure;
-		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
-			if (cause instanceof DataAccessResourceFailureException
-					|| cause instanceof TransientDataAccessResourceException || cause instanceof QueryTimeoutException
-					|| cause instanceof RecoverableDataAccessException
-					|| cause instanceof SQLTransientConnectionException
-					|| cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException
-					|| cause instanceof SQLTimeoutException) {
-				return true;
-			}
-			if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().length() >= 2
-					&& STORE_SQL_STATE_CLASSES.contains(sql.getSQLState().substring(0, 2))) {
-				return true;
-			}
-		}
-		return false;
+		return TransactionFailures.isStoreFailure(failure);
 	}
 
 	/**

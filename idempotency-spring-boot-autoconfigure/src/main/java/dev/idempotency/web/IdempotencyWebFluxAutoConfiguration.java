@@ -5,6 +5,9 @@ import java.util.List;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.core.internal.IdempotencyEngine;
+import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
+import dev.idempotency.store.seal.SealingStore;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -14,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.DispatcherHandler;
@@ -50,12 +54,35 @@ public final class IdempotencyWebFluxAutoConfiguration {
 	@Bean
 	WebFluxDoor idempotencyWebFluxDoor(IdempotencyEngine engine, IdempotencyProperties properties,
 			ServerIdempotencyScopeResolver scopeResolver, ObjectProvider<ServerIdempotencyErrorRenderer> renderer,
-			ObjectProvider<ServerCodecConfigurer> codecs) {
+			ObjectProvider<ServerCodecConfigurer> codecs, ObjectProvider<ReactiveHandlerTransactions> transactions) {
 		WebDoorSettings settings = WebDoorSettings.of(properties);
 		ServerRefusals refusals = new ServerRefusals(
 				() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create)), renderer.getIfAvailable(),
 				settings.problemTypeBase());
-		return new WebFluxDoor(engine, scopeResolver, refusals, settings, Schedulers.boundedElastic());
+		WebFluxDoor door = new WebFluxDoor(engine, scopeResolver, refusals, settings, Schedulers.boundedElastic());
+		door.setHandlerTransactions(transactions.getIfAvailable());
+		return door;
+	}
+
+	/**
+	 * Atomic completion: protected handlers run inside a reactive transaction on the
+	 * R2DBC store's {@code ConnectionFactory}, whose commit holds their record. Only with
+	 * the R2DBC store.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(
+			name = { "org.springframework.r2dbc.connection.R2dbcTransactionManager", "io.r2dbc.spi.ConnectionFactory" })
+	static class AtomicCompletionConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@Nullable ReactiveHandlerTransactions idempotencyReactiveHandlerTransactions(IdempotencyEngine engine) {
+			if (SealingStore.unwrap(engine.store()) instanceof R2dbcIdempotencyStore store) {
+				return new ReactiveHandlerTransactions(store);
+			}
+			return null;
+		}
+
 	}
 
 	/**

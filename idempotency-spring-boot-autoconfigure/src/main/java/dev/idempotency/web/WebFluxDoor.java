@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
@@ -14,6 +15,7 @@ import dev.idempotency.core.IdempotencyError;
 import dev.idempotency.core.IdempotencyErrorType;
 import dev.idempotency.core.KeyFormat;
 import dev.idempotency.core.internal.Answer;
+import dev.idempotency.core.internal.AtomicOutcome;
 import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.Fingerprints;
 import dev.idempotency.core.internal.IdempotencyEngine;
@@ -25,6 +27,7 @@ import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccess
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 import reactor.core.scheduler.Scheduler;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -67,6 +70,12 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 */
 	static final String PROTECTED_ATTRIBUTE = WebFluxDoor.class.getName() + ".PROTECTED";
 
+	/**
+	 * The Reactor context key of where a protected request goes on once a step of the
+	 * engine ended on another thread ({@link EngineSteps#goingOnFor}).
+	 */
+	private static final String GOING_ON = WebFluxDoor.class.getName() + ".GOING_ON";
+
 	private final IdempotencyEngine engine;
 
 	private final ServerIdempotencyScopeResolver scopeResolver;
@@ -76,6 +85,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	private final WebDoorSettings settings;
 
 	private final Executor storeExecutor;
+
+	private @Nullable ReactiveHandlerTransactions transactions;
 
 	WebFluxDoor(IdempotencyEngine engine, ServerIdempotencyScopeResolver scopeResolver, ServerRefusals refusals,
 			WebDoorSettings settings, Scheduler storeScheduler) {
@@ -152,8 +163,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				}
 				ServerWebExchange withBody = read.exchange(exchange);
 				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(withBody, chain, reservation, goingOn) : chain.filter(withBody);
-			});
+				return (reservation != null) ? run(withBody, chain, reservation) : chain.filter(withBody);
+			}).contextWrite(Context.of(GOING_ON, goingOn));
 		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
 	}
 
@@ -222,25 +233,195 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		});
 	}
 
+	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
+		ReactiveHandlerTransactions transactions = this.transactions;
+		if (transactions == null || !transactions.enabled()) {
+			return run(exchange, chain, reservation, null);
+		}
+		return transactions
+			.inTransaction((transaction) -> run(exchange, chain, reservation,
+					(transaction != null) ? new Atomic(transactions, transaction) : null))
+			.onErrorResume(ReplacedAnswer.class, (ex) -> {
+				// Nothing of the held answer was sent: the error replaces it.
+				exchange.getResponse().getHeaders().clear();
+				return this.refusals.refuse(exchange, ex.error);
+			});
+	}
+
+	/**
+	 * Runs the handler with its answer held; with {@code transaction}, inside it (atomic
+	 * completion, {@link #finishInTransaction}).
+	 */
 	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation,
-			Executor goingOn) {
+			@Nullable Atomic atomic) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
-				this.engine.settings().maxBodyBytes(), (body) -> finish(exchange, reservation, body, goingOn),
-				(bytes) -> engineCall(() -> this.engine.responseTooLargeAsync(reservation, bytes, this.storeExecutor),
-						goingOn)
-					.then());
+				this.engine.settings().maxBodyBytes(),
+				(body) -> (atomic != null)
+						? finishInTransaction(exchange, reservation, body, atomic.transactions(), atomic.run())
+						: finish(exchange, reservation, body),
+				(bytes) -> {
+					Mono<Void> released = engineCall(
+							() -> this.engine.responseTooLargeAsync(reservation, bytes, this.storeExecutor))
+						.then();
+					// Streamed as it comes, unrecorded: its writes commit first, as
+					// without a transaction.
+					return (atomic != null)
+							? commitUnrecorded(exchange, reservation, atomic.transactions(), atomic.run(), released)
+							: released;
+				});
 		Observation observation = this.engine.observation(reservation);
 		return chain.filter(exchange.mutate().response(response).build())
 			// The handler's own observations are children of the call's.
 			.contextWrite((context) -> (observation != null)
 					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
 			.then(Mono.defer(response::finishEmpty))
-			.onErrorResume((ex) -> engineCall(
-					() -> this.engine.failedAsync(reservation, "the handler failed: " + ex, ex, this.storeExecutor),
-					goingOn)
-				.then(Mono.error(ex)))
+			.onErrorResume((ex) -> !(ex instanceof ReplacedAnswer),
+					(ex) -> ((atomic != null) ? atomic.transactions().rollback(atomic.run()) : Mono.<Void>empty())
+						.then(engineCall(() -> this.engine.failedAsync(reservation, "the handler failed: " + ex, ex,
+								this.storeExecutor)))
+						.then(Mono.error(ex)))
 			// Calls no store.
 			.doOnCancel(() -> this.engine.abandoned(reservation, "the client went away while it ran"));
+	}
+
+	/**
+	 * Atomic completion: the handler ran inside {@code transaction}, still open. The
+	 * answer is recorded in it and it commits, and only then is the held answer sent. An
+	 * answer that is not recorded (marked not stored, a transaction marked rollback-only,
+	 * a status this mode does not record) rolls the handler's writes back first, and is
+	 * then finished as without a transaction, except that a success whose writes were
+	 * rolled back is never sent: the answer is {@code 503}, nothing was done. A handler
+	 * that wrote nothing in the transaction (it has not begun in the database) is
+	 * finished as without one: the empty transaction ends first, with nothing sent, and
+	 * the answer is recorded alone. A commit that fails with the application's own error
+	 * releases the key and leaves the door with that error, for WebFlux's error handling;
+	 * a failure of the database is answered {@code 503}. As the Spring MVC door
+	 * ({@code IdempotencyFilter}).
+	 */
+	private Mono<byte[]> finishInTransaction(ServerWebExchange exchange, Reservation reservation, byte[] body,
+			ReactiveHandlerTransactions transactions, ReactiveHandlerTransactions.Run transaction) {
+		ServerHttpResponse response = exchange.getResponse();
+		HttpStatusCode code = response.getStatusCode();
+		int status = (code != null) ? code.value() : 200;
+		String what = exchange.getRequest().getMethod().name() + " " + exchange.getRequest().getPath().value();
+		String rollbackReason = rollbackReason(exchange, status, transaction);
+		if (rollbackReason != null) {
+			return transactions.rollback(transaction).then(Mono.defer(() -> {
+				if (status >= 200 && status < 400) {
+					// Its writes were rolled back: the success it reports did not happen.
+					return engineCall(() -> this.engine.failedAsync(reservation, rollbackReason, this.storeExecutor))
+						.then(Mono.error(new ReplacedAnswer(this.engine.transactionRolledBack(rollbackReason))));
+				}
+				return finish(exchange, reservation, body);
+			}));
+		}
+		if (transactions.isEmpty(transaction)) {
+			// The handler wrote nothing: no write for the record to be atomic with. The
+			// empty transaction ends with nothing sent, and the answer is recorded alone.
+			return transactions.commit(transaction, what)
+				.flatMap((failure) -> failure.isEmpty() ? finish(exchange, reservation, body)
+						: failedAlone(reservation, failure.get()));
+		}
+		StoredResponse own = new StoredResponse(status, this.settings.storedHeaders(response.getHeaders()), body);
+		return engineCall(() -> transactions.joining(transaction,
+				() -> this.engine.succeededInTransactionAsync(reservation, own, this.storeExecutor)))
+			.flatMap((outcome) -> (outcome.commits() ? transactions.commit(transaction, what)
+					: transactions.rollback(transaction).then(Mono.just(Optional.<Throwable>empty())))
+				.flatMap((failure) -> transactionEnded(response, reservation, body, outcome, failure.orElse(null))));
+	}
+
+	/**
+	 * Why the handler's transaction must roll back instead of committing with a record;
+	 * {@code null}: it commits.
+	 */
+	private @Nullable String rollbackReason(ServerWebExchange exchange, int status,
+			ReactiveHandlerTransactions.Run transaction) {
+		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
+		if (notStored != null) {
+			return "the application marked its answer not stored: " + notStored;
+		}
+		if (transaction.isRollbackOnly()) {
+			return "the transaction was marked rollback-only";
+		}
+		if (!this.engine.records(status)) {
+			return "status " + status + " is not recorded";
+		}
+		return null;
+	}
+
+	/** The body to send once the transaction of a recorded answer has ended. */
+	private Mono<byte[]> transactionEnded(ServerHttpResponse response, Reservation reservation, byte[] body,
+			AtomicOutcome outcome, @Nullable Throwable commitFailure) {
+		if (outcome.conflicted() || (commitFailure != null && ReactiveHandlerTransactions.isConflict(commitFailure))) {
+			// The database rolled it back to settle a conflict with another transaction,
+			// such as another attempt's: nothing of it was done.
+			return engineCall(() -> this.engine.transactionConflictedAsync(reservation, outcome, this.storeExecutor))
+				.map((after) -> {
+					if (after instanceof AtomicOutcome.Replay replay) {
+						return replayed(response, replay.response());
+					}
+					throw new ReplacedAnswer((after instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
+							: this.engine.transactionRolledBack("it conflicted with another transaction"));
+				});
+		}
+		if (commitFailure != null && !ReactiveHandlerTransactions.isStoreFailure(commitFailure)) {
+			// The application's own writes failed at the commit: answered as if its
+			// handler had failed, never as a store outage to retry.
+			return engineCall(
+					() -> this.engine.commitFailedAsync(reservation, outcome, commitFailure, this.storeExecutor))
+				.then(Mono.error(commitFailure));
+		}
+		boolean committed = outcome.commits() && commitFailure == null;
+		return engineCall(() -> this.engine.transactionEndedAsync(reservation, outcome, committed, this.storeExecutor))
+			.then(Mono.fromSupplier(() -> {
+				if (committed) {
+					return body;
+				}
+				if (outcome instanceof AtomicOutcome.Replay replay) {
+					return replayed(response, replay.response());
+				}
+				throw new ReplacedAnswer((outcome instanceof AtomicOutcome.Refuse refuse) ? refuse.error()
+						: this.engine.transactionRolledBack("its commit failed"));
+			}));
+	}
+
+	/**
+	 * An answer too large to store streams to the client unrecorded: its transaction
+	 * commits first, then its key is released.
+	 */
+	private Mono<Void> commitUnrecorded(ServerWebExchange exchange, Reservation reservation,
+			ReactiveHandlerTransactions transactions, ReactiveHandlerTransactions.Run transaction,
+			Mono<Void> released) {
+		String what = exchange.getRequest().getMethod().name() + " " + exchange.getRequest().getPath().value();
+		return transactions.commit(transaction, what)
+			.flatMap((failure) -> failure.isEmpty() ? released : failedAlone(reservation, failure.get()).then());
+	}
+
+	/**
+	 * The commit of a transaction that held no record failed: the key is released, and
+	 * the answer is the application's failure, or {@code 503} for the database's.
+	 */
+	private Mono<byte[]> failedAlone(Reservation reservation, Throwable failure) {
+		Throwable answer = ReactiveHandlerTransactions.isStoreFailure(failure)
+				? new ReplacedAnswer(this.engine.transactionRolledBack("its commit failed")) : failure;
+		return engineCall(() -> this.engine.failedAsync(reservation, "its commit failed: " + failure, failure,
+				this.storeExecutor))
+			.then(Mono.error(answer));
+	}
+
+	/** Sets another attempt's recorded answer on the response; gives its body. */
+	private static byte[] replayed(ServerHttpResponse response, StoredResponse recorded) {
+		response.getHeaders().clear();
+		return replayHead(response, recorded);
+	}
+
+	/**
+	 * Atomic completion: protected handlers run inside a transaction whose commit holds
+	 * their record; {@code null}: none (set by the auto-configuration with the R2DBC
+	 * store).
+	 */
+	void setHandlerTransactions(@Nullable ReactiveHandlerTransactions transactions) {
+		this.transactions = transactions;
 	}
 
 	/**
@@ -248,35 +429,37 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * own, or in record-after-success mode the answer another attempt recorded first, its
 	 * status and headers set on the response.
 	 */
-	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body, Executor goingOn) {
+	private Mono<byte[]> finish(ServerWebExchange exchange, Reservation reservation, byte[] body) {
 		Object notStored = exchange.getAttribute(IdempotencyRequestAttributes.NOT_STORED_REASON);
 		if (notStored != null) {
 			return engineCall(() -> this.engine.failedAsync(reservation,
-					"the application marked its answer not stored: " + notStored, this.storeExecutor), goingOn)
+					"the application marked its answer not stored: " + notStored, this.storeExecutor))
 				.thenReturn(body);
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		HttpStatusCode status = response.getStatusCode();
 		StoredResponse own = new StoredResponse((status != null) ? status.value() : 200,
 				this.settings.storedHeaders(response.getHeaders()), body);
-		return engineCall(() -> this.engine.succeededAsync(reservation, own, this.storeExecutor), goingOn)
-			.map((answer) -> {
-				if (answer instanceof Answer.Recorded recorded) {
-					response.getHeaders().clear();
-					return replayHead(response, recorded.response());
-				}
-				return body;
-			});
+		return engineCall(() -> this.engine.succeededAsync(reservation, own, this.storeExecutor)).map((answer) -> {
+			if (answer instanceof Answer.Recorded recorded) {
+				response.getHeaders().clear();
+				return replayHead(response, recorded.response());
+			}
+			return body;
+		});
 	}
 
 	/**
 	 * A finishing step of the engine, made when subscribed: its store call does not block
 	 * (a blocking store's runs alone on the store scheduler). A store that answered at
-	 * once costs no thread hop; one that answered on another thread goes on through
-	 * {@code goingOn} (the request's event loop).
+	 * once costs no thread hop; one that answered on another thread goes on where the
+	 * request's protection does ({@link #GOING_ON}: the request's event loop).
 	 */
-	private <T> Mono<T> engineCall(Supplier<CompletableFuture<T>> call, Executor goingOn) {
-		return Mono.defer(() -> EngineSteps.ended(call.get(), goingOn));
+	private <T> Mono<T> engineCall(Supplier<CompletableFuture<T>> call) {
+		return Mono.deferContextual((context) -> {
+			Executor goingOn = context.hasKey(GOING_ON) ? context.get(GOING_ON) : EngineSteps.NON_BLOCKING;
+			return EngineSteps.ended(call.get(), goingOn);
+		});
 	}
 
 	/**
@@ -345,6 +528,26 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			RequestBody read = this.body;
 			byte[] bytes = (read != null) ? read.bytes() : null;
 			return (bytes != null) ? exchange.mutate().request(cached(exchange.getRequest(), bytes)).build() : exchange;
+		}
+
+	}
+
+	/** A run inside a transaction of the door: atomic completion. */
+	private record Atomic(ReactiveHandlerTransactions transactions, ReactiveHandlerTransactions.Run run) {
+	}
+
+	/**
+	 * An error that replaces a held answer whose transaction did not commit (or that the
+	 * door refused after it ran): nothing of the answer was sent.
+	 */
+	@SuppressWarnings("serial")
+	private static final class ReplacedAnswer extends RuntimeException {
+
+		private final transient IdempotencyError error;
+
+		ReplacedAnswer(IdempotencyError error) {
+			super(error.detail(), null, false, false);
+			this.error = error;
 		}
 
 	}

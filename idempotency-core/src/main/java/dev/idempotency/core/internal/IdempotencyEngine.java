@@ -416,6 +416,25 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * @throws IllegalStateException if the reservation was finished already
 	 */
 	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+		return inTransaction(reservation, response).finish();
+	}
+
+	/**
+	 * {@link #succeededInTransaction} without blocking the calling thread: the store call
+	 * through the store's non-blocking variant ({@link IdempotencyStore#completeAsync} or
+	 * {@link IdempotencyStore#recordCompletedAsync}), made on the calling thread (so that
+	 * a store that joins the caller's transaction sees it there), decided on the thread
+	 * that completes it.
+	 * @param executor where a blocking store runs the call
+	 * @throws IllegalArgumentException if the response is not one that is recorded
+	 * @throws IllegalStateException if the reservation was finished already
+	 */
+	public CompletableFuture<AtomicOutcome> succeededInTransactionAsync(Reservation reservation,
+			StoredResponse response, Executor executor) {
+		return inTransaction(reservation, response).finishAsync(executor);
+	}
+
+	private Finishing<AtomicOutcome> inTransaction(Reservation reservation, StoredResponse response) {
 		if (!records(response.status()) || response.body().length > this.settings.maxBodyBytes()) {
 			throw new IllegalArgumentException("A response with status " + response.status() + " and "
 					+ response.body().length + " bytes is not recorded: roll its transaction back instead");
@@ -435,11 +454,26 @@ public class IdempotencyEngine implements AutoCloseable {
 	 * with the application's own error is {@link #commitFailed})
 	 */
 	public void transactionEnded(Reservation reservation, AtomicOutcome outcome, boolean committed) {
+		ended(reservation, outcome, committed).finish();
+	}
+
+	/**
+	 * {@link #transactionEnded} without blocking the calling thread, as
+	 * {@link #succeededAsync}.
+	 * @param executor where a blocking store runs the call
+	 */
+	public CompletableFuture<@Nullable Void> transactionEndedAsync(Reservation reservation, AtomicOutcome outcome,
+			boolean committed, Executor executor) {
+		return ended(reservation, outcome, committed).finishAsync(executor);
+	}
+
+	private Finishing<@Nullable Void> ended(Reservation reservation, AtomicOutcome outcome, boolean committed) {
 		if (committed) {
 			this.reporter.finished(outcome.result(), reservation);
-			return;
+			return Finishing.done(null);
 		}
-		this.model.rolledBack(reservation, outcome, outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result());
+		return this.model.rolledBack(reservation, outcome,
+				outcome.commits() ? ExecutionResult.STORE_ERROR : outcome.result());
 	}
 
 	/**
@@ -453,7 +487,18 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public void commitFailed(Reservation reservation, AtomicOutcome outcome, Throwable error) {
 		observeError(reservation, error);
-		this.model.rolledBack(reservation, outcome, ExecutionResult.RELEASED);
+		this.model.rolledBack(reservation, outcome, ExecutionResult.RELEASED).finish();
+	}
+
+	/**
+	 * {@link #commitFailed} without blocking the calling thread, as
+	 * {@link #succeededAsync}.
+	 * @param executor where a blocking store runs the call
+	 */
+	public CompletableFuture<@Nullable Void> commitFailedAsync(Reservation reservation, AtomicOutcome outcome,
+			Throwable error, Executor executor) {
+		observeError(reservation, error);
+		return this.model.rolledBack(reservation, outcome, ExecutionResult.RELEASED).finishAsync(executor);
 	}
 
 	/**
@@ -470,6 +515,16 @@ public class IdempotencyEngine implements AutoCloseable {
 	 */
 	public AtomicOutcome transactionConflicted(Reservation reservation, AtomicOutcome outcome) {
 		return this.model.conflicted(reservation, outcome);
+	}
+
+	/**
+	 * {@link #transactionConflicted} without blocking the calling thread: its looks
+	 * through the store's non-blocking variant, its waits delays that hold no thread.
+	 * @param executor where a blocking store runs its calls
+	 */
+	public CompletableFuture<AtomicOutcome> transactionConflictedAsync(Reservation reservation, AtomicOutcome outcome,
+			Executor executor) {
+		return this.model.conflictedAsync(reservation, outcome, executor);
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.idempotency.core.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -186,41 +187,59 @@ final class LeaseModel implements ProtocolModel {
 	 * failed, the transaction rolls back.
 	 */
 	@Override
-	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+	public Finishing<AtomicOutcome> succeededInTransaction(Reservation reservation, StoredResponse response) {
 		Reservation.Lease lease = lease(reservation);
-		try {
-			if (this.reporter.timed("complete",
-					() -> this.engine.store().complete(lease.id(), lease.ownerToken(), response))) {
-				return AtomicOutcome.commit(true);
+		return new Finishing.StoreCall<Boolean, AtomicOutcome>(this.reporter, "complete") {
+
+			@Override
+			Boolean call() {
+				return LeaseModel.this.engine.store().complete(lease.id(), lease.ownerToken(), response);
 			}
-			logger.warn("Could not complete " + lease
-					+ ": another owner took it over; its transaction is rolled back, and another request runs it");
-			return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.OWNERSHIP_LOST, false);
-		}
-		catch (RuntimeException ex) {
-			if (TransactionConflictException.isConflict(ex)) {
-				logger.info("The database rolled back the transaction of " + lease
-						+ " to settle a conflict with another transaction (" + ex.getMessage()
-						+ "); nothing of it was done, a retry runs it again");
-				return AtomicOutcome.conflict(conflictRefusal(), true);
+
+			@Override
+			CompletionStage<Boolean> callAsync(Executor executor) {
+				return LeaseModel.this.engine.store().completeAsync(lease.id(), lease.ownerToken(), response, executor);
 			}
-			logger.error("Could not store the response of " + lease
-					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
-			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
-					ExecutionResult.STORE_ERROR, true);
-		}
+
+			@Override
+			AtomicOutcome decide(Boolean completed) {
+				if (completed) {
+					return AtomicOutcome.commit(true);
+				}
+				logger.warn("Could not complete " + lease + ": another owner took it over; its transaction is rolled"
+						+ " back, and another request runs it");
+				return AtomicOutcome.refuse(LeaseModel.this.refusals.inFlight(), ExecutionResult.OWNERSHIP_LOST, false);
+			}
+
+			@Override
+			AtomicOutcome storeFailed(Exception ex) {
+				if (TransactionConflictException.isConflict(ex)) {
+					logger.info("The database rolled back the transaction of " + lease
+							+ " to settle a conflict with another transaction (" + ex.getMessage()
+							+ "); nothing of it was done, a retry runs it again");
+					return AtomicOutcome.conflict(conflictRefusal(), true);
+				}
+				logger.error("Could not store the response of " + lease
+						+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+				return AtomicOutcome.refuse(
+						LeaseModel.this.refusals.transactionRolledBack("its answer could not be recorded"),
+						ExecutionResult.STORE_ERROR, true);
+			}
+
+		};
 	}
 
 	/**
 	 * Releases a record that is still this run's, so that the key is free again at once.
 	 */
 	@Override
-	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
+	public Finishing<@Nullable Void> rolledBack(Reservation reservation, AtomicOutcome outcome,
+			ExecutionResult result) {
 		if (outcome.commits() || outcome.releaseAfterRollback()) {
-			release(lease(reservation), "its transaction did not commit", result, null).finish();
-			return;
+			return release(lease(reservation), "its transaction did not commit", result, (@Nullable Void) null);
 		}
 		this.reporter.finished(result, reservation);
+		return Finishing.done(null);
 	}
 
 	/**
@@ -229,8 +248,16 @@ final class LeaseModel implements ProtocolModel {
 	 */
 	@Override
 	public AtomicOutcome conflicted(Reservation reservation, AtomicOutcome outcome) {
-		rolledBack(reservation, AtomicOutcome.conflict(conflictRefusal(), true), ExecutionResult.RELEASED);
+		rolledBack(reservation, AtomicOutcome.conflict(conflictRefusal(), true), ExecutionResult.RELEASED).finish();
 		return AtomicOutcome.refuse(conflictRefusal(), ExecutionResult.RELEASED, false);
+	}
+
+	@Override
+	public CompletableFuture<AtomicOutcome> conflictedAsync(Reservation reservation, AtomicOutcome outcome,
+			Executor executor) {
+		return rolledBack(reservation, AtomicOutcome.conflict(conflictRefusal(), true), ExecutionResult.RELEASED)
+			.finishAsync(executor)
+			.thenApply((released) -> AtomicOutcome.refuse(conflictRefusal(), ExecutionResult.RELEASED, false));
 	}
 
 	private IdempotencyError conflictRefusal() {

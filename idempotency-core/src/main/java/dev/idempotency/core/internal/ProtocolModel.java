@@ -1,6 +1,8 @@
 package dev.idempotency.core.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencySettings;
@@ -52,20 +54,31 @@ interface ProtocolModel {
 	<A extends @Nullable Object> Finishing<A> notRecorded(Reservation reservation, String reason,
 			ExecutionResult result, A value);
 
-	/** Atomic completion: records the response in the run's own transaction. */
-	AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response);
+	/**
+	 * Atomic completion: the step that records the response in the run's own transaction
+	 * and says what becomes of it.
+	 */
+	Finishing<AtomicOutcome> succeededInTransaction(Reservation reservation, StoredResponse response);
 
 	/**
-	 * Atomic completion: the run's transaction rolled back (or failed to commit); frees
-	 * the key if the outcome says so, and reports {@code result}.
+	 * Atomic completion: the run's transaction rolled back (or failed to commit): the
+	 * step that frees the key if the outcome says so, and reports {@code result}.
 	 */
-	void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result);
+	Finishing<@Nullable Void> rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result);
 
 	/**
 	 * The answer to a run whose transaction the database rolled back to settle a conflict
-	 * with another one, once it has ended; reports the run's result.
+	 * with another one, once it has ended; reports the run's result. Blocks while it
+	 * waits.
 	 */
 	AtomicOutcome conflicted(Reservation reservation, AtomicOutcome outcome);
+
+	/**
+	 * {@link #conflicted} without blocking: its store calls through the store's
+	 * non-blocking variants, a wait a delay that holds no thread.
+	 * @param executor where a blocking store runs its calls
+	 */
+	CompletableFuture<AtomicOutcome> conflictedAsync(Reservation reservation, AtomicOutcome outcome, Executor executor);
 
 	/** What becomes of the key of an abandoned run, in words for the log. */
 	String afterAbandoning();

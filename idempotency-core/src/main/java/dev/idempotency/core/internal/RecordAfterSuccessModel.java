@@ -3,8 +3,10 @@ package dev.idempotency.core.internal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyOutcome;
@@ -228,26 +230,49 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	 * store failure, {@code 503 store-unavailable}.
 	 */
 	@Override
-	public AtomicOutcome succeededInTransaction(Reservation reservation, StoredResponse response) {
+	public Finishing<AtomicOutcome> succeededInTransaction(Reservation reservation, StoredResponse response) {
 		Reservation.RecordAfterSuccess run = run(reservation);
-		Optional<IdempotencyRecord> existing;
-		try {
-			existing = recordCompleted(run, response);
-		}
-		catch (RuntimeException ex) {
-			if (TransactionConflictException.isConflict(ex)) {
-				// Such as another attempt of the same request whose commit waits for
-				// this one's writes while this insert waits for its record: a deadlock.
-				logger.info("The database rolled back the transaction of " + run
-						+ " to settle a conflict with another transaction (" + ex.getMessage()
-						+ "); it answers with what another attempt records, if one does");
-				return AtomicOutcome.conflict(this.refusals.inFlight(), false);
+		CompletedRecordRequest request = recordRequest(run, response);
+		return new Finishing.StoreCall<Optional<IdempotencyRecord>, AtomicOutcome>(this.reporter, "record_completed") {
+
+			@Override
+			Optional<IdempotencyRecord> call() {
+				return RecordAfterSuccessModel.this.engine.store().recordCompleted(request);
 			}
-			logger.error("Could not record the response of " + run
-					+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
-			return AtomicOutcome.refuse(this.refusals.transactionRolledBack("its answer could not be recorded"),
-					ExecutionResult.STORE_ERROR, false);
-		}
+
+			@Override
+			CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
+				return RecordAfterSuccessModel.this.engine.store().recordCompletedAsync(request, executor);
+			}
+
+			@Override
+			AtomicOutcome decide(Optional<IdempotencyRecord> existing) {
+				return recordedInTransaction(run, existing);
+			}
+
+			@Override
+			AtomicOutcome storeFailed(Exception ex) {
+				if (TransactionConflictException.isConflict(ex)) {
+					// Such as another attempt of the same request whose commit waits for
+					// this one's writes while this insert waits for its record: a
+					// deadlock.
+					logger.info("The database rolled back the transaction of " + run
+							+ " to settle a conflict with another transaction (" + ex.getMessage()
+							+ "); it answers with what another attempt records, if one does");
+					return AtomicOutcome.conflict(RecordAfterSuccessModel.this.refusals.inFlight(), false);
+				}
+				logger.error("Could not record the response of " + run
+						+ " in its transaction; the transaction is rolled back and a retry runs it again", ex);
+				return AtomicOutcome.refuse(
+						RecordAfterSuccessModel.this.refusals.transactionRolledBack("its answer could not be recorded"),
+						ExecutionResult.STORE_ERROR, false);
+			}
+
+		};
+	}
+
+	private AtomicOutcome recordedInTransaction(Reservation.RecordAfterSuccess run,
+			Optional<IdempotencyRecord> existing) {
 		if (existing.isEmpty()) {
 			return AtomicOutcome.commit(false);
 		}
@@ -269,8 +294,10 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 
 	/** Nothing was written outside the transaction: there is nothing to free. */
 	@Override
-	public void rolledBack(Reservation reservation, AtomicOutcome outcome, ExecutionResult result) {
+	public Finishing<@Nullable Void> rolledBack(Reservation reservation, AtomicOutcome outcome,
+			ExecutionResult result) {
 		this.reporter.finished(result, reservation);
+		return Finishing.done(null);
 	}
 
 	/**
@@ -284,27 +311,81 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 		Reservation.RecordAfterSuccess run = run(reservation);
 		Instant deadline = this.existingRecords.inFlightDeadline();
 		while (true) {
-			IdempotencyRecord record = null;
+			Optional<IdempotencyRecord> found;
 			try {
-				record = this.reporter.timed("find", () -> this.engine.store().find(run.id())).orElse(null);
+				found = this.reporter.timed("find", () -> this.engine.store().find(run.id()));
 			}
 			catch (RuntimeException ex) {
 				logger.debug("Could not look for the answer recorded for " + run + ": " + ex);
+				found = Optional.empty();
 			}
-			if (record != null && isCompletedFor(record, run)) {
-				answerRecorded(run, record, "recorded its response as this one's transaction was rolled back");
-				return AtomicOutcome.replay(record.completedResponse());
+			AtomicOutcome answer = afterConflict(run, found, deadline);
+			if (answer != null) {
+				return answer;
 			}
-			if (record != null && record.state() == RecordState.COMPLETED) {
-				this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
-				return AtomicOutcome.refuse(Refusals.keyReused(), ExecutionResult.NOT_RECORDED, false);
-			}
-			Duration delay = this.existingRecords.pollDelay(deadline);
-			if (delay.isNegative() || delay.isZero() || !sleep(delay)) {
-				this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
-				return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.NOT_RECORDED, false);
+			if (!sleep(this.existingRecords.pollDelay(deadline))) {
+				return gaveUp(run);
 			}
 		}
+	}
+
+	@Override
+	public CompletableFuture<AtomicOutcome> conflictedAsync(Reservation reservation, AtomicOutcome outcome,
+			Executor executor) {
+		Reservation.RecordAfterSuccess run = run(reservation);
+		return conflictedAsync(run, this.existingRecords.inFlightDeadline(), executor);
+	}
+
+	private CompletableFuture<AtomicOutcome> conflictedAsync(Reservation.RecordAfterSuccess run, Instant deadline,
+			Executor executor) {
+		CompletionStage<Optional<IdempotencyRecord>> looked;
+		try {
+			looked = this.reporter.timedAsync("find", () -> this.engine.store().findAsync(run.id(), executor));
+		}
+		catch (RuntimeException ex) {
+			looked = CompletableFuture.failedFuture(ex);
+		}
+		return looked.handle((found, error) -> {
+			if (error != null) {
+				logger.debug("Could not look for the answer recorded for " + run + ": " + error);
+			}
+			return afterConflict(run, (found != null) ? found : Optional.<IdempotencyRecord>empty(), deadline);
+		}).thenCompose((answer) -> {
+			if (answer != null) {
+				return CompletableFuture.completedFuture(answer);
+			}
+			Executor later = CompletableFuture.delayedExecutor(
+					Math.max(1, this.existingRecords.pollDelay(deadline).toMillis()), TimeUnit.MILLISECONDS, executor);
+			return CompletableFuture.supplyAsync(() -> run, later)
+				.thenCompose((same) -> conflictedAsync(same, deadline, executor));
+		}).toCompletableFuture();
+	}
+
+	/**
+	 * What a look after a conflict found decides: the answer another attempt recorded, a
+	 * refusal, or {@code null}: look again after a poll delay.
+	 */
+	private @Nullable AtomicOutcome afterConflict(Reservation.RecordAfterSuccess run, Optional<IdempotencyRecord> found,
+			Instant deadline) {
+		IdempotencyRecord record = found.orElse(null);
+		if (record != null && isCompletedFor(record, run)) {
+			answerRecorded(run, record, "recorded its response as this one's transaction was rolled back");
+			return AtomicOutcome.replay(record.completedResponse());
+		}
+		if (record != null && record.state() == RecordState.COMPLETED) {
+			this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
+			return AtomicOutcome.refuse(Refusals.keyReused(), ExecutionResult.NOT_RECORDED, false);
+		}
+		Duration delay = this.existingRecords.pollDelay(deadline);
+		if (delay.isNegative() || delay.isZero()) {
+			return gaveUp(run);
+		}
+		return null;
+	}
+
+	private AtomicOutcome gaveUp(Reservation.RecordAfterSuccess run) {
+		this.reporter.finished(ExecutionResult.NOT_RECORDED, run);
+		return AtomicOutcome.refuse(this.refusals.inFlight(), ExecutionResult.NOT_RECORDED, false);
 	}
 
 	private static boolean sleep(Duration delay) {
@@ -321,11 +402,6 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	@Override
 	public String afterAbandoning() {
 		return "nothing was recorded, a retry runs it again";
-	}
-
-	private Optional<IdempotencyRecord> recordCompleted(Reservation.RecordAfterSuccess run, StoredResponse response) {
-		CompletedRecordRequest request = recordRequest(run, response);
-		return this.reporter.timed("record_completed", () -> this.engine.store().recordCompleted(request));
 	}
 
 	private static CompletedRecordRequest recordRequest(Reservation.RecordAfterSuccess run, StoredResponse response) {

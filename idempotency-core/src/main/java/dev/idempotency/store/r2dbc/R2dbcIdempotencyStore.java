@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -26,20 +27,24 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
+import dev.idempotency.store.TransactionConflictException;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStatements;
 import dev.idempotency.store.jdbc.RecordColumns;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryMetadata;
+import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Row;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.context.ContextView;
 
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.r2dbc.BadSqlGrammarException;
+import org.springframework.r2dbc.connection.ConnectionHolder;
 import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.transaction.NoTransactionException;
@@ -58,12 +63,14 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
  * the blocking ones wait for the same calls, for callers on threads that may block (the
  * heartbeat, the purge, the Actuator endpoint).
  * <p>
- * As the JDBC store, a call never joins a caller's reactive transaction: a statement runs
- * alone in auto-commit, or in a transaction of its own ({@code REQUIRES_NEW}) when a
+ * A call never joins a caller's reactive transaction by accident: a statement runs alone
+ * in auto-commit, or in a transaction of its own ({@code REQUIRES_NEW}) when a
  * transaction is active in the caller's context, and the reservations of MariaDB and H2
  * (a write and a read of the locked row) and the purge run in a transaction of their own.
- * Not (yet) supported: completion in the caller's transaction, and PostgreSQL's
- * asynchronous commit of a reservation.
+ * The one exception is the completion and the recording of a run started inside
+ * {@link #joining}, which the reactive door uses for atomic completion: they join the
+ * transaction of the context given, when it is on this store's {@code ConnectionFactory}.
+ * Not (yet) supported: PostgreSQL's asynchronous commit of a reservation.
  * <p>
  * Built with {@link #builder(ConnectionFactory)}.
  *
@@ -91,6 +98,18 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private final TransactionalOperator ownTransaction;
 
+	/**
+	 * Statements on the application's own factory, whose transactions the completion
+	 * joins (on H2 {@link #client} uses a factory of its own).
+	 */
+	private final DatabaseClient joiningClient;
+
+	/**
+	 * The Reactor context of the caller whose transaction a completion joins, while
+	 * {@link #joining} runs the call that starts it.
+	 */
+	private static final ThreadLocal<@Nullable ContextView> CALLER_CONTEXT = new ThreadLocal<>();
+
 	R2dbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.connectionFactory = builder.connectionFactory;
 		ConnectionFactory statements = (dialect == JdbcIdempotencyDialect.H2) ? onBoundedElastic(this.connectionFactory)
@@ -104,6 +123,110 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(statements), definition);
+		this.joiningClient = (statements == this.connectionFactory) ? this.client
+				: DatabaseClient.create(this.connectionFactory);
+	}
+
+	/**
+	 * A transaction manager on this store's {@code ConnectionFactory} whose transactions
+	 * cost nothing in the database until their first statement: {@code BEGIN} goes out
+	 * with it, and a transaction that sent none commits with nothing sent (the R2DBC
+	 * drivers send {@code BEGIN} at once, and {@code COMMIT} for it, two round trips for
+	 * a transaction that wrote nothing). Its transactions are bound under that factory,
+	 * so the application's own transactions on it join them, and so does the completion
+	 * of a run ({@link #joining}), which also tells whether one is still empty
+	 * ({@link #joinedTransactionIsEmpty()}).
+	 * @return a new transaction manager
+	 * @since 0.1.0
+	 */
+	public R2dbcTransactionManager lazyTransactionManager() {
+		return new R2dbcTransactionManager(new LazyBeginConnectionFactory(this.connectionFactory));
+	}
+
+	/**
+	 * Runs {@code call}, which starts a store call of the engine on this thread (such as
+	 * {@code IdempotencyEngine#succeededInTransactionAsync}), with the reactive
+	 * transaction of {@code context} as the caller's: a completion or recording started
+	 * by it joins that transaction when it is on this store's {@code ConnectionFactory}
+	 * ({@link #joinsCurrentTransaction()} says whether it is), so the record commits or
+	 * rolls back with the caller's writes. Nothing else of the store joins it.
+	 * @param context the Reactor context of the caller's transactional publisher
+	 * @param call what starts the store call
+	 * @return what {@code call} returns
+	 * @since 0.1.0
+	 */
+	public static <T> T joining(ContextView context, Supplier<T> call) {
+		ContextView outer = CALLER_CONTEXT.get();
+		CALLER_CONTEXT.set(context);
+		try {
+			return call.get();
+		}
+		finally {
+			if (outer != null) {
+				CALLER_CONTEXT.set(outer);
+			}
+			else {
+				CALLER_CONTEXT.remove();
+			}
+		}
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Only inside {@link #joining}, when its context holds a reactive transaction on this
+	 * store's {@code ConnectionFactory}.
+	 */
+	@Override
+	public boolean joinsCurrentTransaction() {
+		return joinedTransaction() != null;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Told for a transaction of {@link #lazyTransactionManager()} that has sent no
+	 * statement yet.
+	 */
+	@Override
+	public boolean joinedTransactionIsEmpty() {
+		ConnectionHolder holder = joinedTransaction();
+		return holder != null && LazyBeginConnectionFactory.hasSentNothing(holder.getConnection());
+	}
+
+	/**
+	 * The context to join, when {@link #joining} runs and its context holds an active
+	 * transaction on this store's {@code ConnectionFactory}; else {@code null}.
+	 */
+	private @Nullable ContextView joinedContext() {
+		ContextView context = CALLER_CONTEXT.get();
+		return (context != null && joinedTransaction(context) != null) ? context : null;
+	}
+
+	private @Nullable ConnectionHolder joinedTransaction() {
+		ContextView context = CALLER_CONTEXT.get();
+		return (context != null) ? joinedTransaction(context) : null;
+	}
+
+	/**
+	 * The connection of the active transaction on this store's factory in
+	 * {@code context}: read at once (the look-up completes as it is subscribed to).
+	 */
+	private @Nullable ConnectionHolder joinedTransaction(ContextView context) {
+		AtomicReference<@Nullable ConnectionHolder> found = new AtomicReference<>();
+		TransactionSynchronizationManager.forCurrentTransaction()
+			// An actual transaction's connection (a connection bound only for reuse, in a
+			// transaction context without one, is not).
+			.mapNotNull((synchronization) -> synchronization.isActualTransactionActive()
+					? synchronization.getResource(this.connectionFactory) : null)
+			.onErrorResume(NoTransactionException.class, (ex) -> Mono.empty())
+			.contextWrite(context)
+			.subscribe((resource) -> {
+				if (resource instanceof ConnectionHolder holder) {
+					found.set(holder);
+				}
+			});
+		return found.get();
 	}
 
 	/**
@@ -223,6 +346,13 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private Mono<Boolean> completeMono(RecordId id, String ownerToken, StoredResponse response) {
 		byte[] encoded = StoredResponseCodec.encode(response);
+		ContextView joined = joinedContext();
+		if (joined != null) {
+			return call("complete", Mono
+				.defer(() -> updated(owned(this.joiningClient, this.statements.complete(), id, ownerToken)
+					.bind("response", ByteBuffer.wrap(encoded))))
+				.contextWrite(joined));
+		}
 		return call("complete", alone(Mono.defer(() -> updated(
 				owned(this.statements.complete(), id, ownerToken).bind("response", ByteBuffer.wrap(encoded))))));
 	}
@@ -262,7 +392,40 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private Mono<Optional<IdempotencyRecord>> recordCompletedMono(CompletedRecordRequest request) {
 		byte[] encoded = StoredResponseCodec.encode(request.response());
+		ContextView joined = joinedContext();
+		if (joined != null) {
+			return call("record", recordJoined(request, encoded).contextWrite(joined));
+		}
 		return call("record", recordAttempt(request, encoded, 1));
+	}
+
+	/**
+	 * The recording's statements in the caller's transaction, as {@link #recordAttempt}
+	 * runs them alone, once: a statement that lost a race there (a deadlock) took the
+	 * caller's work with it, and a row deleted between two statements is reported as a
+	 * failure that rolls the caller back, never recorded twice.
+	 */
+	private Mono<Optional<IdempotencyRecord>> recordJoined(CompletedRecordRequest request, byte[] encoded) {
+		return Mono.defer(
+				() -> updated(recordStatement(this.joiningClient, this.statements.recordCompleted(), request, encoded)))
+			// A duplicate key (MariaDB: any existing row) rolled back that statement
+			// only.
+			.onErrorResume(DuplicateKeyException.class, (ex) -> Mono.just(false))
+			.flatMap((done) -> {
+				if (done) {
+					return Mono.just(Optional.<IdempotencyRecord>empty());
+				}
+				return read(this.joiningClient, this.statements.findCurrent(), request.id()).flatMap((live) -> {
+					if (live.isPresent()) {
+						return Mono.just(live);
+					}
+					return updated(
+							recordStatement(this.joiningClient, this.statements.recordOverExpired(), request, encoded))
+						.flatMap((over) -> over ? Mono.just(Optional.<IdempotencyRecord>empty())
+								: Mono.error(new IdempotencyStoreException("Idempotency record " + request.id()
+										+ " changed during its recording in the caller's transaction")));
+				});
+			});
 	}
 
 	/**
@@ -377,11 +540,20 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	// Statements
 
 	private DatabaseClient.GenericExecuteSpec keyed(String sql, RecordId id) {
-		return bind(bind(this.client.sql(sql), sql, "scope", id.scope()), sql, "key", id.key());
+		return keyed(this.client, sql, id);
+	}
+
+	private static DatabaseClient.GenericExecuteSpec keyed(DatabaseClient client, String sql, RecordId id) {
+		return bind(bind(client.sql(sql), sql, "scope", id.scope()), sql, "key", id.key());
 	}
 
 	private DatabaseClient.GenericExecuteSpec owned(String sql, RecordId id, String ownerToken) {
-		return bind(keyed(sql, id), sql, "owner", ownerToken);
+		return owned(this.client, sql, id, ownerToken);
+	}
+
+	private static DatabaseClient.GenericExecuteSpec owned(DatabaseClient client, String sql, RecordId id,
+			String ownerToken) {
+		return bind(keyed(client, sql, id), sql, "owner", ownerToken);
 	}
 
 	private DatabaseClient.GenericExecuteSpec reserveStatement(String sql, ReserveRequest request) {
@@ -395,7 +567,12 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private DatabaseClient.GenericExecuteSpec recordStatement(String sql, CompletedRecordRequest request,
 			byte[] encoded) {
-		DatabaseClient.GenericExecuteSpec statement = keyed(sql, request.id());
+		return recordStatement(this.client, sql, request, encoded);
+	}
+
+	private static DatabaseClient.GenericExecuteSpec recordStatement(DatabaseClient client, String sql,
+			CompletedRecordRequest request, byte[] encoded) {
+		DatabaseClient.GenericExecuteSpec statement = keyed(client, sql, request.id());
 		statement = bind(statement, sql, "fingerprint", request.fingerprint());
 		statement = bind(statement, sql, "operation", request.operation());
 		statement = bind(statement, sql, "retentionMicros", JdbcIdempotencyStatements.micros(request.retention()));
@@ -429,7 +606,11 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private Mono<Optional<IdempotencyRecord>> read(String sql, RecordId id) {
-		return keyed(sql, id).map((row, metadata) -> columns(row).record(id))
+		return read(this.client, sql, id);
+	}
+
+	private static Mono<Optional<IdempotencyRecord>> read(DatabaseClient client, String sql, RecordId id) {
+		return keyed(client, sql, id).map((row, metadata) -> columns(row).record(id))
 			.one()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty());
@@ -479,6 +660,10 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private IdempotencyStoreException failure(String action, Throwable ex) {
+		if (isConflict(ex)) {
+			return new TransactionConflictException("Idempotency store failed to " + action
+					+ ": the database rolled its transaction back to settle a conflict with another one", ex);
+		}
 		if (ex instanceof TimeoutException) {
 			return new IdempotencyStoreException(
 					"Idempotency store failed to " + action + ": no answer within " + this.timeout, ex);
@@ -486,6 +671,25 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		String problem = (ex instanceof BadSqlGrammarException)
 				? ": table " + this.table + " not found (or not the starter's schema)" : "";
 		return new IdempotencyStoreException("Idempotency store failed to " + action + problem, ex);
+	}
+
+	/**
+	 * Whether {@code failure}, or a cause of it, is the database settling a conflict
+	 * between transactions: an R2DBC exception with SQLState class 40 except
+	 * {@code 40003}, as {@link TransactionConflictException#isConflict} says for JDBC.
+	 * @param failure what a call or a commit failed with
+	 * @return whether it is such a conflict
+	 * @since 0.1.0
+	 */
+	public static boolean isConflict(Throwable failure) {
+		Throwable cause = failure;
+		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
+			if (cause instanceof R2dbcException r2dbc && r2dbc.getSqlState() != null
+					&& r2dbc.getSqlState().startsWith("40") && !r2dbc.getSqlState().equals("40003")) {
+				return true;
+			}
+		}
+		return TransactionConflictException.isConflict(failure);
 	}
 
 	/**

@@ -1,0 +1,193 @@
+package dev.idempotency.web;
+
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import dev.idempotency.store.TransactionConflictException;
+import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
+
+import org.springframework.transaction.ReactiveTransaction;
+import org.springframework.transaction.ReactiveTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.reactive.TransactionContextManager;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+
+/**
+ * Atomic completion for the WebFlux door, as {@link HandlerTransactions} for the Spring
+ * MVC door: a protected handler runs inside a reactive transaction on the R2DBC store's
+ * {@code ConnectionFactory} ({@code PROPAGATION_REQUIRED}, so the application's
+ * {@code @Transactional} reactive methods and {@code TransactionalOperator}s on that
+ * factory join it), and the door records the answer in that same transaction, just before
+ * it commits; the held answer is sent only after the commit.
+ * <p>
+ * The transaction manager is the store's
+ * {@link R2dbcIdempotencyStore#lazyTransactionManager() lazy one}: the transaction begins
+ * in the database with its first statement, so a handler that writes nothing costs no
+ * round trip for it. Only with the R2DBC store, and only while the store finds the door's
+ * transaction in the Reactor context it is given (checked on the first protected
+ * request); otherwise the door runs as without this, and a WARN says why.
+ */
+final class ReactiveHandlerTransactions {
+
+	private static final Log logger = LogFactory.getLog(ReactiveHandlerTransactions.class);
+
+	private final ReactiveTransactionManager transactionManager;
+
+	private final R2dbcIdempotencyStore store;
+
+	private final DefaultTransactionDefinition definition;
+
+	private volatile boolean storeJoins = true;
+
+	private volatile boolean checked;
+
+	ReactiveHandlerTransactions(R2dbcIdempotencyStore store) {
+		this(store.lazyTransactionManager(), store);
+	}
+
+	ReactiveHandlerTransactions(ReactiveTransactionManager transactionManager, R2dbcIdempotencyStore store) {
+		this.transactionManager = transactionManager;
+		this.store = store;
+		this.definition = new DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_REQUIRED);
+		this.definition.setName("idempotency");
+	}
+
+	/** Whether protected handlers run in a transaction of the door (until found not). */
+	boolean enabled() {
+		return this.storeJoins;
+	}
+
+	/**
+	 * Runs {@code body} inside a transaction of the door, which {@code body} ends through
+	 * {@link #commit} or {@link #rollback}; one it left open (it failed, or was
+	 * cancelled) is rolled back. If the store turns out not to join it (the first request
+	 * checks), it is rolled back at once and {@code body} is given {@code null}: it runs
+	 * without.
+	 */
+	<T> Mono<T> inTransaction(Function<@Nullable Run, Mono<T>> body) {
+		return Mono.deferContextual((context) -> Mono.usingWhen(
+				this.transactionManager.getReactiveTransaction(this.definition)
+					.flatMap((status) -> Mono.deferContextual((inside) -> Mono.just(new Run(status, inside)))),
+				(run) -> {
+					if (!this.checked) {
+						boolean joins = joining(run, this.store::joinsCurrentTransaction);
+						this.checked = true;
+						if (!joins) {
+							this.storeJoins = false;
+							logger.warn("Atomic completion is off: the R2DBC idempotency store does not see the"
+									+ " WebFlux door's transaction; protected handlers run without a shared transaction");
+						}
+					}
+					if (!this.storeJoins) {
+						return rollback(run).then(body.apply(null));
+					}
+					return body.apply(run);
+				}, this::rollback, (run, error) -> rollback(run), this::rollback))
+			.contextWrite(TransactionContextManager.getOrCreateContext())
+			.contextWrite(TransactionContextManager.getOrCreateContextHolder());
+	}
+
+	/**
+	 * Starts a call of the engine whose store call joins the run's transaction: the call
+	 * is made on this thread, inside {@link R2dbcIdempotencyStore#joining}.
+	 */
+	<T> T joining(Run run, Supplier<T> call) {
+		return R2dbcIdempotencyStore.joining(run.context, call);
+	}
+
+	/** Whether the run's transaction has sent nothing to the database yet. */
+	boolean isEmpty(Run run) {
+		return run.status.isNewTransaction() && joining(run, this.store::joinedTransactionIsEmpty);
+	}
+
+	/**
+	 * Commits.
+	 * @return empty once committed; else the failure of the commit, which rolled the
+	 * transaction back (logged at ERROR when the store failed, {@link #isStoreFailure})
+	 */
+	Mono<Optional<Throwable>> commit(Run run, String what) {
+		if (!run.end()) {
+			return Mono.just(Optional.empty());
+		}
+		return this.transactionManager.commit(run.status)
+			.contextWrite(run.context)
+			.then(Mono.fromSupplier(Optional::<Throwable>empty))
+			.onErrorResume((ex) -> {
+				String message = "The transaction of " + what + " did not commit; nothing of it was done";
+				if (isStoreFailure(ex)) {
+					logger.error(message, ex);
+				}
+				else if (logger.isDebugEnabled()) {
+					logger.debug(message + ": the application's own writes failed", ex);
+				}
+				return Mono.just(Optional.of(ex));
+			});
+	}
+
+	/** Rolls back, unless it has ended already; a failure is logged. */
+	Mono<Void> rollback(Run run) {
+		if (!run.end()) {
+			return Mono.empty();
+		}
+		return this.transactionManager.rollback(run.status).contextWrite(run.context).onErrorResume((ex) -> {
+			logger.error("Could not roll back the transaction of a protected request", ex);
+			return Mono.empty();
+		});
+	}
+
+	/**
+	 * Whether a commit failed because the database or the connection to it failed: the
+	 * store's failure, a {@code 503} to retry later. Otherwise the application's own (a
+	 * deferred constraint, a trigger), answered as its handler's failure. As
+	 * {@link HandlerTransactions#isStoreFailure}, also for R2DBC's SQLStates.
+	 */
+	static boolean isStoreFailure(Throwable failure) {
+		return TransactionFailures.isStoreFailure(failure);
+	}
+
+	/**
+	 * Whether the database rolled the transaction back to settle a conflict with another
+	 * (SQLState class 40, through R2DBC or JDBC).
+	 */
+	static boolean isConflict(Throwable failure) {
+		return R2dbcIdempotencyStore.isConflict(failure) || TransactionConflictException.isConflict(failure);
+	}
+
+	/** One protected request's transaction. */
+	static final class Run {
+
+		private final ReactiveTransaction status;
+
+		private final ContextView context;
+
+		private final AtomicBoolean ended = new AtomicBoolean();
+
+		Run(ReactiveTransaction status, ContextView context) {
+			this.status = status;
+			this.context = context;
+		}
+
+		boolean isRollbackOnly() {
+			return this.status.isRollbackOnly();
+		}
+
+		/** Marks it ended: whether it was open. */
+		private boolean end() {
+			return this.ended.compareAndSet(false, true);
+		}
+
+		@Override
+		public String toString() {
+			return "transaction " + this.status;
+		}
+
+	}
+
+}
