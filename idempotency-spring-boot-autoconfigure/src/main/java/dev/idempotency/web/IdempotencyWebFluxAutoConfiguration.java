@@ -13,6 +13,7 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -67,9 +68,11 @@ public final class IdempotencyWebFluxAutoConfiguration {
 	/**
 	 * Atomic completion: protected handlers run inside a reactive transaction on the
 	 * R2DBC store's {@code ConnectionFactory}, whose commit holds their record. Only with
-	 * the R2DBC store.
+	 * the R2DBC store, unless {@code idempotency.store.r2dbc.transactional-completion} is
+	 * off.
 	 */
 	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "idempotency.store.r2dbc.transactional-completion", matchIfMissing = true)
 	@ConditionalOnClass(
 			name = { "org.springframework.r2dbc.connection.R2dbcTransactionManager", "io.r2dbc.spi.ConnectionFactory" })
 	static class AtomicCompletionConfiguration {

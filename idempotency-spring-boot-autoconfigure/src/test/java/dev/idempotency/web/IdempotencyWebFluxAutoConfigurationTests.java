@@ -2,10 +2,12 @@ package dev.idempotency.web;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.r2dbc.IdempotencyR2dbcStoreAutoConfiguration;
 import dev.idempotency.method.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -53,6 +56,34 @@ class IdempotencyWebFluxAutoConfigurationTests {
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(WebFluxAutoConfiguration.class, IdempotencyAutoConfiguration.class,
 				IdempotencyMethodAutoConfiguration.class, IdempotencyWebFluxAutoConfiguration.class));
+
+	/**
+	 * With the R2DBC store the door runs protected handlers in a reactive transaction
+	 * that holds their record (atomic completion), unless
+	 * {@code idempotency.store.r2dbc.transactional-completion} is off; with another store
+	 * it has none to run them in.
+	 */
+	@Test
+	void atomicCompletionIsOnWithTheR2dbcStoreUnlessTurnedOff() {
+		ReactiveWebApplicationContextRunner r2dbc = this.runner
+			.withConfiguration(AutoConfigurations.of(R2dbcAutoConfiguration.class,
+					IdempotencyR2dbcStoreAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=r2dbc", "spring.r2dbc.url=r2dbc:h2:mem:///atomic_"
+					+ UUID.randomUUID().toString().replace("-", "") + "?DB_CLOSE_DELAY=-1");
+		r2dbc.run((context) -> assertThat(context).hasNotFailed()
+			.getBean(WebFluxDoor.class)
+			.extracting("transactions")
+			.isInstanceOf(ReactiveHandlerTransactions.class));
+		r2dbc.withPropertyValues("idempotency.store.r2dbc.transactional-completion=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.getBean(WebFluxDoor.class)
+				.extracting("transactions")
+				.isNull());
+		this.runner.run((context) -> assertThat(context).hasNotFailed()
+			.getBean(WebFluxDoor.class)
+			.extracting("transactions")
+			.isNull());
+	}
 
 	@Test
 	void aFreshWebFluxApplicationReplaysItsMonoHandlersAnswerAndRefusesAnotherBody() {

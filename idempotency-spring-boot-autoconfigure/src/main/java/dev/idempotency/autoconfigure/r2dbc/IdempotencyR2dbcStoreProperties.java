@@ -34,6 +34,23 @@ public class IdempotencyR2dbcStoreProperties {
 	 */
 	private Duration timeout = Duration.ofSeconds(2);
 
+	/**
+	 * Whether the WebFlux door runs each protected handler inside a reactive transaction
+	 * on the store's ConnectionFactory and records its answer in it, so the handler's
+	 * writes and the record commit together or not at all (atomic completion). Off: the
+	 * handler runs in no transaction of the door's and its answer is recorded after it,
+	 * in a statement of its own.
+	 */
+	private boolean transactionalCompletion = true;
+
+	public boolean isTransactionalCompletion() {
+		return this.transactionalCompletion;
+	}
+
+	public void setTransactionalCompletion(boolean transactionalCompletion) {
+		this.transactionalCompletion = transactionalCompletion;
+	}
+
 	public String getTableName() {
 		return this.tableName;
 	}
