@@ -62,6 +62,11 @@ public final class NonBlockingThreads implements BeforeAllCallback, AfterAllCall
 			// connection at once (64 first requests) wait on it from event loops.
 			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
 			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters")
+			// Lettuce's Redis Cluster connection keeps its connection per slot under a
+			// lock
+			// of its own, taken for each command that looks its connection up: 64 first
+			// requests on one key contend for it on event loops.
+			.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", "getConnectionAsync")
 			.blockingMethodCallback((method) -> {
 				if (!watching) {
 					return;
