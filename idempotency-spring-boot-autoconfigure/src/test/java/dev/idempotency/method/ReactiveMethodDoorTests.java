@@ -22,6 +22,7 @@ import dev.idempotency.autoconfigure.redis.IdempotencyRedisStoreAutoConfiguratio
 import dev.idempotency.core.IdempotencyErrorType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -47,18 +48,16 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 /**
  * The method door on methods returning a {@code Mono} or a {@code Flux}, on the in-memory
  * store (subclasses: other stores). Every call is subscribed on Reactor's parallel
- * scheduler, whose threads must not block: BlockHound is installed, so a blocking store
- * call that the door did not move off the subscriber's thread fails the call.
+ * scheduler, whose threads must not block: blocking calls there are watched
+ * ({@link NonBlockingThreads}), so a blocking store call that the door did not move off
+ * the subscriber's thread fails the test.
  */
 @SpringBootTest(classes = ReactiveMethodDoorTests.Application.class,
 		webEnvironment = SpringBootTest.WebEnvironment.NONE,
 		properties = { "idempotency.lease=3s", "idempotency.heartbeat-interval=1s", "idempotency.in-flight.wait=1s",
 				"idempotency.store.redis.command-timeout=1s", "idempotency.response.max-body-size=1KB" })
+@ExtendWith(NonBlockingThreads.class)
 class ReactiveMethodDoorTests {
-
-	static {
-		NonBlockingThreads.install();
-	}
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(20);
 

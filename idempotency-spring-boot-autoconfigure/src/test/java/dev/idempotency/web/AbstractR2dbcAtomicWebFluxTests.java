@@ -13,6 +13,7 @@ import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -49,11 +50,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = AbstractR2dbcAtomicWebFluxTests.AtomicApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "idempotency.in-flight.max-wait=5s" })
+@ExtendWith(NonBlockingThreads.class)
 abstract class AbstractR2dbcAtomicWebFluxTests {
-
-	static {
-		NonBlockingThreads.install();
-	}
 
 	@LocalServerPort
 	int port;

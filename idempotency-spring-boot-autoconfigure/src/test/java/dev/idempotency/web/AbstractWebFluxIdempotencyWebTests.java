@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
@@ -50,18 +51,16 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * gone mid-handler, an answer marked not stored through an exchange attribute. Each
  * subclass runs it against handlers of its kind: annotated controllers
  * ({@link WebFluxIdempotencyWebTests}), functional routes
- * ({@link FunctionalRoutesIdempotencyWebTests}). BlockHound is installed: a blocking call
- * of the door (or of a store call it did not move off the event loop) fails the request;
- * Netty's leak detector runs at {@code paranoid}, and a leak report of the server's
- * buffers fails the suite.
+ * ({@link FunctionalRoutesIdempotencyWebTests}). Blocking calls on non-blocking threads
+ * are watched ({@link NonBlockingThreads}): one of the door (or of a store call it did
+ * not move off the event loop) fails the test that made it; Netty's leak detector runs at
+ * {@code paranoid}, and a leak report of the server's buffers fails the suite.
  */
+@ExtendWith(NonBlockingThreads.class)
 abstract class AbstractWebFluxIdempotencyWebTests extends AbstractIdempotencyWebTests {
 
 	static {
-		// Any blocking call on a non-blocking thread (Netty's event loops, Reactor's
-		// parallel scheduler) fails the request that made it; a leaked buffer is
-		// reported.
-		NonBlockingThreads.install();
+		// A leaked buffer is reported.
 		ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
 	}
 

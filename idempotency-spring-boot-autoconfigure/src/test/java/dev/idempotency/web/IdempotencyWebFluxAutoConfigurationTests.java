@@ -66,8 +66,8 @@ class IdempotencyWebFluxAutoConfigurationTests {
 	@Test
 	void atomicCompletionIsOnWithTheR2dbcStoreUnlessTurnedOff() {
 		ReactiveWebApplicationContextRunner r2dbc = this.runner
-			.withConfiguration(AutoConfigurations.of(R2dbcAutoConfiguration.class,
-					IdempotencyR2dbcStoreAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(R2dbcAutoConfiguration.class, IdempotencyR2dbcStoreAutoConfiguration.class))
 			.withPropertyValues("idempotency.store.type=r2dbc", "spring.r2dbc.url=r2dbc:h2:mem:///atomic_"
 					+ UUID.randomUUID().toString().replace("-", "") + "?DB_CLOSE_DELAY=-1");
 		r2dbc.run((context) -> assertThat(context).hasNotFailed()

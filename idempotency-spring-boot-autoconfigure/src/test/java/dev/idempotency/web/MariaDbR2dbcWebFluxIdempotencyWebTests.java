@@ -33,7 +33,7 @@ class MariaDbR2dbcWebFluxIdempotencyWebTests extends WebFluxIdempotencyWebTests 
 
 	/**
 	 * The store says it does not block: the door calls it in place on the event loop,
-	 * where BlockHound fails any blocking call.
+	 * where any blocking call fails the test.
 	 */
 	@Test
 	void theStoreIsCalledInPlaceOnTheEventLoop() {

@@ -18,8 +18,8 @@ import org.springframework.test.context.DynamicPropertySource;
  * {@linkplain RedisCluster#shared() shared} cluster of this test run: three primaries,
  * three replicas), configured as an application would (Spring Boot's
  * {@code spring.data.redis.cluster.nodes}), under a key prefix of its own whose keys are
- * deleted afterwards. BlockHound is installed: a store call the door did not move off the
- * event loop fails the request.
+ * deleted afterwards. Blocking calls are watched: a store call the door did not move off
+ * the event loop fails the test.
  */
 class RedisClusterWebFluxIdempotencyWebTests extends WebFluxIdempotencyWebTests {
 

@@ -23,6 +23,7 @@ import dev.idempotency.test.servers.RedisCluster;
 import dev.idempotency.test.servers.SharedRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Mono;
@@ -37,16 +38,13 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The Redis store's {@code *Async} methods never block their caller: each is called from
- * a thread of Reactor's parallel scheduler, where BlockHound (installed here) fails any
- * blocking call, with an executor that runs its task on that same thread, so that a store
- * that ran its blocking call on the executor given would be caught too. On standalone
- * Redis and on Redis Cluster, each store under a key prefix of its own.
+ * a thread of Reactor's parallel scheduler, where any blocking call fails the test
+ * ({@link NonBlockingThreads}), with an executor that runs its task on that same thread,
+ * so that a store that ran its blocking call on the executor given would be caught too.
+ * On standalone Redis and on Redis Cluster, each store under a key prefix of its own.
  */
+@ExtendWith(NonBlockingThreads.class)
 class RedisStoreNonBlockingTests {
-
-	static {
-		NonBlockingThreads.install();
-	}
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -131,8 +129,8 @@ class RedisStoreNonBlockingTests {
 	}
 
 	/**
-	 * BlockHound is on where the calls above run: a thread that sleeps there fails. (A
-	 * blocking store call is not a sure canary: one whose reply is in before it waits
+	 * BlockHound is on where the calls above run: a thread that sleeps there is caught.
+	 * (A blocking store call is not a sure canary: one whose reply is in before it waits
 	 * never parks.)
 	 */
 	@Test
