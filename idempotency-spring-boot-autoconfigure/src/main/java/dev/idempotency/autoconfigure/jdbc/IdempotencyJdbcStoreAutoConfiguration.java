@@ -5,6 +5,7 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;

@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.r2dbc;
 
+import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
@@ -26,8 +27,9 @@ import org.springframework.r2dbc.core.DatabaseClient;
  * {@link R2dbcIdempotencyStore} on it unless the application defines its own
  * {@link IdempotencyStore}. The dialect is detected from the driver. At start-up the
  * table is created when {@code idempotency.store.r2dbc.initialize-schema} says so (an
- * embedded database by default), and the application does not start without it. Runs
- * before the core auto-configuration so that the engine finds the store.
+ * embedded database by default), and the application does not start without it; expired
+ * records are purged on a schedule. Runs before the core auto-configuration so that the
+ * engine finds the store.
  *
  * @since 0.1.0
  */
@@ -66,6 +68,20 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 		IdempotencyR2dbcSchema.prepare(connectionFactory, dialect, properties.getTableName(),
 				properties.getInitializeSchema());
 		return store;
+	}
+
+	/**
+	 * Deletes expired records on a schedule ({@code idempotency.store.r2dbc.purge.*}), on
+	 * a thread of its own.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(R2dbcIdempotencyStore.class)
+	@ConditionalOnBooleanProperty(name = "idempotency.store.r2dbc.purge.enabled", matchIfMissing = true)
+	IdempotencyPurgeScheduler idempotencyR2dbcPurgeScheduler(R2dbcIdempotencyStore store,
+			IdempotencyR2dbcStoreProperties properties) {
+		return new IdempotencyPurgeScheduler(store, properties.getPurge().getInterval(),
+				properties.getPurge().getBatchSize());
 	}
 
 }

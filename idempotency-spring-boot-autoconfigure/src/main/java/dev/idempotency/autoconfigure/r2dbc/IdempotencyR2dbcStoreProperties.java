@@ -2,7 +2,10 @@ package dev.idempotency.autoconfigure.r2dbc;
 
 import java.time.Duration;
 
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreProperties;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
@@ -42,6 +45,16 @@ public class IdempotencyR2dbcStoreProperties {
 	 * in a statement of its own.
 	 */
 	private boolean transactionalCompletion = true;
+
+	/**
+	 * Deleting expired records on a schedule, as the JDBC store does.
+	 */
+	@NestedConfigurationProperty
+	private final IdempotencyJdbcStoreProperties.Purge purge = new IdempotencyJdbcStoreProperties.Purge();
+
+	public IdempotencyJdbcStoreProperties.Purge getPurge() {
+		return this.purge;
+	}
 
 	public boolean isTransactionalCompletion() {
 		return this.transactionalCompletion;

@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.store.IdempotencyStore;

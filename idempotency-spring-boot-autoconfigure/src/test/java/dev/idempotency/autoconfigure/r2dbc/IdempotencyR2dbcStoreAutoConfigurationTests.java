@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
@@ -65,6 +66,29 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 			assertThat(((R2dbcIdempotencyStore) store).dialect()).isEqualTo(JdbcIdempotencyDialect.H2);
 			assertThat(store.reserve(request())).isEqualTo(new ReserveResult.Acquired(false));
 		});
+	}
+
+	/**
+	 * Expired records are purged on a schedule, as the JDBC store's are, unless turned
+	 * off: a record whose retention ended is gone after one run, a live one stays.
+	 */
+	@Test
+	void expiredRecordsArePurgedOnAScheduleUnlessTurnedOff() {
+		this.runner.withPropertyValues("spring.r2dbc.url=" + h2Url()).run((context) -> {
+			assertThat(context).hasNotFailed();
+			IdempotencyPurgeScheduler purge = context.getBean(IdempotencyPurgeScheduler.class);
+			assertThat(purge.isRunning()).isTrue();
+			IdempotencyStore store = context.getBean(IdempotencyStore.class);
+			ReserveRequest expired = new ReserveRequest(new RecordId("test", UUID.randomUUID().toString()), "fp",
+					"POST /orders", UUID.randomUUID().toString(), Duration.ofMillis(1), Duration.ofMillis(1));
+			store.reserve(expired);
+			store.reserve(request());
+			Thread.sleep(50);
+			assertThat(purge.purge()).isEqualTo(1);
+			assertThat(count(context.getBean(ConnectionFactory.class), "idempotency_record")).isEqualTo(1);
+		});
+		this.runner.withPropertyValues("spring.r2dbc.url=" + h2Url(), "idempotency.store.r2dbc.purge.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyPurgeScheduler.class));
 	}
 
 	@Test

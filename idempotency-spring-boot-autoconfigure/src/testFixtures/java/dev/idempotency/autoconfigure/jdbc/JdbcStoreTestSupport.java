@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyStore;
 
 import org.springframework.boot.sql.init.DatabaseInitializationMode;

@@ -1,4 +1,4 @@
-package dev.idempotency.autoconfigure.jdbc;
+package dev.idempotency.autoconfigure.internal;
 
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -17,10 +17,11 @@ import org.springframework.context.SmartLifecycle;
  * application's scheduling is left alone). A run deletes batches until one comes back
  * short, so a backlog is cleared in one run without one long-running DELETE. Every node
  * may run it: each batch is one statement that only deletes rows already expired by the
- * database's clock. Not final: the class-based proxy of an application's aspect on
- * lifecycle beans subclasses it.
+ * database's clock. The JDBC and the R2DBC stores' (the R2DBC store's purge waits for its
+ * statements on this thread, never on an event loop). Not final: the class-based proxy of
+ * an application's aspect on lifecycle beans subclasses it.
  */
-class IdempotencyPurgeScheduler implements SmartLifecycle {
+public class IdempotencyPurgeScheduler implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyPurgeScheduler.class);
 
@@ -32,7 +33,7 @@ class IdempotencyPurgeScheduler implements SmartLifecycle {
 
 	private @Nullable ScheduledExecutorService executor;
 
-	IdempotencyPurgeScheduler(IdempotencyStore store, Duration interval, int batchSize) {
+	public IdempotencyPurgeScheduler(IdempotencyStore store, Duration interval, int batchSize) {
 		if (interval.isNegative() || interval.isZero()) {
 			throw new IllegalArgumentException("Purge interval must be positive");
 		}
@@ -48,7 +49,7 @@ class IdempotencyPurgeScheduler implements SmartLifecycle {
 	 * Runs one purge: batches until one deletes fewer than the batch size.
 	 * @return how many records were deleted
 	 */
-	int purge() {
+	public int purge() {
 		int total = 0;
 		int deleted;
 		do {
