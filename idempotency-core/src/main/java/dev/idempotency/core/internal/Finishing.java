@@ -1,11 +1,16 @@
 package dev.idempotency.core.internal;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
+import dev.idempotency.store.CompletedRecordRequest;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -135,6 +140,66 @@ abstract class Finishing<A extends @Nullable Object> {
 				// path.
 				throw new CompletionException(cause);
 			});
+		}
+
+	}
+
+	/**
+	 * Completes a lease-mode reservation ({@code complete}): what its result decides is
+	 * the caller's.
+	 */
+	abstract static class Complete<A extends @Nullable Object> extends StoreCall<Boolean, A> {
+
+		private final IdempotencyStore store;
+
+		private final Reservation.Lease lease;
+
+		private final StoredResponse response;
+
+		Complete(EngineReporter reporter, IdempotencyStore store, Reservation.Lease lease, StoredResponse response) {
+			super(reporter, "complete");
+			this.store = store;
+			this.lease = lease;
+			this.response = response;
+		}
+
+		@Override
+		final Boolean call() {
+			return this.store.complete(this.lease.id(), this.lease.ownerToken(), this.response);
+		}
+
+		@Override
+		final CompletionStage<Boolean> callAsync(Executor executor) {
+			return this.store.completeAsync(this.lease.id(), this.lease.ownerToken(), this.response, executor);
+		}
+
+	}
+
+	/**
+	 * Records a completed answer in record-after-success mode ({@code recordCompleted}):
+	 * what its result decides is the caller's.
+	 */
+	abstract static class RecordCompleted<A extends @Nullable Object>
+			extends StoreCall<Optional<IdempotencyRecord>, A> {
+
+		private final IdempotencyStore store;
+
+		private final CompletedRecordRequest request;
+
+		RecordCompleted(EngineReporter reporter, IdempotencyStore store, CompletedRecordRequest request) {
+			super(reporter, "record_completed");
+			this.store = store;
+			this.request = request;
+		}
+
+		@Override
+		final Optional<IdempotencyRecord> call() {
+			return this.store.recordCompleted(this.request);
+		}
+
+		@Override
+		final CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
+			return this.store.recordCompletedAsync(this.request, executor);
 		}
 
 	}

@@ -140,17 +140,7 @@ final class LeaseModel implements ProtocolModel {
 		if (response.body().length > this.engine.settings().maxBodyBytes()) {
 			return this.engine.bodyTooLarge(lease, response.body().length, own);
 		}
-		return new Finishing.StoreCall<Boolean, Answer>(this.reporter, "complete") {
-
-			@Override
-			Boolean call() {
-				return LeaseModel.this.engine.store().complete(lease.id(), lease.ownerToken(), response);
-			}
-
-			@Override
-			CompletionStage<Boolean> callAsync(Executor executor) {
-				return LeaseModel.this.engine.store().completeAsync(lease.id(), lease.ownerToken(), response, executor);
-			}
+		return new Finishing.Complete<Answer>(this.reporter, this.engine.store(), lease, response) {
 
 			@Override
 			Answer decide(Boolean completed) {
@@ -189,17 +179,7 @@ final class LeaseModel implements ProtocolModel {
 	@Override
 	public Finishing<AtomicOutcome> succeededInTransaction(Reservation reservation, StoredResponse response) {
 		Reservation.Lease lease = lease(reservation);
-		return new Finishing.StoreCall<Boolean, AtomicOutcome>(this.reporter, "complete") {
-
-			@Override
-			Boolean call() {
-				return LeaseModel.this.engine.store().complete(lease.id(), lease.ownerToken(), response);
-			}
-
-			@Override
-			CompletionStage<Boolean> callAsync(Executor executor) {
-				return LeaseModel.this.engine.store().completeAsync(lease.id(), lease.ownerToken(), response, executor);
-			}
+		return new Finishing.Complete<AtomicOutcome>(this.reporter, this.engine.store(), lease, response) {
 
 			@Override
 			AtomicOutcome decide(Boolean completed) {

@@ -110,17 +110,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 			return this.engine.bodyTooLarge(run, response.body().length, own);
 		}
 		CompletedRecordRequest request = recordRequest(run, response);
-		return new Finishing.StoreCall<Optional<IdempotencyRecord>, Answer>(this.reporter, "record_completed") {
-
-			@Override
-			Optional<IdempotencyRecord> call() {
-				return RecordAfterSuccessModel.this.engine.store().recordCompleted(request);
-			}
-
-			@Override
-			CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
-				return RecordAfterSuccessModel.this.engine.store().recordCompletedAsync(request, executor);
-			}
+		return new Finishing.RecordCompleted<Answer>(this.reporter, this.engine.store(), request) {
 
 			@Override
 			Answer decide(Optional<IdempotencyRecord> existing) {
@@ -233,17 +223,7 @@ final class RecordAfterSuccessModel implements ProtocolModel {
 	public Finishing<AtomicOutcome> succeededInTransaction(Reservation reservation, StoredResponse response) {
 		Reservation.RecordAfterSuccess run = run(reservation);
 		CompletedRecordRequest request = recordRequest(run, response);
-		return new Finishing.StoreCall<Optional<IdempotencyRecord>, AtomicOutcome>(this.reporter, "record_completed") {
-
-			@Override
-			Optional<IdempotencyRecord> call() {
-				return RecordAfterSuccessModel.this.engine.store().recordCompleted(request);
-			}
-
-			@Override
-			CompletionStage<Optional<IdempotencyRecord>> callAsync(Executor executor) {
-				return RecordAfterSuccessModel.this.engine.store().recordCompletedAsync(request, executor);
-			}
+		return new Finishing.RecordCompleted<AtomicOutcome>(this.reporter, this.engine.store(), request) {
 
 			@Override
 			AtomicOutcome decide(Optional<IdempotencyRecord> existing) {
