@@ -9,7 +9,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import dev.idempotency.core.ExecutionResult;
 import dev.idempotency.core.IdempotencyOutcome;
 import dev.idempotency.core.IdempotencyError;
-import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
