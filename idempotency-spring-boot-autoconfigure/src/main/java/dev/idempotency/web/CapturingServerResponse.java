@@ -47,6 +47,18 @@ final class CapturingServerResponse extends ServerHttpResponseDecorator {
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 		Held held = new Held();
+		if (body instanceof Mono<? extends DataBuffer> single) {
+			// One buffer (an encoded value, its length known) goes on as one, so that the
+			// server still writes the whole answer at once (Reactor Netty: the head, the
+			// body and its end in one write), as it would without the door.
+			Mono<DataBuffer> out = single
+				.<DataBuffer>flatMap((buffer) -> Flux.concat(held.next(buffer), Flux.defer(held::finish)).next())
+				.switchIfEmpty(Mono.defer(() -> Mono.from(held.finish())))
+				.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
+				.doOnCancel(held::release)
+				.doOnError((ex) -> held.release());
+			return getDelegate().writeWith(out);
+		}
 		Flux<DataBuffer> out = Flux.<DataBuffer>from(body)
 			.concatMap(held::next)
 			.concatWith(Flux.defer(held::finish))
