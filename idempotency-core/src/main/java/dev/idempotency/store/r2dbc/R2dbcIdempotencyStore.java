@@ -655,8 +655,21 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	/** A call with the store's timeout, its failures as store failures. */
 	private <T> Mono<T> call(String action, Mono<T> call) {
-		Mono<T> timed = this.timeout.isZero() ? call : call.timeout(this.timeout);
+		Mono<T> whole = runToItsEnd(call);
+		Mono<T> timed = this.timeout.isZero() ? whole : whole.timeout(this.timeout);
 		return timed.onErrorMap((ex) -> !(ex instanceof IdempotencyStoreException), (ex) -> failure(action, ex));
+	}
+
+	/**
+	 * The call, run to its end even when its caller stops waiting for it (the store's
+	 * timeout, a subscriber that cancels): the caller gets its failure at once, and the
+	 * call's statements finish, so that their connection goes back to the pool after an
+	 * answer, as always. A statement cancelled in flight can leave its connection waiting
+	 * for an answer that never comes (r2dbc-mariadb), and the pool would hand that
+	 * connection to the next calls, each of which then ran out its own timeout.
+	 */
+	private static <T> Mono<T> runToItsEnd(Mono<T> call) {
+		return Mono.deferContextual((context) -> Mono.fromFuture(call.contextWrite(context).toFuture(), true));
 	}
 
 	private IdempotencyStoreException failure(String action, Throwable ex) {

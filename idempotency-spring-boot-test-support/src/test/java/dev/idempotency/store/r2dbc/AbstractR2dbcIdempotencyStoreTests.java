@@ -85,18 +85,23 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 		try (HikariDataSource schema = this.database.dataSource(1)) {
 			assertThat(JdbcStoreTestSupport.createSchema(schema, TABLE)).isTrue();
 		}
+		this.connectionFactory = pool(POOL_SIZE);
+	}
+
+	/** A pool of up to {@code maxSize} connections to the test database. */
+	private ConnectionPool pool(int maxSize) {
 		ConnectionPoolConfiguration.Builder pool = ConnectionPoolConfiguration
 			.builder(ConnectionFactories.get(ConnectionFactoryOptions.parse(this.database.r2dbcUrl())
 				.mutate()
 				.option(ConnectionFactoryOptions.USER, this.database.user())
 				.build()))
 			.initialSize(1)
-			.maxSize(POOL_SIZE);
+			.maxSize(maxSize);
 		if (!nonBlockingDriver()) {
 			// H2's driver opens its sessions on the calling thread, which may block.
 			pool.allocatorSubscribeOn(Schedulers.boundedElastic());
 		}
-		this.connectionFactory = new ConnectionPool(pool.build());
+		return new ConnectionPool(pool.build());
 	}
 
 	@AfterAll
@@ -223,6 +228,42 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 			.orElseThrow();
 		assertThat(first.state()).isEqualTo(RecordState.COMPLETED);
 		assertThat(first.response()).isEqualTo(response(200, "{\"first\":1}"));
+	}
+
+	/**
+	 * A call that runs out of time while its statement is in flight gives its connection
+	 * back fit for the next call: on a pool of one connection, calls whose timeout (1 to
+	 * 5 ms) ends them mid-statement are each followed by a call that gets its answer.
+	 * Before, on MariaDB, the first statement cancelled in flight left the connection
+	 * waiting for an answer that never came, and every later call on it ran out its own
+	 * timeout.
+	 */
+	@Test
+	void aCallThatRunsOutOfTimeLeavesItsConnectionFitForTheNextCall() {
+		ConnectionPool single = pool(1);
+		try {
+			R2dbcIdempotencyStore store = R2dbcIdempotencyStore.builder(single)
+				.tableName(TABLE)
+				.timeout(Duration.ofSeconds(10))
+				.build();
+			for (int i = 0; i < 25; i++) {
+				R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(single)
+					.tableName(TABLE)
+					.timeout(Duration.ofMillis(1 + i % 5))
+					.build();
+				try {
+					impatient.reserve(request(newId(), "fp", token(), LONG_LEASE));
+				}
+				catch (IdempotencyStoreException ex) {
+					// ran out of time, as it was meant to
+				}
+				assertThat(store.reserve(request(newId(), "fp", token(), LONG_LEASE))).as("call %d after a timeout", i)
+					.isEqualTo(new ReserveResult.Acquired(false));
+			}
+		}
+		finally {
+			single.disposeLater().block(Duration.ofSeconds(10));
+		}
 	}
 
 	/**
