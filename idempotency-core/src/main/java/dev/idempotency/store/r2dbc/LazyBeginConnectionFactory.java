@@ -1,7 +1,8 @@
 package dev.idempotency.store.r2dbc;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.r2dbc.spi.Batch;
 import io.r2dbc.spi.Connection;
@@ -66,7 +67,75 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 	 * (begun, but not in the database).
 	 */
 	static boolean hasSentNothing(Connection connection) {
-		return (connection instanceof LazyBeginConnection lazy) && lazy.pending != null && !lazy.sent.get();
+		if (connection instanceof LazyBeginConnection lazy) {
+			Transaction transaction = lazy.transaction.get();
+			return transaction != null && transaction.state.get() == Transaction.HELD;
+		}
+		return false;
+	}
+
+	/**
+	 * One transaction of a connection, from its held begin to its end: {@code HELD}
+	 * (nothing sent), {@code SENT} (its begin went out, or is going), {@code ENDED}. The
+	 * state changes by compare-and-set only, so that a statement and the end of its
+	 * transaction racing (a client gone away mid-handler: the door rolls back while a
+	 * statement of the handler's, or of the store's running to its end, is on its way)
+	 * never send a {@code BEGIN} after the end: that left a pooled connection inside an
+	 * open transaction, where the next requests' auto-commit inserts were answered but
+	 * never committed.
+	 */
+	static final class Transaction {
+
+		static final int HELD = 0;
+
+		static final int SENT = 1;
+
+		static final int ENDED = 2;
+
+		final AtomicInteger state = new AtomicInteger(HELD);
+
+		/** The begin, sent once, by the first statement. */
+		final Mono<Void> begin;
+
+		Transaction(Mono<Void> begin) {
+			this.begin = begin.cache();
+		}
+
+		/**
+		 * The begin, before a statement of this transaction: sent by the first, waited
+		 * for by the others; an error once the transaction has ended.
+		 */
+		Mono<Void> enter() {
+			return Mono.defer(() -> {
+				while (true) {
+					int now = this.state.get();
+					if (now == ENDED) {
+						return Mono.error(new IllegalStateException(
+								"the transaction this statement belongs to has ended; it was not sent"));
+					}
+					if (now == SENT || this.state.compareAndSet(HELD, SENT)) {
+						return this.begin;
+					}
+				}
+			});
+		}
+
+		/**
+		 * Ends it: {@code end} after the begin if the begin went out, else nothing is
+		 * sent.
+		 */
+		Mono<Void> end(Publisher<Void> end) {
+			while (true) {
+				int now = this.state.get();
+				if (now == ENDED) {
+					return Mono.empty();
+				}
+				if (this.state.compareAndSet(now, ENDED)) {
+					return (now == SENT) ? this.begin.then(Mono.from(end)) : Mono.empty();
+				}
+			}
+		}
+
 	}
 
 	/** A connection whose {@code beginTransaction} waits for its first statement. */
@@ -74,11 +143,10 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 		private final Connection delegate;
 
-		/** The begin held back: {@code null} when none is. */
-		private volatile @Nullable Mono<Void> pending;
+		/** The transaction under way, {@code null} when none is. */
+		private final AtomicReference<@Nullable Transaction> transaction = new AtomicReference<>();
 
-		/** Whether the held begin was sent (or is being). */
-		private final AtomicBoolean sent = new AtomicBoolean();
+		private volatile boolean closed;
 
 		LazyBeginConnection(Connection delegate) {
 			this.delegate = delegate;
@@ -95,17 +163,26 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 		}
 
 		private Mono<Void> hold(Mono<Void> begin) {
-			return Mono.fromRunnable(() -> {
-				this.sent.set(false);
-				// Once, however many statements wait for it.
-				this.pending = begin.doOnSubscribe((subscription) -> this.sent.set(true)).cache();
+			return Mono.fromRunnable(() -> this.transaction.set(new Transaction(begin)));
+		}
+
+		/**
+		 * {@code then}, after the begin of the transaction it was made in (or, made in
+		 * none, of the one under way when it runs), if any: decided when it runs, not
+		 * when it was made.
+		 */
+		private <T> Flux<T> begun(@Nullable Transaction madeIn, Publisher<T> then) {
+			return Flux.defer(() -> {
+				if (this.closed) {
+					return Flux.error(new IllegalStateException("the connection was given back; nothing was sent"));
+				}
+				Transaction transaction = (madeIn != null) ? madeIn : this.transaction.get();
+				return (transaction != null) ? transaction.enter().thenMany(then) : Flux.from(then);
 			});
 		}
 
-		/** The held begin, if any, then {@code then}. */
 		private <T> Flux<T> begun(Publisher<T> then) {
-			Mono<Void> begin = this.pending;
-			return (begin != null) ? begin.thenMany(then) : Flux.from(then);
+			return begun(this.transaction.get(), then);
 		}
 
 		/**
@@ -114,10 +191,8 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 		 */
 		private Publisher<Void> end(Publisher<Void> end) {
 			return Mono.defer(() -> {
-				Mono<Void> begin = this.pending;
-				boolean wasSent = this.sent.getAndSet(false);
-				this.pending = null;
-				return (begin == null || wasSent) ? Mono.from(end) : Mono.empty();
+				Transaction transaction = this.transaction.getAndSet(null);
+				return (transaction != null) ? transaction.end(end) : Mono.from(end);
 			});
 		}
 
@@ -133,12 +208,13 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 		@Override
 		public Statement createStatement(String sql) {
-			return new LazyStatement(this.delegate.createStatement(sql));
+			return new LazyStatement(this.delegate.createStatement(sql), this.transaction.get());
 		}
 
 		@Override
 		public Batch createBatch() {
 			Batch batch = this.delegate.createBatch();
+			Transaction madeIn = this.transaction.get();
 			return new Batch() {
 
 				@Override
@@ -149,7 +225,7 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 				@Override
 				public Publisher<? extends Result> execute() {
-					return begun(Flux.defer(batch::execute));
+					return begun(madeIn, Flux.defer(batch::execute));
 				}
 
 			};
@@ -172,13 +248,25 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 		@Override
 		public boolean isAutoCommit() {
-			return (this.pending == null) && this.delegate.isAutoCommit();
+			return (this.transaction.get() == null) && this.delegate.isAutoCommit();
 		}
 
+		/**
+		 * Gives the connection back; a transaction whose begin went out and that was not
+		 * ended (never so with Spring's transaction managers) is rolled back first, so
+		 * that no connection goes back to the pool inside it.
+		 */
 		@Override
 		public Publisher<Void> close() {
-			this.pending = null;
-			return this.delegate.close();
+			return Mono.defer(() -> {
+				this.closed = true;
+				Transaction open = this.transaction.getAndSet(null);
+				Mono<Void> ended = (open != null)
+						? open.end(Mono.defer(() -> Mono.from(this.delegate.rollbackTransaction())))
+							.onErrorResume((ex) -> Mono.empty())
+						: Mono.empty();
+				return ended.then(Mono.defer(() -> Mono.from(this.delegate.close())));
+			});
 		}
 
 		@Override
@@ -226,8 +314,11 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 			private final Statement statement;
 
-			LazyStatement(Statement statement) {
+			private final @Nullable Transaction madeIn;
+
+			LazyStatement(Statement statement, @Nullable Transaction madeIn) {
 				this.statement = statement;
+				this.madeIn = madeIn;
 			}
 
 			@Override
@@ -274,7 +365,7 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 			@Override
 			public Publisher<? extends Result> execute() {
-				return begun(Flux.defer(this.statement::execute));
+				return begun(this.madeIn, Flux.defer(this.statement::execute));
 			}
 
 		}

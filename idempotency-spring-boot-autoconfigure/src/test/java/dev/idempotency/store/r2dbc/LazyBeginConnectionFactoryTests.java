@@ -8,8 +8,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryMetadata;
+import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Statement;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -18,6 +20,7 @@ import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.transaction.reactive.TransactionalOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * What the WebFlux door's transactions send to the database: the R2DBC drivers send
@@ -62,6 +65,44 @@ class LazyBeginConnectionFactoryTests {
 					.onErrorResume(IllegalStateException.class, (ex) -> Mono.empty())
 					.then(Mono.<Void>error(new IllegalArgumentException("roll back"))));
 		assertThat(this.sent).containsExactly("beginTransaction", "execute", "rollbackTransaction", "close");
+	}
+
+	/**
+	 * A statement made in a transaction that has ended before the statement runs (a
+	 * client gone away: the door rolls back while a statement of the handler's, or of the
+	 * store's running to its end, is on its way) fails and sends nothing: no
+	 * {@code BEGIN} after the end, which left the pooled connection inside an open
+	 * transaction, where the next requests' inserts were answered but never committed.
+	 */
+	@Test
+	void aStatementOfATransactionThatEndedBeforeItRanSendsNothing() {
+		Connection connection = Mono.from(new LazyBeginConnectionFactory(this.driver).create())
+			.block(Duration.ofSeconds(5));
+		Mono.from(connection.beginTransaction()).block(Duration.ofSeconds(5));
+		Publisher<? extends Result> late = connection.createStatement("INSERT INTO t VALUES (1)").execute();
+		Mono.from(connection.rollbackTransaction()).block(Duration.ofSeconds(5));
+		assertThatIllegalStateException().isThrownBy(() -> Flux.from(late).blockLast(Duration.ofSeconds(5)))
+			.withMessageContaining("has ended");
+		Mono.from(connection.close()).block(Duration.ofSeconds(5));
+		assertThat(this.sent).containsExactly("close");
+	}
+
+	/**
+	 * A connection given back while a transaction it began is still open is rolled back
+	 * first: it never goes back to the pool inside a transaction.
+	 */
+	@Test
+	void aConnectionGivenBackInsideATransactionItBeganIsRolledBackFirst() {
+		Connection connection = Mono.from(new LazyBeginConnectionFactory(this.driver).create())
+			.block(Duration.ofSeconds(5));
+		Mono.from(connection.beginTransaction()).block(Duration.ofSeconds(5));
+		Flux.from(connection.createStatement("INSERT INTO t VALUES (1)").execute()).blockLast(Duration.ofSeconds(5));
+		Mono.from(connection.close()).block(Duration.ofSeconds(5));
+		assertThat(this.sent).containsExactly("beginTransaction", "execute", "rollbackTransaction", "close");
+		assertThatIllegalStateException()
+			.isThrownBy(
+					() -> Flux.from(connection.createStatement("SELECT 1").execute()).blockLast(Duration.ofSeconds(5)))
+			.withMessageContaining("given back");
 	}
 
 	private void run(R2dbcTransactionManager manager, Mono<?> work) {
