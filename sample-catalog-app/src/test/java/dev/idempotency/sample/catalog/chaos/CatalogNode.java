@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.idempotency.sample.catalog.SampleCatalogApplication;
+import dev.idempotency.test.http.RawHttp;
 import dev.idempotency.test.launch.ChildJvm;
 
 /**

@@ -27,6 +27,8 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.test.http.RawHttp;
+import dev.idempotency.test.servers.FaultyTcpProxy;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -221,8 +223,8 @@ class ChaosRunTests {
 			List<String> wrong = clients.stream().flatMap(client -> client.wrongAnswers.stream()).toList();
 			List<String> unanswered = clients.stream().flatMap(client -> client.unanswered.stream()).toList();
 			List<String> invalid = clients.stream().flatMap(client -> client.invalidBodies.stream()).toList();
-			long lost = entries.stream().mapToLong(entry -> entry.lostResponses.get()).sum();
-			long cut = entries.stream().mapToLong(entry -> entry.cutResponses.get()).sum();
+			long lost = entries.stream().mapToLong(entry -> entry.lostResponses()).sum();
+			long cut = entries.stream().mapToLong(entry -> entry.cutResponses()).sum();
 			String storeFaults = records.faultFigures();
 			Map<String, List<String>> logLinesOfWrong = new LinkedHashMap<>();
 			Map<ReExecutionCause, Integer> causes = new EnumMap<>(ReExecutionCause.class);
@@ -237,7 +239,7 @@ class ChaosRunTests {
 					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d database cuts (%s; %d connections refused)%s"
 						.formatted(lost, cut, kills.get(), databaseCuts.get(),
 								records.hasOwnFaults() ? "the catalog" : "the catalog and the records",
-								databaseLink.refusedConnections.get(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
+								databaseLink.refusedConnections(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
 					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts,
 							done, attempts - done, replays),
 					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d %s"
