@@ -17,8 +17,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -27,7 +25,10 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.sample.catalog.SampleCatalogApplication;
+import dev.idempotency.test.chaos.Monkeys;
 import dev.idempotency.test.http.RawHttp;
+import dev.idempotency.test.launch.HttpNode;
 import dev.idempotency.test.servers.FaultyTcpProxy;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.TestInstance;
@@ -123,13 +124,13 @@ class ChaosRunTests {
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
 		ChaosStore.CatalogServer server = store.catalogServer();
 		JdbcTestDatabase database = server.database(runName).create();
-		List<CatalogNode> nodes = new ArrayList<>();
+		List<HttpNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
 		AtomicInteger kills = new AtomicInteger();
 		AtomicInteger databaseCuts = new AtomicInteger();
 		long started = System.nanoTime();
 		long startedMillis = System.currentTimeMillis();
-		List<String> timeline = new CopyOnWriteArrayList<>();
+		Monkeys monkeys = new Monkeys(startedMillis);
 		try (ChaosStore.Records records = store.open(mode, runName + ":", new Random(random.nextLong()));
 				FaultyTcpProxy databaseLink = new FaultyTcpProxy(database.port(), 0, 0, random.nextLong())) {
 			List<String> arguments = new ArrayList<>(
@@ -149,7 +150,8 @@ class ChaosRunTests {
 							"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
 			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
-				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
+				HttpNode node = new HttpNode(SampleCatalogApplication.class, name, "/v1/config", arguments,
+						runDirectory.resolve(name + ".log"));
 				nodes.add(node);
 				node.start();
 				entries.add(new FaultyTcpProxy(node.port(), loseRate, cutRate, random.nextLong()));
@@ -165,55 +167,36 @@ class ChaosRunTests {
 				threads.add(thread);
 				thread.start();
 			}
-			AtomicBoolean running = new AtomicBoolean(true);
-			ChaosStore.Run run = new ChaosStore.Run() {
-
-				@Override
-				public boolean sleep(long millis) throws InterruptedException {
-					return sleepWhile(running, millis);
-				}
-
-				@Override
-				public void event(String what) {
-					timeline.add("%.2f s %s".formatted((System.currentTimeMillis() - startedMillis) / 1000.0, what));
-				}
-
-			};
 			Random killerRandom = new Random(random.nextLong());
 			Random cutterRandom = new Random(random.nextLong());
-			List<Throwable> monkeyFailures = new CopyOnWriteArrayList<>();
-			List<Thread> monkeys = new ArrayList<>();
-			monkeys.add(monkey("chaos-killer", running, () -> {
-				if (!run.sleep(2000 + killerRandom.nextInt(4000))) {
+			monkeys.start("chaos-killer", () -> {
+				if (!monkeys.sleep(2000 + killerRandom.nextInt(4000))) {
 					return;
 				}
-				CatalogNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
+				HttpNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
 				victim.kill();
 				kills.incrementAndGet();
-				run.event(victim.name() + " killed");
+				monkeys.event(victim.name() + " killed");
 				Thread.sleep(200 + killerRandom.nextInt(800));
-				restart(victim);
-				run.event(victim.name() + " answering again");
-			}, monkeyFailures));
-			monkeys.add(monkey("chaos-cutter", running, () -> {
-				if (!run.sleep(2000 + cutterRandom.nextInt(4000))) {
+				victim.restart();
+				monkeys.event(victim.name() + " answering again");
+			});
+			monkeys.start("chaos-cutter", () -> {
+				if (!monkeys.sleep(2000 + cutterRandom.nextInt(4000))) {
 					return;
 				}
 				int millis = 200 + cutterRandom.nextInt(1300);
 				databaseLink.cut(millis);
 				databaseCuts.incrementAndGet();
-				run.event("database cut for " + millis + " ms");
-			}, monkeyFailures));
+				monkeys.event("database cut for " + millis + " ms");
+			});
 			if (records.hasOwnFaults()) {
-				monkeys.add(monkey("chaos-store", running, () -> records.injectFault(run), monkeyFailures));
+				monkeys.start("chaos-store", () -> records.injectFault(monkeys));
 			}
 			for (Thread thread : threads) {
 				thread.join();
 			}
-			running.set(false);
-			for (Thread monkey : monkeys) {
-				monkey.join();
-			}
+			monkeys.stop();
 			long seconds = (System.nanoTime() - started) / 1_000_000_000;
 
 			Verdict verdict = verify(nodes.get(0).port(), clients);
@@ -262,10 +245,10 @@ class ChaosRunTests {
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
 			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
-			monkeyFailures
+			monkeys.failures()
 				.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
 			details.append("timeline of the faults other than lost and cut responses:\n");
-			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
+			monkeys.timeline().forEach(line -> details.append("  ").append(line).append('\n'));
 			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + mode + "-" + seed + ".txt"),
 					details);
 			for (ChaosClient client : clients) {
@@ -273,7 +256,7 @@ class ChaosRunTests {
 			}
 			System.out.println(details);
 
-			assertThat(monkeyFailures).as("faults that could not be injected or undone").isEmpty();
+			assertThat(monkeys.failures()).as("faults that could not be injected or undone").isEmpty();
 			assertThat(unanswered).as("operations without a final answer").isEmpty();
 			assertThat(invalid).as("answers whose body is not what the handler produced").isEmpty();
 			assertThat(verdict.missing).as("acknowledged operations missing from the catalog").isEmpty();
@@ -302,7 +285,8 @@ class ChaosRunTests {
 			}
 		}
 		finally {
-			for (CatalogNode node : nodes) {
+			monkeys.stop();
+			for (HttpNode node : nodes) {
 				node.close();
 			}
 			for (FaultyTcpProxy entry : entries) {
@@ -374,12 +358,12 @@ class ChaosRunTests {
 	 * The nodes' log lines that name the key of a reported operation
 	 * ({@code key=<key>:}).
 	 */
-	private static List<String> nodeLogLinesOf(String reported, List<CatalogNode> nodes, Path runDirectory)
+	private static List<String> nodeLogLinesOf(String reported, List<HttpNode> nodes, Path runDirectory)
 			throws IOException {
 		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
 		List<String> lines = new ArrayList<>();
 		if (key.find()) {
-			for (CatalogNode node : nodes) {
+			for (HttpNode node : nodes) {
 				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
 						StandardCharsets.ISO_8859_1)) {
 					log.filter(line -> line.contains(key.group(1)))
@@ -391,10 +375,9 @@ class ChaosRunTests {
 	}
 
 	/** The nodes' log lines that contain {@code text}. */
-	private static List<String> nodeLogLines(List<CatalogNode> nodes, Path runDirectory, String text)
-			throws IOException {
+	private static List<String> nodeLogLines(List<HttpNode> nodes, Path runDirectory, String text) throws IOException {
 		List<String> lines = new ArrayList<>();
-		for (CatalogNode node : nodes) {
+		for (HttpNode node : nodes) {
 			try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
 					StandardCharsets.ISO_8859_1)) {
 				log.filter(line -> line.contains(text)).forEach(line -> lines.add(node.name() + ": " + line));
@@ -403,62 +386,11 @@ class ChaosRunTests {
 		return lines;
 	}
 
-	/** Sleeps in short steps while the run goes on; false once it has ended. */
-	private static boolean sleepWhile(AtomicBoolean running, long millis) throws InterruptedException {
-		long deadline = System.nanoTime() + millis * 1_000_000;
-		while (running.get() && System.nanoTime() - deadline < 0) {
-			Thread.sleep(Math.min(100, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-		}
-		return running.get();
-	}
-
-	/**
-	 * Starts a killed node again, as an orchestrator would: a start that falls into a
-	 * store cut fails (the schema check cannot reach the database) and is tried again.
-	 */
-	private static void restart(CatalogNode node) throws InterruptedException, IOException {
-		for (int attempt = 1;; attempt++) {
-			try {
-				node.start();
-				return;
-			}
-			catch (IllegalStateException ex) {
-				if (attempt == 20) {
-					throw ex;
-				}
-			}
-		}
-	}
-
 	/** The answer a second run of the client's own operation gets from the catalog. */
 	private static boolean isReExecution(String wrongAnswer) {
 		return wrongAnswer.contains("told 409")
 				&& (wrongAnswer.contains("AlreadyExistsException") || wrongAnswer.contains("CommitFailedException"))
 				|| wrongAnswer.contains("told 404") && wrongAnswer.contains("NoSuchTableException");
-	}
-
-	/** Starts a thread that repeats the action until {@code running} is false. */
-	private static Thread monkey(String name, AtomicBoolean running, Fault action, List<Throwable> failures) {
-		Thread thread = new Thread(() -> {
-			try {
-				while (running.get()) {
-					action.inject();
-				}
-			}
-			catch (Throwable ex) {
-				failures.add(ex);
-			}
-		}, name);
-		thread.start();
-		return thread;
-	}
-
-	/** One injected fault, with its pause before (cut short when the run ends). */
-	@FunctionalInterface
-	private interface Fault {
-
-		void inject() throws Exception;
-
 	}
 
 	/**
