@@ -2,8 +2,13 @@ package dev.idempotency.test.chaos;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.test.launch.HttpNode;
+import dev.idempotency.test.servers.FaultyTcpProxy;
 
 /**
  * The fault injectors of a chaos run: each a thread that repeats its fault (a pause, then
@@ -42,6 +47,47 @@ public final class Monkeys implements AutoCloseable {
 		}, name);
 		this.threads.add(thread);
 		thread.start();
+	}
+
+	/**
+	 * Every 2 to 6 s, kills one of {@code nodes} at random (SIGKILL) and starts it again
+	 * 0.2 to 1 s later ({@link HttpNode#restart()}), drawing from {@code random}.
+	 * @return the number of kills so far
+	 */
+	public AtomicInteger startKiller(List<HttpNode> nodes, Random random) {
+		AtomicInteger kills = new AtomicInteger();
+		start("chaos-killer", () -> {
+			if (!sleep(2000 + random.nextInt(4000))) {
+				return;
+			}
+			HttpNode victim = nodes.get(random.nextInt(nodes.size()));
+			victim.kill();
+			kills.incrementAndGet();
+			event(victim.name() + " killed");
+			Thread.sleep(200 + random.nextInt(800));
+			victim.restart();
+			event(victim.name() + " answering again");
+		});
+		return kills;
+	}
+
+	/**
+	 * Every 2 to 6 s, cuts {@code link} (every connection reset, new ones refused) for
+	 * 0.2 to 1.5 s, drawing from {@code random}.
+	 * @return the number of cuts so far
+	 */
+	public AtomicInteger startCutter(FaultyTcpProxy link, String what, Random random) {
+		AtomicInteger cuts = new AtomicInteger();
+		start("chaos-cutter", () -> {
+			if (!sleep(2000 + random.nextInt(4000))) {
+				return;
+			}
+			int millis = 200 + random.nextInt(1300);
+			link.cut(millis);
+			cuts.incrementAndGet();
+			event(what + " cut for " + millis + " ms");
+		});
+		return cuts;
 	}
 
 	/**

@@ -1,8 +1,13 @@
 package dev.idempotency.test.launch;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Stream;
 
 import dev.idempotency.test.http.RawHttp;
 import org.jspecify.annotations.Nullable;
@@ -20,6 +25,8 @@ public final class HttpNode implements AutoCloseable {
 
 	private final String readyPath;
 
+	private final Path log;
+
 	private final ChildJvm.Spec spec;
 
 	private volatile @Nullable ChildJvm jvm;
@@ -33,6 +40,7 @@ public final class HttpNode implements AutoCloseable {
 		this.name = name;
 		this.port = ChildJvm.freePort();
 		this.readyPath = readyPath;
+		this.log = log;
 		this.spec = ChildJvm.of(mainClass)
 			.name(name)
 			.jvmOptions("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
@@ -47,6 +55,22 @@ public final class HttpNode implements AutoCloseable {
 
 	public int port() {
 		return this.port;
+	}
+
+	/**
+	 * The lines of the node's log, over all its starts, that contain {@code text}, each
+	 * after the node's name.
+	 */
+	public List<String> logLines(String text) {
+		if (!Files.exists(this.log)) {
+			return List.of();
+		}
+		try (Stream<String> lines = Files.lines(this.log, StandardCharsets.ISO_8859_1)) {
+			return lines.filter((line) -> line.contains(text)).map((line) -> this.name + ": " + line).toList();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 	}
 
 	/**

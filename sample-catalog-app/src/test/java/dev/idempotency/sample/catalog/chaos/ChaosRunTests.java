@@ -3,7 +3,6 @@ package dev.idempotency.sample.catalog.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +20,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -126,8 +124,6 @@ class ChaosRunTests {
 		JdbcTestDatabase database = server.database(runName).create();
 		List<HttpNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
-		AtomicInteger kills = new AtomicInteger();
-		AtomicInteger databaseCuts = new AtomicInteger();
 		long started = System.nanoTime();
 		long startedMillis = System.currentTimeMillis();
 		Monkeys monkeys = new Monkeys(startedMillis);
@@ -167,29 +163,8 @@ class ChaosRunTests {
 				threads.add(thread);
 				thread.start();
 			}
-			Random killerRandom = new Random(random.nextLong());
-			Random cutterRandom = new Random(random.nextLong());
-			monkeys.start("chaos-killer", () -> {
-				if (!monkeys.sleep(2000 + killerRandom.nextInt(4000))) {
-					return;
-				}
-				HttpNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
-				victim.kill();
-				kills.incrementAndGet();
-				monkeys.event(victim.name() + " killed");
-				Thread.sleep(200 + killerRandom.nextInt(800));
-				victim.restart();
-				monkeys.event(victim.name() + " answering again");
-			});
-			monkeys.start("chaos-cutter", () -> {
-				if (!monkeys.sleep(2000 + cutterRandom.nextInt(4000))) {
-					return;
-				}
-				int millis = 200 + cutterRandom.nextInt(1300);
-				databaseLink.cut(millis);
-				databaseCuts.incrementAndGet();
-				monkeys.event("database cut for " + millis + " ms");
-			});
+			AtomicInteger kills = monkeys.startKiller(nodes, new Random(random.nextLong()));
+			AtomicInteger databaseCuts = monkeys.startCutter(databaseLink, "database", new Random(random.nextLong()));
 			if (records.hasOwnFaults()) {
 				monkeys.start("chaos-store", () -> records.injectFault(monkeys));
 			}
@@ -212,7 +187,7 @@ class ChaosRunTests {
 			Map<String, List<String>> logLinesOfWrong = new LinkedHashMap<>();
 			Map<ReExecutionCause, Integer> causes = new EnumMap<>(ReExecutionCause.class);
 			for (String line : wrong) {
-				List<String> logLines = nodeLogLinesOf(line, nodes, runDirectory);
+				List<String> logLines = nodeLogLinesOf(line, nodes);
 				logLinesOfWrong.put(line, logLines);
 				causes.merge(ReExecutionCause.of(line, logLines), 1, Integer::sum);
 			}
@@ -272,10 +247,10 @@ class ChaosRunTests {
 				// runs
 				// it for the first time). Checked on the nodes' logs: the door's
 				// transactions were begun, and the store joined them.
-				assertThat(nodeLogLines(nodes, runDirectory, "Creating new transaction with name [idempotency]"))
+				assertThat(nodeLogLines(nodes, "Creating new transaction with name [idempotency]"))
 					.as("transactions begun by the idempotency door")
 					.isNotEmpty();
-				assertThat(nodeLogLines(nodes, runDirectory, "Atomic completion is off"))
+				assertThat(nodeLogLines(nodes, "Atomic completion is off"))
 					.as("the store not joining the door's transactions")
 					.isEmpty();
 				assertThat(wrong).as("re-executions with atomic completion").isEmpty();
@@ -358,32 +333,14 @@ class ChaosRunTests {
 	 * The nodes' log lines that name the key of a reported operation
 	 * ({@code key=<key>:}).
 	 */
-	private static List<String> nodeLogLinesOf(String reported, List<HttpNode> nodes, Path runDirectory)
-			throws IOException {
+	private static List<String> nodeLogLinesOf(String reported, List<HttpNode> nodes) {
 		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
-		List<String> lines = new ArrayList<>();
-		if (key.find()) {
-			for (HttpNode node : nodes) {
-				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
-						StandardCharsets.ISO_8859_1)) {
-					log.filter(line -> line.contains(key.group(1)))
-						.forEach(line -> lines.add(node.name() + ": " + line));
-				}
-			}
-		}
-		return lines;
+		return key.find() ? nodeLogLines(nodes, key.group(1)) : List.of();
 	}
 
 	/** The nodes' log lines that contain {@code text}. */
-	private static List<String> nodeLogLines(List<HttpNode> nodes, Path runDirectory, String text) throws IOException {
-		List<String> lines = new ArrayList<>();
-		for (HttpNode node : nodes) {
-			try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
-					StandardCharsets.ISO_8859_1)) {
-				log.filter(line -> line.contains(text)).forEach(line -> lines.add(node.name() + ": " + line));
-			}
-		}
-		return lines;
+	private static List<String> nodeLogLines(List<HttpNode> nodes, String text) {
+		return nodes.stream().flatMap((node) -> node.logLines(text).stream()).toList();
 	}
 
 	/** The answer a second run of the client's own operation gets from the catalog. */

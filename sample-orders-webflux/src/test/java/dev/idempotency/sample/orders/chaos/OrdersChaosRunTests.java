@@ -1,6 +1,5 @@
 package dev.idempotency.sample.orders.chaos;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -18,7 +17,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.sample.orders.OrdersApplication;
@@ -97,8 +95,6 @@ class OrdersChaosRunTests {
 		JdbcTestDatabase database = JdbcTestDatabase.postgresDatabase(runName).create();
 		List<HttpNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
-		AtomicInteger kills = new AtomicInteger();
-		AtomicInteger databaseCuts = new AtomicInteger();
 		long startedMillis = System.currentTimeMillis();
 		Monkeys monkeys = new Monkeys(startedMillis);
 		try (FaultyTcpProxy databaseLink = new FaultyTcpProxy(database.port(), 0, 0, random.nextLong())) {
@@ -140,29 +136,8 @@ class OrdersChaosRunTests {
 				threads.add(thread);
 				thread.start();
 			}
-			Random killerRandom = new Random(random.nextLong());
-			Random cutterRandom = new Random(random.nextLong());
-			monkeys.start("chaos-killer", () -> {
-				if (!monkeys.sleep(2000 + killerRandom.nextInt(4000))) {
-					return;
-				}
-				HttpNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
-				victim.kill();
-				kills.incrementAndGet();
-				monkeys.event(victim.name() + " killed");
-				Thread.sleep(200 + killerRandom.nextInt(800));
-				victim.restart();
-				monkeys.event(victim.name() + " answering again");
-			});
-			monkeys.start("chaos-cutter", () -> {
-				if (!monkeys.sleep(2000 + cutterRandom.nextInt(4000))) {
-					return;
-				}
-				int millis = 200 + cutterRandom.nextInt(1300);
-				databaseLink.cut(millis);
-				databaseCuts.incrementAndGet();
-				monkeys.event("database cut for " + millis + " ms");
-			});
+			AtomicInteger kills = monkeys.startKiller(nodes, new Random(random.nextLong()));
+			AtomicInteger databaseCuts = monkeys.startCutter(databaseLink, "database", new Random(random.nextLong()));
 			for (Thread thread : threads) {
 				thread.join();
 			}
@@ -181,7 +156,9 @@ class OrdersChaosRunTests {
 						1L, Long::sum));
 			long lost = entries.stream().mapToLong(FaultyTcpProxy::lostResponses).sum();
 			long cut = entries.stream().mapToLong(FaultyTcpProxy::cutResponses).sum();
-			List<String> takeovers = nodeLogLines(nodes, runDirectory, "Took over idempotency key");
+			List<String> takeovers = nodes.stream()
+				.flatMap((node) -> node.logLines("Took over idempotency key").stream())
+				.toList();
 			String report = String.join("\n",
 					"reactive chaos run (%s): seed %d, %d clients, %d operations in %d s (2 nodes, WebFlux and R2DBC PostgreSQL, the records on the orders' ConnectionFactory: atomic completion)"
 						.formatted(configuration, seed, clientCount, all.size(), seconds),
@@ -312,19 +289,6 @@ class OrdersChaosRunTests {
 			.filter((item) -> !asked.contains(item))
 			.forEach((item) -> verdict.unexpected.add(item));
 		return verdict;
-	}
-
-	/** The nodes' log lines that contain {@code text}. */
-	private static List<String> nodeLogLines(List<HttpNode> nodes, Path runDirectory, String text)
-			throws java.io.IOException {
-		List<String> lines = new ArrayList<>();
-		for (HttpNode node : nodes) {
-			try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
-					StandardCharsets.ISO_8859_1)) {
-				log.filter((line) -> line.contains(text)).forEach((line) -> lines.add(node.name() + ": " + line));
-			}
-		}
-		return lines;
 	}
 
 	private static final class Verdict {
