@@ -171,8 +171,8 @@ class OrdersChaosRunTests {
 					"applied though told failed (target 0): %d".formatted(verdict.appliedToldFailed.size()),
 					"acknowledged but missing: %d; answered with another order than the one created: %d; orders no operation asked for: %d"
 						.formatted(verdict.missing.size(), verdict.wrongAnswer.size(), verdict.unexpected.size()),
-					"acknowledged orders whose record was completed by the order's own transaction: %d of %d; records left in progress: %d"
-						.formatted(verdict.sameTransaction, acknowledged, verdict.inProgress))
+					"acknowledged orders whose record was completed by the order's own transaction: %d of %d; records left in progress (a release that failed): %d, %d of them within their lease"
+						.formatted(verdict.sameTransaction, acknowledged, verdict.inProgress, verdict.leaseRunning))
 					+ "\n";
 			StringBuilder details = new StringBuilder(report);
 			verdict.reExecuted.forEach((line) -> details.append("re-executed: ").append(line).append('\n'));
@@ -241,14 +241,19 @@ class OrdersChaosRunTests {
 				}
 			}
 			try (ResultSet rows = statement
-				.executeQuery("SELECT idem_key, state, xmin::text FROM idempotency_record")) {
+				.executeQuery("SELECT idem_key, state, xmin::text, lease_expires_at > now() FROM idempotency_record")) {
 				while (rows.next()) {
-					records.put(rows.getString(1), new String[] { rows.getString(2), rows.getString(3) });
+					records.put(rows.getString(1),
+							new String[] { rows.getString(2), rows.getString(3), String.valueOf(rows.getBoolean(4)) });
 				}
 			}
 		}
 		Verdict verdict = new Verdict();
 		verdict.inProgress = (int) records.values().stream().filter((record) -> !"COMPLETED".equals(record[0])).count();
+		verdict.leaseRunning = (int) records.values()
+			.stream()
+			.filter((record) -> !"COMPLETED".equals(record[0]) && "true".equals(record[2]))
+			.count();
 		Set<String> asked = new HashSet<>();
 		for (Operation operation : operations) {
 			asked.add(operation.item);
@@ -307,7 +312,11 @@ class OrdersChaosRunTests {
 
 		int sameTransaction;
 
+		/** Records left in progress (their owner failed and could not release them). */
 		int inProgress;
+
+		/** Of those, the ones whose lease has not run out yet. */
+		int leaseRunning;
 
 	}
 
