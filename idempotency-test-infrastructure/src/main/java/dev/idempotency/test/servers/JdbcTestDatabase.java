@@ -184,7 +184,20 @@ public final class JdbcTestDatabase {
 		if (url.startsWith("jdbc:h2:mem:")) {
 			return "r2dbc:h2:mem:///" + url.substring("jdbc:h2:mem:".length(), url.indexOf(';'));
 		}
-		return url.replace("jdbc:", "r2dbc:").replace("?currentSchema=", "?schema=");
+		return r2dbc(url);
+	}
+
+	/**
+	 * The R2DBC URL of the created schema or database reached through a link listening on
+	 * {@code port} of 127.0.0.1 ({@link #url(int)}).
+	 * @throws UnsupportedOperationException for H2 in memory, which has no server
+	 */
+	public String r2dbcUrl(int port) {
+		return r2dbc(url(port));
+	}
+
+	private static String r2dbc(String jdbcUrl) {
+		return jdbcUrl.replace("jdbc:", "r2dbc:").replace("?currentSchema=", "?schema=");
 	}
 
 	/** The user of {@link #url()}. */

@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.idempotency.test.http.RawHttp;
+import dev.idempotency.test.servers.FaultyTcpProxy;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

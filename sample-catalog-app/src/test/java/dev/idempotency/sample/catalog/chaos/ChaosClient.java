@@ -10,6 +10,7 @@ import java.util.UUID;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.test.http.RawHttp;
 
 /**
  * One client of the chaos run: it works in a namespace of its own, so what the catalog

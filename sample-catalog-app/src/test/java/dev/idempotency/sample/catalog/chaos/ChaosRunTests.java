@@ -3,7 +3,6 @@ package dev.idempotency.sample.catalog.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,16 +16,18 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idempotency.sample.catalog.SampleCatalogApplication;
+import dev.idempotency.test.chaos.Monkeys;
+import dev.idempotency.test.http.RawHttp;
+import dev.idempotency.test.launch.HttpNode;
+import dev.idempotency.test.servers.FaultyTcpProxy;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -121,13 +122,11 @@ class ChaosRunTests {
 		Path runDirectory = Files.createDirectories(Path.of("target", "chaos", runName));
 		ChaosStore.CatalogServer server = store.catalogServer();
 		JdbcTestDatabase database = server.database(runName).create();
-		List<CatalogNode> nodes = new ArrayList<>();
+		List<HttpNode> nodes = new ArrayList<>();
 		List<FaultyTcpProxy> entries = new ArrayList<>();
-		AtomicInteger kills = new AtomicInteger();
-		AtomicInteger databaseCuts = new AtomicInteger();
 		long started = System.nanoTime();
 		long startedMillis = System.currentTimeMillis();
-		List<String> timeline = new CopyOnWriteArrayList<>();
+		Monkeys monkeys = new Monkeys(startedMillis);
 		try (ChaosStore.Records records = store.open(mode, runName + ":", new Random(random.nextLong()));
 				FaultyTcpProxy databaseLink = new FaultyTcpProxy(database.port(), 0, 0, random.nextLong())) {
 			List<String> arguments = new ArrayList<>(
@@ -147,7 +146,8 @@ class ChaosRunTests {
 							"--logging.level.root=WARN", "--logging.level.dev.idempotency=INFO"));
 			arguments.addAll(records.nodeArguments());
 			for (String name : List.of("node-a", "node-b")) {
-				CatalogNode node = new CatalogNode(name, arguments, runDirectory.resolve(name + ".log"));
+				HttpNode node = new HttpNode(SampleCatalogApplication.class, name, "/v1/config", arguments,
+						runDirectory.resolve(name + ".log"));
 				nodes.add(node);
 				node.start();
 				entries.add(new FaultyTcpProxy(node.port(), loseRate, cutRate, random.nextLong()));
@@ -163,55 +163,15 @@ class ChaosRunTests {
 				threads.add(thread);
 				thread.start();
 			}
-			AtomicBoolean running = new AtomicBoolean(true);
-			ChaosStore.Run run = new ChaosStore.Run() {
-
-				@Override
-				public boolean sleep(long millis) throws InterruptedException {
-					return sleepWhile(running, millis);
-				}
-
-				@Override
-				public void event(String what) {
-					timeline.add("%.2f s %s".formatted((System.currentTimeMillis() - startedMillis) / 1000.0, what));
-				}
-
-			};
-			Random killerRandom = new Random(random.nextLong());
-			Random cutterRandom = new Random(random.nextLong());
-			List<Throwable> monkeyFailures = new CopyOnWriteArrayList<>();
-			List<Thread> monkeys = new ArrayList<>();
-			monkeys.add(monkey("chaos-killer", running, () -> {
-				if (!run.sleep(2000 + killerRandom.nextInt(4000))) {
-					return;
-				}
-				CatalogNode victim = nodes.get(killerRandom.nextInt(nodes.size()));
-				victim.kill();
-				kills.incrementAndGet();
-				run.event(victim.name() + " killed");
-				Thread.sleep(200 + killerRandom.nextInt(800));
-				restart(victim);
-				run.event(victim.name() + " answering again");
-			}, monkeyFailures));
-			monkeys.add(monkey("chaos-cutter", running, () -> {
-				if (!run.sleep(2000 + cutterRandom.nextInt(4000))) {
-					return;
-				}
-				int millis = 200 + cutterRandom.nextInt(1300);
-				databaseLink.cut(millis);
-				databaseCuts.incrementAndGet();
-				run.event("database cut for " + millis + " ms");
-			}, monkeyFailures));
+			AtomicInteger kills = monkeys.startKiller(nodes, new Random(random.nextLong()));
+			AtomicInteger databaseCuts = monkeys.startCutter(databaseLink, "database", new Random(random.nextLong()));
 			if (records.hasOwnFaults()) {
-				monkeys.add(monkey("chaos-store", running, () -> records.injectFault(run), monkeyFailures));
+				monkeys.start("chaos-store", () -> records.injectFault(monkeys));
 			}
 			for (Thread thread : threads) {
 				thread.join();
 			}
-			running.set(false);
-			for (Thread monkey : monkeys) {
-				monkey.join();
-			}
+			monkeys.stop();
 			long seconds = (System.nanoTime() - started) / 1_000_000_000;
 
 			Verdict verdict = verify(nodes.get(0).port(), clients);
@@ -221,13 +181,13 @@ class ChaosRunTests {
 			List<String> wrong = clients.stream().flatMap(client -> client.wrongAnswers.stream()).toList();
 			List<String> unanswered = clients.stream().flatMap(client -> client.unanswered.stream()).toList();
 			List<String> invalid = clients.stream().flatMap(client -> client.invalidBodies.stream()).toList();
-			long lost = entries.stream().mapToLong(entry -> entry.lostResponses.get()).sum();
-			long cut = entries.stream().mapToLong(entry -> entry.cutResponses.get()).sum();
+			long lost = entries.stream().mapToLong(entry -> entry.lostResponses()).sum();
+			long cut = entries.stream().mapToLong(entry -> entry.cutResponses()).sum();
 			String storeFaults = records.faultFigures();
 			Map<String, List<String>> logLinesOfWrong = new LinkedHashMap<>();
 			Map<ReExecutionCause, Integer> causes = new EnumMap<>(ReExecutionCause.class);
 			for (String line : wrong) {
-				List<String> logLines = nodeLogLinesOf(line, nodes, runDirectory);
+				List<String> logLines = nodeLogLinesOf(line, nodes);
 				logLinesOfWrong.put(line, logLines);
 				causes.merge(ReExecutionCause.of(line, logLines), 1, Integer::sum);
 			}
@@ -237,7 +197,7 @@ class ChaosRunTests {
 					"faults: %d responses lost, %d responses cut mid-way, %d node kills (SIGKILL, restarted), %d database cuts (%s; %d connections refused)%s"
 						.formatted(lost, cut, kills.get(), databaseCuts.get(),
 								records.hasOwnFaults() ? "the catalog" : "the catalog and the records",
-								databaseLink.refusedConnections.get(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
+								databaseLink.refusedConnections(), storeFaults.isEmpty() ? "" : ", " + storeFaults),
 					"requests: %d attempts for %d operations (%d retries), %d answers replayed".formatted(attempts,
 							done, attempts - done, replays),
 					"re-executions (a client told 'already exists', 'does not exist' or 'commit failed' of its own operation; target 0): %d %s"
@@ -260,10 +220,10 @@ class ChaosRunTests {
 			invalid.forEach(line -> details.append("not JSON: ").append(line).append('\n'));
 			verdict.missing.forEach(line -> details.append("missing: ").append(line).append('\n'));
 			verdict.unexpected.forEach(line -> details.append("unexpected: ").append(line).append('\n'));
-			monkeyFailures
+			monkeys.failures()
 				.forEach(failure -> details.append("fault not injected or undone: ").append(failure).append('\n'));
 			details.append("timeline of the faults other than lost and cut responses:\n");
-			timeline.forEach(line -> details.append("  ").append(line).append('\n'));
+			monkeys.timeline().forEach(line -> details.append("  ").append(line).append('\n'));
 			Files.writeString(Path.of("target", "chaos", "report-" + store + "-" + mode + "-" + seed + ".txt"),
 					details);
 			for (ChaosClient client : clients) {
@@ -271,7 +231,7 @@ class ChaosRunTests {
 			}
 			System.out.println(details);
 
-			assertThat(monkeyFailures).as("faults that could not be injected or undone").isEmpty();
+			assertThat(monkeys.failures()).as("faults that could not be injected or undone").isEmpty();
 			assertThat(unanswered).as("operations without a final answer").isEmpty();
 			assertThat(invalid).as("answers whose body is not what the handler produced").isEmpty();
 			assertThat(verdict.missing).as("acknowledged operations missing from the catalog").isEmpty();
@@ -287,10 +247,10 @@ class ChaosRunTests {
 				// runs
 				// it for the first time). Checked on the nodes' logs: the door's
 				// transactions were begun, and the store joined them.
-				assertThat(nodeLogLines(nodes, runDirectory, "Creating new transaction with name [idempotency]"))
+				assertThat(nodeLogLines(nodes, "Creating new transaction with name [idempotency]"))
 					.as("transactions begun by the idempotency door")
 					.isNotEmpty();
-				assertThat(nodeLogLines(nodes, runDirectory, "Atomic completion is off"))
+				assertThat(nodeLogLines(nodes, "Atomic completion is off"))
 					.as("the store not joining the door's transactions")
 					.isEmpty();
 				assertThat(wrong).as("re-executions with atomic completion").isEmpty();
@@ -300,7 +260,8 @@ class ChaosRunTests {
 			}
 		}
 		finally {
-			for (CatalogNode node : nodes) {
+			monkeys.stop();
+			for (HttpNode node : nodes) {
 				node.close();
 			}
 			for (FaultyTcpProxy entry : entries) {
@@ -372,60 +333,14 @@ class ChaosRunTests {
 	 * The nodes' log lines that name the key of a reported operation
 	 * ({@code key=<key>:}).
 	 */
-	private static List<String> nodeLogLinesOf(String reported, List<CatalogNode> nodes, Path runDirectory)
-			throws IOException {
+	private static List<String> nodeLogLinesOf(String reported, List<HttpNode> nodes) {
 		Matcher key = Pattern.compile("key=([0-9a-f-]{36})").matcher(reported);
-		List<String> lines = new ArrayList<>();
-		if (key.find()) {
-			for (CatalogNode node : nodes) {
-				try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
-						StandardCharsets.ISO_8859_1)) {
-					log.filter(line -> line.contains(key.group(1)))
-						.forEach(line -> lines.add(node.name() + ": " + line));
-				}
-			}
-		}
-		return lines;
+		return key.find() ? nodeLogLines(nodes, key.group(1)) : List.of();
 	}
 
 	/** The nodes' log lines that contain {@code text}. */
-	private static List<String> nodeLogLines(List<CatalogNode> nodes, Path runDirectory, String text)
-			throws IOException {
-		List<String> lines = new ArrayList<>();
-		for (CatalogNode node : nodes) {
-			try (Stream<String> log = Files.lines(runDirectory.resolve(node.name() + ".log"),
-					StandardCharsets.ISO_8859_1)) {
-				log.filter(line -> line.contains(text)).forEach(line -> lines.add(node.name() + ": " + line));
-			}
-		}
-		return lines;
-	}
-
-	/** Sleeps in short steps while the run goes on; false once it has ended. */
-	private static boolean sleepWhile(AtomicBoolean running, long millis) throws InterruptedException {
-		long deadline = System.nanoTime() + millis * 1_000_000;
-		while (running.get() && System.nanoTime() - deadline < 0) {
-			Thread.sleep(Math.min(100, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-		}
-		return running.get();
-	}
-
-	/**
-	 * Starts a killed node again, as an orchestrator would: a start that falls into a
-	 * store cut fails (the schema check cannot reach the database) and is tried again.
-	 */
-	private static void restart(CatalogNode node) throws InterruptedException, IOException {
-		for (int attempt = 1;; attempt++) {
-			try {
-				node.start();
-				return;
-			}
-			catch (IllegalStateException ex) {
-				if (attempt == 20) {
-					throw ex;
-				}
-			}
-		}
+	private static List<String> nodeLogLines(List<HttpNode> nodes, String text) {
+		return nodes.stream().flatMap((node) -> node.logLines(text).stream()).toList();
 	}
 
 	/** The answer a second run of the client's own operation gets from the catalog. */
@@ -433,30 +348,6 @@ class ChaosRunTests {
 		return wrongAnswer.contains("told 409")
 				&& (wrongAnswer.contains("AlreadyExistsException") || wrongAnswer.contains("CommitFailedException"))
 				|| wrongAnswer.contains("told 404") && wrongAnswer.contains("NoSuchTableException");
-	}
-
-	/** Starts a thread that repeats the action until {@code running} is false. */
-	private static Thread monkey(String name, AtomicBoolean running, Fault action, List<Throwable> failures) {
-		Thread thread = new Thread(() -> {
-			try {
-				while (running.get()) {
-					action.inject();
-				}
-			}
-			catch (Throwable ex) {
-				failures.add(ex);
-			}
-		}, name);
-		thread.start();
-		return thread;
-	}
-
-	/** One injected fault, with its pause before (cut short when the run ends). */
-	@FunctionalInterface
-	private interface Fault {
-
-		void inject() throws Exception;
-
 	}
 
 	/**

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import dev.idempotency.sample.catalog.support.JdbcStores;
+import dev.idempotency.test.chaos.Monkeys;
 import dev.idempotency.test.servers.JdbcTestDatabase;
 import dev.idempotency.test.servers.RedisCluster;
 
@@ -122,19 +123,6 @@ enum ChaosStore {
 
 	}
 
-	/** What a fault-injecting thread needs of the run. */
-	interface Run {
-
-		/**
-		 * Sleeps, cut short when the run ends, and says whether the run is still going.
-		 */
-		boolean sleep(long millis) throws InterruptedException;
-
-		/** Notes a fault in the run's timeline. */
-		void event(String what);
-
-	}
-
 	/** The idempotency records of one run. */
 	interface Records extends AutoCloseable {
 
@@ -153,7 +141,7 @@ enum ChaosStore {
 		/**
 		 * One fault on the store, with its pause before; it leaves the store whole again.
 		 */
-		void injectFault(Run run) throws Exception;
+		void injectFault(Monkeys run) throws Exception;
 
 		/** The faults injected, for the report; empty when none of its own. */
 		String faultFigures();
@@ -209,7 +197,7 @@ enum ChaosStore {
 		}
 
 		@Override
-		public void injectFault(Run run) {
+		public void injectFault(Monkeys run) {
 		}
 
 		@Override
@@ -284,7 +272,7 @@ enum ChaosStore {
 		 * which is a lost data set, not a failover.
 		 */
 		@Override
-		public void injectFault(Run run) throws InterruptedException {
+		public void injectFault(Monkeys run) throws InterruptedException {
 			this.cluster.awaitOk();
 			if (!run.sleep(2000 + this.random.nextInt(3000))) {
 				return;

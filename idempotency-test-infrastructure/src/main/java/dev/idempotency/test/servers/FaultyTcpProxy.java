@@ -1,4 +1,4 @@
-package dev.idempotency.sample.catalog.chaos;
+package dev.idempotency.test.servers;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * reaches the client, then the connection is reset). {@link #cut(long)} resets every
  * connection and refuses new ones for a while: a store (or network) outage.
  */
-final class FaultyTcpProxy implements AutoCloseable {
+public final class FaultyTcpProxy implements AutoCloseable {
 
 	private enum Fault {
 
@@ -50,13 +50,18 @@ final class FaultyTcpProxy implements AutoCloseable {
 
 	private volatile long refuseUntilNanos = System.nanoTime();
 
-	final AtomicLong lostResponses = new AtomicLong();
+	private final AtomicLong lostResponses = new AtomicLong();
 
-	final AtomicLong cutResponses = new AtomicLong();
+	private final AtomicLong cutResponses = new AtomicLong();
 
-	final AtomicLong refusedConnections = new AtomicLong();
+	private final AtomicLong refusedConnections = new AtomicLong();
 
-	FaultyTcpProxy(int upstreamPort, double loseRate, double cutRate, long seed) throws IOException {
+	/**
+	 * A proxy to {@code upstreamPort} that loses a share {@code loseRate} of the
+	 * responses and cuts a share {@code cutRate} mid-way (0 and 0: faults only by
+	 * {@link #cut(long)}), drawn from {@code seed}.
+	 */
+	public FaultyTcpProxy(int upstreamPort, double loseRate, double cutRate, long seed) throws IOException {
 		this.upstreamPort = upstreamPort;
 		this.loseRate = loseRate;
 		this.cutRate = cutRate;
@@ -65,12 +70,27 @@ final class FaultyTcpProxy implements AutoCloseable {
 		this.threads.execute(this::acceptLoop);
 	}
 
-	int port() {
+	public int port() {
 		return this.server.getLocalPort();
 	}
 
+	/** Responses swallowed so far (the request ran, the client got a reset). */
+	public long lostResponses() {
+		return this.lostResponses.get();
+	}
+
+	/** Responses cut mid-way so far. */
+	public long cutResponses() {
+		return this.cutResponses.get();
+	}
+
+	/** Connections refused during cuts so far. */
+	public long refusedConnections() {
+		return this.refusedConnections.get();
+	}
+
 	/** Resets every open connection and refuses new ones for the given time. */
-	void cut(long millis) {
+	public void cut(long millis) {
 		this.refuseUntilNanos = System.nanoTime() + millis * 1_000_000;
 		this.open.forEach(FaultyTcpProxy::reset);
 	}

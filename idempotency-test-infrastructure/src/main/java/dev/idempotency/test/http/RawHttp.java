@@ -1,4 +1,4 @@
-package dev.idempotency.sample.catalog.chaos;
+package dev.idempotency.test.http;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -11,19 +11,21 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A minimal HTTP/1.1 client: one connection per request ({@code Connection: close}), so
  * that a fault the proxy puts on a connection hits exactly one request. A response that
  * ends before its declared length, or a chunked body without its last chunk, is an
  * {@link IOException}, as it is for any real client.
  */
-final class RawHttp {
+public final class RawHttp {
 
 	private RawHttp() {
 	}
 
-	static Answer exchange(int port, String method, String pathAndQuery, String idempotencyKey, String json)
-			throws IOException {
+	public static Answer exchange(int port, String method, String pathAndQuery, @Nullable String idempotencyKey,
+			@Nullable String json) throws IOException {
 		byte[] body = (json != null) ? json.getBytes(StandardCharsets.UTF_8) : new byte[0];
 		StringBuilder head = new StringBuilder();
 		head.append(method).append(' ').append(pathAndQuery).append(" HTTP/1.1\r\n");
@@ -122,9 +124,9 @@ final class RawHttp {
 	}
 
 	/** A whole response: status, headers (names in lower case) and body. */
-	record Answer(int status, Map<String, String> headers, String body) {
+	public record Answer(int status, Map<String, String> headers, String body) {
 
-		boolean replayed() {
+		public boolean replayed() {
 			return "true".equals(this.headers.get("idempotent-replayed"));
 		}
 
