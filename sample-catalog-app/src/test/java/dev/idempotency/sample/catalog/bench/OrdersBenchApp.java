@@ -2,6 +2,7 @@ package dev.idempotency.sample.catalog.bench;
 
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Random;
@@ -21,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.ResponseEntity;
@@ -50,7 +52,16 @@ import org.springframework.web.bind.annotation.RestController;
 public class OrdersBenchApp {
 
 	public static void main(String[] args) {
-		new SpringApplicationBuilder(OrdersBenchApp.class).properties("spring.config.name=orders-bench").run(args);
+		SpringApplicationBuilder application = new SpringApplicationBuilder(OrdersBenchApp.class)
+			.properties("spring.config.name=orders-bench");
+		if (Arrays.stream(args).noneMatch((arg) -> arg.startsWith("--spring.r2dbc.url="))) {
+			// With an R2DBC driver on the class path (-Pbench-r2dbc) Boot would configure
+			// a
+			// ConnectionFactory, and its DataSource (the JDBC /orders/db's) would back
+			// off.
+			application.properties("spring.autoconfigure.exclude=" + R2dbcAutoConfiguration.class.getName());
+		}
+		application.run(args);
 	}
 
 	/**
