@@ -35,7 +35,8 @@ The last lines give the application's own insert in the same run, the unit the a
 compared with: I (JDBC), unkeyed /orders/db minus unkeyed /orders on Spring MVC, and I_r2dbc
 (R2DBC), the same on WebFlux (from the webflux/orders-db:r2dbc and webflux/orders rows); then each
 row's added cost in I and, for WebFlux rows, in I_r2dbc, and the rows each variant left in
-PostgreSQL (records, orders, orders committed in a record's transaction).
+PostgreSQL (records, orders, orders committed in a record's transaction, transactions that committed
+more than one order: none should).
 Needs wrk (Debian: apt-get install wrk).
 """
 
@@ -375,7 +376,8 @@ def psql_value(sql):
 def rows_left(variant, name, path, props, answered):
     """What a variant left in PostgreSQL, after the application stopped: its records (one per keyed
     request answered, give or take the requests in flight when a phase ended), its orders (one per
-    request on /orders/db), and how many of those committed in a record's transaction (same xmin)."""
+    request on /orders/db), how many of those committed in a record's transaction (same xmin), and in how
+    many transactions more than one order committed (none should: each request commits its own)."""
     store = props.get("idempotency.store.type")
     schema = f"{name}_records" if "idempotency.store.jdbc.url" in props else name
     table = f"{schema}.idempotency_record"
@@ -383,11 +385,12 @@ def rows_left(variant, name, path, props, answered):
     if store in ("jdbc", "r2dbc") and psql_value(f"SELECT to_regclass('{table}') IS NOT NULL") == "t":
         records = psql_value(f"SELECT count(*) FROM {table}")
     orders = psql_value(f"SELECT count(*) FROM {name}.light_order")
+    shared = psql_value(f"SELECT count(*) FROM (SELECT xmin::text FROM {name}.light_order GROUP BY 1 HAVING count(*) > 1) t")
     joined = "-"
     if records != "-" and path == "/orders/db":
         joined = psql_value(f"SELECT count(*) FROM {name}.light_order o WHERE o.xmin IN (SELECT xmin FROM {table})")
     return (f"| {variant} | {answered[True]} | {records} | {answered[False] + answered[True]} | {orders} "
-            f"| {joined} |")
+            f"| {joined} | {shared} |")
 
 
 def emit(report, text):
@@ -461,8 +464,8 @@ def main():
                  "count, warm-ups included; those in flight when a phase ended are not in it):")
     emit(report, "")
     emit(report, "| variant | keyed requests answered | records | requests answered | orders "
-                 "| orders in a record's transaction |")
-    emit(report, "|---|---|---|---|---|---|")
+                 "| orders in a record's transaction | transactions with more than one order |")
+    emit(report, "|---|---|---|---|---|---|---|")
     for check in checks:
         emit(report, check)
     if args.out:
