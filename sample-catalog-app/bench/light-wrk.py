@@ -8,14 +8,15 @@ same endpoint, in phases that alternate AB BA, and reads the CPU of the applicat
 JVM (all of it: GC and JIT included) and of the store servers' processes (postgres,
 redis-server) from /proc before and after each phase.
 
-Usage, from sample-catalog-app, after building the test classpath:
-  ../mvnw -o -q -pl sample-catalog-app -am -DskipTests -P'!nullaway' test-compile \
+Usage, from sample-catalog-app, after building the test classpath (bench-r2dbc: PostgreSQL's R2DBC
+driver and pool, which the r2dbc variants need):
+  ../mvnw -o -q -pl sample-catalog-app -am -DskipTests -P'!nullaway,bench-r2dbc' test-compile \
       dependency:build-classpath -Dmdep.outputFile=target/cp.txt -Dmdep.includeScope=test
   python3 bench/light-wrk.py [--variants V,V] [--seconds 5] [--pairs 3] [--warmup 15] [--keyed-warmup 40] \
       [--connections 16] [--out FILE] [--jfr DIR]
 
-A variant is endpoint:store/mode[/atomic|/dedicated][@size], e.g. orders:memory/lease,
-orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
+A variant is [webflux/]endpoint:store/mode[/atomic|/dedicated|/nonatomic][@size], e.g.
+orders:memory/lease, orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
 orders:redis/lease@8k, orders:redis/lease@8k+raw (answers stored undeflated),
 webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
 in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
@@ -23,7 +24,20 @@ in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one ans
 give the application's own insert).
 postgresql/.../atomic keeps the records on the application's DataSource (atomic
 completion, the default there); /dedicated gives the store a pool of its own on the same
-server. Needs wrk (Debian: apt-get install wrk).
+server.
+r2dbc is the R2DBC store on WebFlux only (webflux/orders:r2dbc/lease, webflux/orders-db:r2dbc/lease):
+Boot's spring.r2dbc.* ConnectionFactory (pooled) on the same PostgreSQL, in the variant's schema;
+webflux/orders-db inserts through R2DBC on that ConnectionFactory, so that the insert and the record
+commit in one transaction (atomic completion, the default; /nonatomic sets
+idempotency.store.r2dbc.transactional-completion=false: the insert commits alone, the record after
+it). WebFlux has /orders/db only with the r2dbc store (JDBC would block an event loop).
+The last lines give the application's own insert in the same run, the unit the added costs are
+compared with: I (JDBC), unkeyed /orders/db minus unkeyed /orders on Spring MVC, and I_r2dbc
+(R2DBC), the same on WebFlux (from the webflux/orders-db:r2dbc and webflux/orders rows); then each
+row's added cost in I and, for WebFlux rows, in I_r2dbc, and the rows each variant left in
+PostgreSQL (records, orders, orders committed in a record's transaction, transactions that committed
+more than one order: none should).
+Needs wrk (Debian: apt-get install wrk).
 """
 
 import argparse
@@ -40,6 +54,7 @@ import urllib.request
 
 PG = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-q", "-v", "ON_ERROR_STOP=1"]
 PG_URL = "jdbc:postgresql://127.0.0.1:5432/test"
+R2DBC_URL = "r2dbc:postgresql://127.0.0.1:5432/test"
 SERVERS = ("postgres", "redis-server")
 TICK = os.sysconf("SC_CLK_TCK")
 BODY = '{"item":"book","quantity":1}'
@@ -156,6 +171,10 @@ def wrk(port, path, keyed, seconds, connections, scripts):
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     failed = (int(bad.group(1)) if bad else 0) + (sum(int(g) for g in errors.groups()) if errors else 0)
+    if failed:
+        # which failures (wrk times a request out after 2 s): on stderr, beside the report
+        print(f"{path} keyed={keyed}: " + "; ".join(m.group(0).strip() for m in (bad, errors) if m),
+              file=sys.stderr, flush=True)
     return requests, failed, {q: latency_us(out, q) for q in ("50", "99")}
 
 
@@ -215,6 +234,19 @@ def properties(variant, name):
         props["idempotency.store.type"] = "redis"
         props["spring.data.redis.host"] = "127.0.0.1"
         props["idempotency.store.redis.key-prefix"] = name + ":"
+    elif store == "r2dbc":
+        if stack != "webflux":
+            raise SystemExit(f"{variant}: the r2dbc store only on WebFlux (webflux/...)")
+        props["idempotency.store.type"] = "r2dbc"
+        # r2dbc-postgresql's schema option sets the connection's search_path: the store's table
+        # and the orders in the variant's schema.
+        props["spring.r2dbc.url"] = f"{R2DBC_URL}?schema={name}"
+        props["spring.r2dbc.username"] = "postgres"
+        props["idempotency.store.r2dbc.initialize-schema"] = "always"
+        if flavour == "nonatomic":
+            props["idempotency.store.r2dbc.transactional-completion"] = "false"
+        elif flavour not in ("", "atomic"):
+            raise SystemExit(f"{variant}: r2dbc takes /atomic (the default) or /nonatomic")
     elif store == "postgresql":
         props["idempotency.store.type"] = "jdbc"
         if flavour == "dedicated":
@@ -224,10 +256,11 @@ def properties(variant, name):
             raise SystemExit(f"{variant}: postgresql needs /atomic or /dedicated")
     else:
         raise SystemExit(f"unknown store in {variant}")
-    if stack == "webflux" and endpoint != "orders":
-        raise SystemExit(f"{variant}: on WebFlux only /orders (its insert would block an event loop)")
+    if stack == "webflux" and endpoint != "orders" and store != "r2dbc":
+        raise SystemExit(f"{variant}: on WebFlux /orders/db only with the r2dbc store (JDBC's insert would "
+                         f"block an event loop)")
     path = {"orders": "/orders", "orders-db": "/orders/db"}[endpoint]
-    return path, props
+    return stack, path, props
 
 
 def wait_until_up(port, proc, timeout=90):
@@ -246,9 +279,10 @@ def wait_until_up(port, proc, timeout=90):
     raise SystemExit("the application did not answer in time")
 
 
-def run_variant(variant, args, classpath, report, workdir, baselines):
+def run_variant(variant, args, classpath, report, workdir, baselines, added, checks):
     name = "wrk_bench_" + secrets.token_hex(6)
-    path, props = properties(variant, name)
+    stack, path, props = properties(variant, name)
+    answered = {False: 0, True: 0}
     raw = variant.endswith("+raw")
     size = variant.removesuffix("+raw").split("@")[1] if "@" in variant else ""
     request_bytes, answer_bytes = SIZES[size]
@@ -286,13 +320,15 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
         # The keyed side warms up longer and last: after a short warm-up the C2 compiler threads were
         # still a third of the application's CPU samples (perf) in the first keyed phases, which then
         # counted JIT compilation as the starter's cost.
-        wrk(port, path, False, args.warmup, args.connections, scripts)
-        wrk(port, path, True, args.keyed_warmup, args.connections, scripts)
+        answered[False] += wrk(port, path, False, args.warmup, args.connections, scripts)[0]
+        answered[True] += wrk(port, path, True, args.keyed_warmup, args.connections, scripts)[0]
         plain, keyed = [], []
         for pair in range(args.pairs):
             order = (True, False) if pair % 2 else (False, True)
             for k in order:
-                (keyed if k else plain).append(phase(proc.pid, port, path, k, args, scripts))
+                measured = phase(proc.pid, port, path, k, args, scripts)
+                answered[k] += measured["requests"]
+                (keyed if k else plain).append(measured)
         p, k = total(plain), total(keyed)
         app_added = [per_request(kk, "app_us") - per_request(pp, "app_us") for pp, kk in zip(plain, keyed)]
         srv_added = [per_request(kk, "srv_us") - per_request(pp, "srv_us") for pp, kk in zip(plain, keyed)]
@@ -310,8 +346,9 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
                 f"| {lat(plain, 'p50')} / {lat(plain, 'p99')} → {lat(keyed, 'p50')} / {lat(keyed, 'p99')} "
                 f"| {p['failed'] + k['failed']} | {os.getloadavg()[0]:.1f} |")
         emit(report, line)
-        if not size and not variant.startswith("webflux/"):
-            baselines.setdefault(path, []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
+        added.append((variant, stack, both))
+        if not size:
+            baselines.setdefault((stack, path), []).append((per_request(p, "app_us"), per_request(p, "srv_us")))
     finally:
         proc.terminate()
         try:
@@ -319,7 +356,10 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-        psql(f"DROP SCHEMA {name} CASCADE; DROP SCHEMA {name}_records CASCADE;")
+        try:
+            checks.append(rows_left(variant, name, path, props, answered))
+        finally:
+            psql(f"DROP SCHEMA {name} CASCADE; DROP SCHEMA {name}_records CASCADE;")
         if props.get("idempotency.store.type") == "redis":
             subprocess.run(f"redis-cli -h 127.0.0.1 --scan --pattern '{name}:*' | xargs -r -n 1000 redis-cli "
                            f"-h 127.0.0.1 del > /dev/null", shell=True, check=True)
@@ -327,6 +367,30 @@ def run_variant(variant, args, classpath, report, workdir, baselines):
 
 def psql(sql):
     subprocess.run(PG + ["-c", sql], check=True, capture_output=True)
+
+
+def psql_value(sql):
+    return subprocess.run(PG + ["-tA", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def rows_left(variant, name, path, props, answered):
+    """What a variant left in PostgreSQL, after the application stopped: its records (one per keyed
+    request answered, give or take the requests in flight when a phase ended), its orders (one per
+    request on /orders/db), how many of those committed in a record's transaction (same xmin), and in how
+    many transactions more than one order committed (none should: each request commits its own)."""
+    store = props.get("idempotency.store.type")
+    schema = f"{name}_records" if "idempotency.store.jdbc.url" in props else name
+    table = f"{schema}.idempotency_record"
+    records = "-"
+    if store in ("jdbc", "r2dbc") and psql_value(f"SELECT to_regclass('{table}') IS NOT NULL") == "t":
+        records = psql_value(f"SELECT count(*) FROM {table}")
+    orders = psql_value(f"SELECT count(*) FROM {name}.light_order")
+    shared = psql_value(f"SELECT count(*) FROM (SELECT xmin::text FROM {name}.light_order GROUP BY 1 HAVING count(*) > 1) t")
+    joined = "-"
+    if records != "-" and path == "/orders/db":
+        joined = psql_value(f"SELECT count(*) FROM {name}.light_order o WHERE o.xmin IN (SELECT xmin FROM {table})")
+    return (f"| {variant} | {answered[True]} | {records} | {answered[False] + answered[True]} | {orders} "
+            f"| {joined} | {shared} |")
 
 
 def emit(report, text):
@@ -350,7 +414,11 @@ def main():
     with open(os.path.join(module, "target", "cp.txt")) as f:
         classpath = ":".join([os.path.join(module, "target", "test-classes"),
                               os.path.join(module, "target", "classes"), f.read().strip()])
-    report, baselines = [], {}
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if any(":r2dbc/" in v for v in variants) and "r2dbc-postgresql" not in classpath:
+        raise SystemExit("the r2dbc variants need PostgreSQL's R2DBC driver on the classpath: build target/cp.txt "
+                         "with -P'!nullaway,bench-r2dbc' (see the usage above)")
+    report, baselines, added, checks = [], {}, [], []
     emit(report, f"# Light endpoint from outside (wrk), {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     emit(report, "")
     emit(report, f"cores={os.cpu_count()} connections={args.connections} seconds/phase={args.seconds} "
@@ -363,17 +431,43 @@ def main():
                  "| app + server added | latency p50 / p99 ms, unkeyed → keyed (phases' median) | failed | load |")
     emit(report, "|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="light-wrk-") as workdir:
-        for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
-            run_variant(variant, args, classpath, report, workdir, baselines)
-    if "/orders" in baselines and "/orders/db" in baselines:
-        # The application's own cost of one durable write, measured in the same run: what a store
-        # round trip with a commit costs on this machine, against which the rows above compare.
-        app = [statistics.median(a for a, _ in baselines[p]) for p in ("/orders", "/orders/db")]
-        srv = [statistics.median(s for _, s in baselines[p]) for p in ("/orders", "/orders/db")]
+        for variant in variants:
+            run_variant(variant, args, classpath, report, workdir, baselines, added, checks)
+    # The application's own cost of one durable write, measured in the same run: what a store round
+    # trip with a commit costs on this machine, against which the rows above compare. I through JDBC
+    # on Spring MVC, I_r2dbc through R2DBC on WebFlux.
+    units = {}
+    for stack, unit, how in (("mvc", "I", "JDBC on Spring MVC"), ("webflux", "I_r2dbc", "R2DBC on WebFlux")):
+        if (stack, "/orders") not in baselines or (stack, "/orders/db") not in baselines:
+            continue
+        app = [statistics.median(a for a, _ in baselines[(stack, p)]) for p in ("/orders", "/orders/db")]
+        srv = [statistics.median(s for _, s in baselines[(stack, p)]) for p in ("/orders", "/orders/db")]
+        units[stack] = app[1] - app[0] + srv[1] - srv[0]
         emit(report, "")
-        emit(report, f"The application's own insert (unkeyed /orders/db minus unkeyed /orders, medians over the "
-                     f"variants): app {app[1] - app[0]:+.0f} µs/req, store server {srv[1] - srv[0]:+.0f} µs/req, "
-                     f"together **{app[1] - app[0] + srv[1] - srv[0]:+.0f}** for one auto-commit INSERT round trip.")
+        emit(report, f"The application's own insert, {unit} ({how}: unkeyed /orders/db minus unkeyed /orders, "
+                     f"medians over the variants): app {app[1] - app[0]:+.0f} µs/req, store server "
+                     f"{srv[1] - srv[0]:+.0f} µs/req, together **{units[stack]:+.0f}** for one auto-commit "
+                     f"INSERT round trip.")
+    if units:
+        emit(report, "")
+        emit(report, "Each row's added cost (app + server) in units of this run's own insert: I (JDBC) for every "
+                     "row, I_r2dbc (R2DBC) for the WebFlux rows, the unit of the R2DBC store's rows.")
+        emit(report, "")
+        emit(report, "| variant | app + server added µs/req | in I (JDBC) | in I_r2dbc (R2DBC) |")
+        emit(report, "|---|---|---|---|")
+        for variant, stack, both in added:
+            in_units = [f"{both / units[s]:.2f}" if s in units and (s == "mvc" or stack == "webflux") and units[s] > 0
+                        else "-" for s in ("mvc", "webflux")]
+            emit(report, f"| {variant} | {both:+.0f} | {in_units[0]} | {in_units[1]} |")
+    emit(report, "")
+    emit(report, "Rows left in PostgreSQL, counted after the application stopped (requests answered: wrk's "
+                 "count, warm-ups included; those in flight when a phase ended are not in it):")
+    emit(report, "")
+    emit(report, "| variant | keyed requests answered | records | requests answered | orders "
+                 "| orders in a record's transaction | transactions with more than one order |")
+    emit(report, "|---|---|---|---|---|---|---|")
+    for check in checks:
+        emit(report, check)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(report) + "\n")

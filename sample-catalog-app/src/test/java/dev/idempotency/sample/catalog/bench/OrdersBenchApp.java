@@ -2,21 +2,32 @@ package dev.idempotency.sample.catalog.bench;
 
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
 import dev.idempotency.Idempotent;
+import io.r2dbc.spi.ConnectionFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AllNestedConditions;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -24,20 +35,33 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The README's quick-start application, for the load script {@code bench/light-wrk.py}:
  * {@code POST /orders} answers from memory (tens of µs of CPU), {@code POST /orders/db}
- * inserts one row into PostgreSQL first; an order's {@code answerBytes} makes the answer
- * that large (order lines), its {@code note} the request. Both are {@code @Idempotent}: a
- * request with an {@code Idempotency-Key} header is protected, one without runs
- * unprotected, so the script compares the two on the same endpoint. Runs in its own JVM,
- * configured by command-line properties; {@code spring.config.name} keeps the catalog's
- * {@code application.yaml} out.
+ * inserts one row into PostgreSQL first: through {@code JdbcClient}, or, on WebFlux with
+ * {@code spring.r2dbc.url} set, through R2DBC ({@code DatabaseClient} on Boot's
+ * {@code ConnectionFactory}, the R2DBC store's, so that the insert joins the door's
+ * transaction when the store completes atomically); an order's {@code answerBytes} makes
+ * the answer that large (order lines), its {@code note} the request. Both are
+ * {@code @Idempotent}: a request with an {@code Idempotency-Key} header is protected, one
+ * without runs unprotected, so the script compares the two on the same endpoint. Runs in
+ * its own JVM, configured by command-line properties; {@code spring.config.name} keeps
+ * the catalog's {@code application.yaml} out.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(OrdersBenchApp.OrderController.class)
+@Import({ OrdersBenchApp.OrderController.class, OrdersBenchApp.JdbcOrderController.class,
+		OrdersBenchApp.R2dbcOrderController.class })
 public class OrdersBenchApp {
 
 	public static void main(String[] args) {
-		new SpringApplicationBuilder(OrdersBenchApp.class).properties("spring.config.name=orders-bench").run(args);
+		SpringApplicationBuilder application = new SpringApplicationBuilder(OrdersBenchApp.class)
+			.properties("spring.config.name=orders-bench");
+		if (Arrays.stream(args).noneMatch((arg) -> arg.startsWith("--spring.r2dbc.url="))) {
+			// With an R2DBC driver on the class path (-Pbench-r2dbc) Boot would configure
+			// a
+			// ConnectionFactory, and its DataSource (the JDBC /orders/db's) would back
+			// off.
+			application.properties("spring.autoconfigure.exclude=" + R2dbcAutoConfiguration.class.getName());
+		}
+		application.run(args);
 	}
 
 	/**
@@ -77,17 +101,23 @@ public class OrdersBenchApp {
 
 		private final AtomicLong ids = new AtomicLong();
 
-		private final JdbcClient jdbc;
-
-		OrderController(JdbcClient jdbc) {
-			this.jdbc = jdbc;
-		}
-
 		@PostMapping("/orders")
 		@Idempotent
 		ResponseEntity<Order> create(@RequestBody NewOrder order) {
-			Order created = new Order(this.ids.incrementAndGet(), order);
-			return ResponseEntity.created(URI.create("/orders/" + created.id())).body(created);
+			return created(new Order(this.ids.incrementAndGet(), order));
+		}
+
+	}
+
+	/** {@code POST /orders/db} through JDBC: Spring MVC, or WebFlux without R2DBC. */
+	@RestController
+	@Conditional(NotReactiveWithR2dbc.class)
+	static class JdbcOrderController {
+
+		private final JdbcClient jdbc;
+
+		JdbcOrderController(JdbcClient jdbc) {
+			this.jdbc = jdbc;
 		}
 
 		@PostMapping("/orders/db")
@@ -98,8 +128,71 @@ public class OrdersBenchApp {
 				.param(order.quantity())
 				.query(Long.class)
 				.single();
-			Order created = new Order(id, order);
-			return ResponseEntity.created(URI.create("/orders/" + created.id())).body(created);
+			return created(new Order(id, order));
+		}
+
+	}
+
+	/**
+	 * {@code POST /orders/db} through R2DBC, on WebFlux with {@code spring.r2dbc.url}:
+	 * the same insert, on the event loop, through the application's
+	 * {@code ConnectionFactory} (a statement of its own, or the door's transaction when
+	 * there is one).
+	 */
+	@RestController
+	@Conditional(ReactiveWithR2dbc.class)
+	static class R2dbcOrderController {
+
+		private final DatabaseClient db;
+
+		R2dbcOrderController(ConnectionFactory connectionFactory) {
+			this.db = DatabaseClient.create(connectionFactory);
+		}
+
+		@PostMapping("/orders/db")
+		@Idempotent
+		Mono<ResponseEntity<Order>> createStored(@RequestBody NewOrder order) {
+			return this.db.sql("INSERT INTO light_order (item, quantity) VALUES (:item, :quantity) RETURNING id")
+				.bind("item", order.item())
+				.bind("quantity", order.quantity())
+				.map((row) -> Objects.requireNonNull(row.get("id", Long.class)))
+				.one()
+				.map((id) -> created(new Order(id, order)));
+		}
+
+	}
+
+	private static ResponseEntity<Order> created(Order order) {
+		return ResponseEntity.created(URI.create("/orders/" + order.id())).body(order);
+	}
+
+	static final class ReactiveWithR2dbc extends AllNestedConditions {
+
+		ReactiveWithR2dbc() {
+			super(ConfigurationPhase.PARSE_CONFIGURATION);
+		}
+
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+		static class Reactive {
+
+		}
+
+		@ConditionalOnProperty("spring.r2dbc.url")
+		static class R2dbcUrl {
+
+		}
+
+	}
+
+	static final class NotReactiveWithR2dbc extends NoneNestedConditions {
+
+		NotReactiveWithR2dbc() {
+			super(ConfigurationPhase.PARSE_CONFIGURATION);
+		}
+
+		@Conditional(ReactiveWithR2dbc.class)
+		static class ReactiveAndR2dbc {
+
 		}
 
 	}
