@@ -9,9 +9,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * {@code META-INF/services/reactor.blockhound.integration.BlockHoundIntegration}): the one
  * read of its version file (a class initialization, on the first connection), and the
  * lock around a connection's send queue, held for the time of a write into its channel,
- * which parks a thread when it is contended (also where a commit or a rollback takes it,
- * {@code executeWhenTransaction}: the WebFlux door's atomic completion commits from the
- * request's event loop while the driver's own thread may hold it), and (from 1.4) the look-up of its
+ * which parks a thread when it is contended (also where a begin, a commit or a rollback
+ * takes it, {@code executeWhenNotInTransaction} and {@code executeWhenTransaction}: the
+ * WebFlux door's atomic completion begins and commits from the request's event loop while
+ * the driver's own thread may hold it), and (from 1.4) the look-up of its
  * authentication plugins, read by a {@code ServiceLoader} from the jars while a connection
  * authenticates. The lock is taken in lambdas, whose names are those of the driver 1.3
  * (Spring Boot 4.0) and 1.4 (Spring Boot 4.1). Nothing else is allowed.
@@ -29,7 +30,8 @@ public class MariaDbDriverBlockHoundIntegration implements BlockHoundIntegration
 			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "lambda$receive$15")
 			.allowBlockingCallsInside("org.mariadb.r2dbc.authentication.AuthenticationFlowPluginLoader", "get")
 			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "sendCommandWithoutResult")
-			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "executeWhenTransaction");
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "executeWhenTransaction")
+			.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", "executeWhenNotInTransaction");
 	}
 
 }
