@@ -1,9 +1,7 @@
 package dev.idempotency.store.redis;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,17 +12,15 @@ import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
-import dev.idempotency.store.contract.IdempotencyStoreContractTests;
 import dev.idempotency.test.servers.RedisCluster;
 import dev.idempotency.test.servers.RedisServer;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,14 +35,11 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * every primary, scripts go by SHA on every primary, and a script cache flushed on every
  * node (as after a restart or a failover) costs nothing but one {@code EVAL}.
  */
-class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
+class RedisClusterIdempotencyStoreTests extends AbstractRedisStoreContractTests {
 
 	private static RedisCluster cluster;
 
 	private static LettuceConnectionFactory connectionFactory;
-
-	/** The factories of {@link #createUnreachableStore()}, destroyed after the test. */
-	private final List<LettuceConnectionFactory> unreachableFactories = new ArrayList<>();
 
 	@BeforeAll
 	static void startCluster() {
@@ -66,36 +59,20 @@ class RedisClusterIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	protected IdempotencyStore createStore() {
 		// the cluster is this run's own and is thrown away when the JVM exits: nothing to
 		// clean up
-		return RedisIdempotencyStore.builder(connectionFactory, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
+		return store(connectionFactory);
 	}
 
 	/**
-	 * Over a cluster factory of its own whose only seed is a port nothing listens on: it
-	 * never learns a topology.
+	 * A cluster whose only seed is a port nothing listens on: it never learns a topology.
 	 */
 	@Override
-	protected IdempotencyStore createUnreachableStore() throws IOException {
-		LettuceConnectionFactory closed = new LettuceConnectionFactory(
-				new RedisClusterConfiguration(List.of("127.0.0.1:" + RedisIdempotencyStoreTests.closedPort())),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
-		closed.afterPropertiesSet();
-		closed.start();
-		this.unreachableFactories.add(closed);
-		return RedisIdempotencyStore.builder(closed, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
+	RedisConfiguration unreachable(int port) {
+		return new RedisClusterConfiguration(List.of("127.0.0.1:" + port));
 	}
 
-	@AfterEach
-	void destroyUnreachableFactories() {
-		this.unreachableFactories.forEach(LettuceConnectionFactory::destroy);
-	}
-
-	/**
-	 * A record is a hash of its scope and key (docs/redis-store.md): a key alone would be
-	 * found only by a scan of the keyspace, which the store never does.
-	 */
 	@Override
-	protected boolean findsAKeyWithoutItsScope() {
-		return false;
+	IdempotencyStore store(LettuceConnectionFactory factory) {
+		return RedisIdempotencyStore.builder(factory, "idem-cluster-test-" + UUID.randomUUID() + ":").build();
 	}
 
 	private RedisIdempotencyStore redisStore() {

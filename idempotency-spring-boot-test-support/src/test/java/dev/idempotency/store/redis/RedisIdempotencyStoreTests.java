@@ -1,8 +1,5 @@
 package dev.idempotency.store.redis;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,13 +15,12 @@ import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.ReserveResult;
-import dev.idempotency.store.contract.IdempotencyStoreContractTests;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -44,15 +40,12 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  * {@code idem-test-<uuid>:} prefix and deletes exactly those keys afterwards. When Redis
  * is down these tests fail, they do not skip.
  */
-class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
+class RedisIdempotencyStoreTests extends AbstractRedisStoreContractTests {
 
 	private static LettuceConnectionFactory connectionFactory;
 
 	/** The prefixes this test wrote under; each is removed after the test. */
 	private final List<String> prefixes = new ArrayList<>();
-
-	/** The factories of {@link #createUnreachableStore()}, destroyed after the test. */
-	private final List<LettuceConnectionFactory> unreachableFactories = new ArrayList<>();
 
 	@BeforeAll
 	static void connect() {
@@ -82,37 +75,14 @@ class RedisIdempotencyStoreTests extends IdempotencyStoreContractTests {
 		return newStore(connectionFactory);
 	}
 
-	/**
-	 * A record is a hash of its scope and key (docs/redis-store.md): a key alone would be
-	 * found only by a scan of the keyspace, which the store never does.
-	 */
 	@Override
-	protected boolean findsAKeyWithoutItsScope() {
-		return false;
+	RedisConfiguration unreachable(int port) {
+		return new RedisStandaloneConfiguration("127.0.0.1", port);
 	}
 
-	/** Over a factory of its own to a port nothing listens on. */
 	@Override
-	protected IdempotencyStore createUnreachableStore() throws IOException {
-		LettuceConnectionFactory closed = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", closedPort()),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
-		closed.afterPropertiesSet();
-		closed.start();
-		this.unreachableFactories.add(closed);
-		return newStore(closed);
-	}
-
-	/** A port that was free a moment ago: nothing listens on it. */
-	static int closedPort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-			return socket.getLocalPort();
-		}
-	}
-
-	@AfterEach
-	void destroyUnreachableFactories() {
-		this.unreachableFactories.forEach(LettuceConnectionFactory::destroy);
+	IdempotencyStore store(LettuceConnectionFactory factory) {
+		return newStore(factory);
 	}
 
 	@Override

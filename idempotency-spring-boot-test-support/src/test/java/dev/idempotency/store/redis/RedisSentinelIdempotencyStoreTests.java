@@ -1,24 +1,19 @@
 package dev.idempotency.store.redis;
 
-import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveResult;
-import dev.idempotency.store.contract.IdempotencyStoreContractTests;
 import dev.idempotency.test.servers.RedisSentinelGroup;
 import dev.idempotency.test.servers.RedisServer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,14 +26,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (Lettuce's asynchronous commands, which the reactive doors call) both go to the
  * primary. Failovers are the failure tests' ({@code RedisSentinelFailoverTests}).
  */
-class RedisSentinelIdempotencyStoreTests extends IdempotencyStoreContractTests {
+class RedisSentinelIdempotencyStoreTests extends AbstractRedisStoreContractTests {
 
 	private static RedisSentinelGroup group;
 
 	private static LettuceConnectionFactory connectionFactory;
-
-	/** The factories of {@link #createUnreachableStore()}, destroyed after the test. */
-	private final List<LettuceConnectionFactory> unreachableFactories = new ArrayList<>();
 
 	@BeforeAll
 	static void startGroup() {
@@ -59,35 +51,18 @@ class RedisSentinelIdempotencyStoreTests extends IdempotencyStoreContractTests {
 	@Override
 	protected IdempotencyStore createStore() {
 		// the group is this class's own and is stopped after it: nothing to clean up
-		return RedisIdempotencyStore.builder(connectionFactory, "idem-sentinel-test-" + UUID.randomUUID() + ":")
-			.build();
+		return store(connectionFactory);
 	}
 
 	/** Through a Sentinel that nothing listens for: the primary is never found. */
 	@Override
-	protected IdempotencyStore createUnreachableStore() throws IOException {
-		LettuceConnectionFactory closed = new LettuceConnectionFactory(
-				new RedisSentinelConfiguration().master(RedisSentinelGroup.MASTER_NAME)
-					.sentinel("127.0.0.1", RedisIdempotencyStoreTests.closedPort()),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
-		closed.afterPropertiesSet();
-		closed.start();
-		this.unreachableFactories.add(closed);
-		return RedisIdempotencyStore.builder(closed, "idem-sentinel-test-" + UUID.randomUUID() + ":").build();
+	RedisConfiguration unreachable(int port) {
+		return new RedisSentinelConfiguration().master(RedisSentinelGroup.MASTER_NAME).sentinel("127.0.0.1", port);
 	}
 
-	@AfterEach
-	void destroyUnreachableFactories() {
-		this.unreachableFactories.forEach(LettuceConnectionFactory::destroy);
-	}
-
-	/**
-	 * A record is a hash of its scope and key (docs/redis-store.md): a key alone would be
-	 * found only by a scan of the keyspace, which the store never does.
-	 */
 	@Override
-	protected boolean findsAKeyWithoutItsScope() {
-		return false;
+	IdempotencyStore store(LettuceConnectionFactory factory) {
+		return RedisIdempotencyStore.builder(factory, "idem-sentinel-test-" + UUID.randomUUID() + ":").build();
 	}
 
 	/** A reservation made through the Sentinels is a record on the primary they name. */
