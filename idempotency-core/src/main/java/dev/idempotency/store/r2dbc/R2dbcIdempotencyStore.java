@@ -10,10 +10,13 @@ import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -36,6 +39,8 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Row;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
@@ -77,6 +82,8 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
  * @since 0.1.0
  */
 public class R2dbcIdempotencyStore implements IdempotencyStore {
+
+	private static final Log logger = LogFactory.getLog(R2dbcIdempotencyStore.class);
 
 	private final ConnectionFactory connectionFactory;
 
@@ -280,12 +287,28 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	private Mono<ReserveResult> reserveMono(ReserveRequest request) {
 		List<String> byInsert = this.reserveByInsert;
 		if (byInsert == null) {
-			return call("reserve", reserveAttempt(request, 1));
+			return call("reserve", reserveAttempt(request, 1), (late) -> releaseLate(request, late));
 		}
 		// MariaDB: a fresh key in one statement, a taken one in two, no transaction; only
 		// a row free to take (expired, or its lease over) goes on to the transaction.
-		return call("reserve", alone(Mono.defer(() -> reserveByInsert(byInsert, request)))
-			.flatMap((result) -> result.isPresent() ? Mono.just(result.get()) : reserveAttempt(request, 1)));
+		return call("reserve",
+				alone(Mono.defer(() -> reserveByInsert(byInsert, request)))
+					.flatMap((result) -> result.isPresent() ? Mono.just(result.get()) : reserveAttempt(request, 1)),
+				(late) -> releaseLate(request, late));
+	}
+
+	/**
+	 * A reservation made after its caller stopped waiting (the store's timeout: the
+	 * request was answered {@code 503}, nothing done) is released at once: left, it would
+	 * hold the key for a whole lease, every retry answered in flight although nothing
+	 * runs.
+	 */
+	private void releaseLate(ReserveRequest request, ReserveResult late) {
+		if (late instanceof ReserveResult.Acquired) {
+			releaseMono(request.id(), request.ownerToken()).subscribe((released) -> {
+			}, (ex) -> logger.warn("Could not release " + request.id() + ", reserved after its request was answered"
+					+ " as the store's failure; it is free once its lease runs out", ex));
+		}
 	}
 
 	/**
@@ -655,9 +678,31 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	/** A call with the store's timeout, its failures as store failures. */
 	private <T> Mono<T> call(String action, Mono<T> call) {
-		Mono<T> whole = runToItsEnd(call);
-		Mono<T> timed = this.timeout.isZero() ? whole : whole.timeout(this.timeout);
-		return timed.onErrorMap((ex) -> !(ex instanceof IdempotencyStoreException), (ex) -> failure(action, ex));
+		return call(action, call, null);
+	}
+
+	/**
+	 * A call with the store's timeout, its failures as store failures; {@code late} gets
+	 * a result that came after the caller stopped waiting, to undo what the caller was
+	 * told did not happen.
+	 */
+	private <T> Mono<T> call(String action, Mono<T> call, @Nullable Consumer<T> late) {
+		return Mono.defer(() -> {
+			// Delivered past the timeout, or given up on (timed out, cancelled):
+			// whichever
+			// comes first decides whether the caller or {@code late} has the result.
+			AtomicBoolean decided = new AtomicBoolean();
+			Mono<T> whole = runToItsEnd(call, (late != null) ? (value) -> {
+				if (decided.compareAndSet(false, true)) {
+					late.accept(value);
+				}
+			} : null);
+			Mono<T> timed = this.timeout.isZero() ? whole : whole.timeout(this.timeout);
+			if (late != null) {
+				timed = timed.doOnNext((value) -> decided.set(true));
+			}
+			return timed.onErrorMap((ex) -> !(ex instanceof IdempotencyStoreException), (ex) -> failure(action, ex));
+		});
 	}
 
 	/**
@@ -668,8 +713,17 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	 * for an answer that never comes (r2dbc-mariadb), and the pool would hand that
 	 * connection to the next calls, each of which then ran out its own timeout.
 	 */
-	private static <T> Mono<T> runToItsEnd(Mono<T> call) {
-		return Mono.deferContextual((context) -> Mono.fromFuture(call.contextWrite(context).toFuture(), true));
+	private static <T> Mono<T> runToItsEnd(Mono<T> call, @Nullable Consumer<T> late) {
+		return Mono.deferContextual((context) -> {
+			CompletableFuture<@Nullable T> running = call.contextWrite(context).toFuture();
+			Mono<T> result = Mono.fromFuture(running, true);
+			return (late != null) ? result.doOnCancel(() -> running.thenAccept((value) -> {
+				// a call that completed empty has nothing to undo
+				if (value != null) {
+					late.accept(value);
+				}
+			})) : result;
+		});
 	}
 
 	private IdempotencyStoreException failure(String action, Throwable ex) {

@@ -26,6 +26,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import io.r2dbc.spi.R2dbcNonTransientResourceException;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -264,6 +265,44 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 		finally {
 			single.disposeLater().block(Duration.ofSeconds(10));
 		}
+	}
+
+	/**
+	 * A reservation that the store's timeout gave up on (the request answered
+	 * {@code 503}, nothing done), held back by a lock on the table until then, still
+	 * completes once the lock is gone (its statement runs to its end): it is released, so
+	 * that the key is free for the retry, not held for a whole lease with every retry
+	 * answered in flight (an outside test found that).
+	 * @param lock the statement that locks the table, in a transaction of its own
+	 * @param unlock the statement that unlocks it, {@code null} for the transaction's
+	 * rollback
+	 */
+	protected void assertAReservationMadeAfterItsTimeoutIsReleased(String lock, @Nullable String unlock)
+			throws Exception {
+		R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(this.connectionFactory)
+			.tableName(TABLE)
+			.timeout(Duration.ofMillis(500))
+			.build();
+		RecordId id = newId();
+		try (HikariDataSource locking = this.database.dataSource(1);
+				java.sql.Connection connection = locking.getConnection()) {
+			connection.setAutoCommit(false);
+			connection.createStatement().execute(lock);
+			assertThatExceptionOfType(IdempotencyStoreException.class)
+				.isThrownBy(() -> impatient.reserve(request(id, "fp", token(), LONG_LEASE)))
+				.withMessageContaining("no answer within");
+			if (unlock != null) {
+				connection.createStatement().execute(unlock);
+			}
+			connection.rollback();
+		}
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (this.store.find(id).isPresent() && System.nanoTime() < deadline) {
+			Thread.sleep(50);
+		}
+		assertThat(this.store.find(id)).as("the late reservation, released").isEmpty();
+		assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
+			.isEqualTo(new ReserveResult.Acquired(false));
 	}
 
 	/**

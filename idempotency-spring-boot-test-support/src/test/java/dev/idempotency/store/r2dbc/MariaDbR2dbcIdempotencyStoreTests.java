@@ -27,4 +27,9 @@ class MariaDbR2dbcIdempotencyStoreTests extends AbstractR2dbcIdempotencyStoreTes
 		assertTheAsynchronousCallsNeverBlock();
 	}
 
+	@Test
+	void aReservationMadeAfterItsTimeoutIsReleased() throws Exception {
+		assertAReservationMadeAfterItsTimeoutIsReleased("LOCK TABLES " + TABLE + " WRITE", "UNLOCK TABLES");
+	}
+
 }

@@ -27,4 +27,9 @@ class PostgresR2dbcIdempotencyStoreTests extends AbstractR2dbcIdempotencyStoreTe
 		assertTheAsynchronousCallsNeverBlock();
 	}
 
+	@Test
+	void aReservationMadeAfterItsTimeoutIsReleased() throws Exception {
+		assertAReservationMadeAfterItsTimeoutIsReleased("LOCK TABLE " + TABLE + " IN ACCESS EXCLUSIVE MODE", null);
+	}
+
 }
