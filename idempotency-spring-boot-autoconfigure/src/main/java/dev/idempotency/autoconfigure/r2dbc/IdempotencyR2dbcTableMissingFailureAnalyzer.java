@@ -17,7 +17,7 @@ class IdempotencyR2dbcTableMissingFailureAnalyzer
 				+ cause.getNotCreatedBecause() + ".";
 		String action = "Let the starter create it: set idempotency.store.r2dbc.initialize-schema=always. Or create it"
 				+ " yourself (the starter's Liquibase changelog classpath:db/idempotency/changelog-master.yaml, or the"
-				+ " DDL in docs/r2dbc-store.md), or set idempotency.store.r2dbc.table-name to a table that exists.";
+				+ " DDL in docs/r2dbc-store.md, section Schema), or set idempotency.store.r2dbc.table-name to a table that exists.";
 		return new FailureAnalysis(description, action, cause);
 	}
 
