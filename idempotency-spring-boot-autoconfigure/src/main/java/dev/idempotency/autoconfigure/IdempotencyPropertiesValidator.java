@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
+import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.autoconfigure.internal.NeverStoredHeaders;
 import dev.idempotency.core.IdempotencySettings;
@@ -83,6 +84,9 @@ final class IdempotencyPropertiesValidator {
 		}
 		if (storeValues instanceof IdempotencyStorePropertyValues.Jdbc jdbc) {
 			validator.jdbc(jdbc);
+		}
+		else if (storeValues instanceof IdempotencyStorePropertyValues.R2dbc r2dbc) {
+			validator.r2dbc(r2dbc);
 		}
 		else if (storeValues instanceof IdempotencyStorePropertyValues.Redis redis) {
 			validator.redis(redis);
@@ -298,21 +302,38 @@ final class IdempotencyPropertiesValidator {
 	}
 
 	private void jdbc(IdempotencyStorePropertyValues.Jdbc jdbc) {
-		if (jdbc.purgeEnabled()) {
-			positive(jdbc.purgeInterval(), "idempotency.store.jdbc.purge.interval");
-			if (jdbc.purgeBatchSize() < 1) {
-				String property = "idempotency.store.jdbc.purge.batch-size";
-				add(property,
-						property + " must be at least 1 (records one DELETE removes), was " + jdbc.purgeBatchSize(),
-						"Set " + property + " to a positive number, or remove it for the default.");
-			}
-		}
+		purge("idempotency.store.jdbc.purge", jdbc.purgeEnabled(), jdbc.purgeInterval(), jdbc.purgeBatchSize());
 		if (jdbc.reserveAsynchronousCommitOn() && jdbc.otherDialect() != null) {
 			String property = "idempotency.store.jdbc.postgresql.reserve-asynchronous-commit";
 			add(List.of(property, "idempotency.store.jdbc.dialect"),
 					property + "=on needs PostgreSQL, but idempotency.store.jdbc.dialect is " + jdbc.otherDialect(),
 					"Remove " + property + " (reservations are durable on that database), or set"
 							+ " idempotency.store.jdbc.dialect to the database the store uses.");
+		}
+	}
+
+	private void r2dbc(IdempotencyStorePropertyValues.R2dbc r2dbc) {
+		try {
+			JdbcIdempotencyDialect.validateTableName(r2dbc.tableName());
+		}
+		catch (IllegalArgumentException ex) {
+			String property = "idempotency.store.r2dbc.table-name";
+			add(property, property + ": " + ex.getMessage(),
+					"Set " + property + " to a plain table name in the connection's current schema, or remove it"
+							+ " for the default (idempotency_record).");
+		}
+		purge("idempotency.store.r2dbc.purge", r2dbc.purgeEnabled(), r2dbc.purgeInterval(), r2dbc.purgeBatchSize());
+	}
+
+	/** A store's scheduled purge, under {@code prefix}. */
+	private void purge(String prefix, boolean enabled, @Nullable Duration interval, int batchSize) {
+		if (enabled) {
+			positive(interval, prefix + ".interval");
+			if (batchSize < 1) {
+				String property = prefix + ".batch-size";
+				add(property, property + " must be at least 1 (records one DELETE removes), was " + batchSize,
+						"Set " + property + " to a positive number, or remove it for the default.");
+			}
 		}
 	}
 

@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The configured store's own property values that {@code IdempotencyPropertiesValidator}
  * checks with every other idempotency.* property, so that all problems are reported at
- * once. A bean of the JDBC and Redis store auto-configurations, made from their
+ * once. A bean of the JDBC, R2DBC and Redis store auto-configurations, made from their
  * properties; the in-memory store's properties are the core auto-configuration's own.
  *
  * @since 0.2.0
@@ -29,6 +29,19 @@ public sealed interface IdempotencyStorePropertyValues {
 	record Jdbc(boolean purgeEnabled, @Nullable Duration purgeInterval, int purgeBatchSize,
 			boolean reserveAsynchronousCommitOn,
 			@Nullable String otherDialect) implements IdempotencyStorePropertyValues {
+
+	}
+
+	/**
+	 * The R2DBC store's, when the starter builds the store.
+	 *
+	 * @param tableName {@code idempotency.store.r2dbc.table-name}
+	 * @param purgeEnabled {@code idempotency.store.r2dbc.purge.enabled}
+	 * @param purgeInterval {@code idempotency.store.r2dbc.purge.interval}
+	 * @param purgeBatchSize {@code idempotency.store.r2dbc.purge.batch-size}
+	 */
+	record R2dbc(@Nullable String tableName, boolean purgeEnabled, @Nullable Duration purgeInterval,
+			int purgeBatchSize) implements IdempotencyStorePropertyValues {
 
 	}
 

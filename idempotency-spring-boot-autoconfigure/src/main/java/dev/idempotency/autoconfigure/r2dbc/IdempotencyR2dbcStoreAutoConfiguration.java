@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.r2dbc;
 
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
+import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
@@ -51,6 +52,17 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 	IdempotencyStoreTimeout idempotencyR2dbcStoreTimeout(IdempotencyR2dbcStoreProperties properties) {
 		return new IdempotencyStoreTimeout("idempotency.store.r2dbc.timeout", properties.getTimeout(),
 				new IdempotencyR2dbcStoreProperties().getTimeout());
+	}
+
+	/**
+	 * The store's own properties, checked with every other idempotency.* property before
+	 * the store is built.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(IdempotencyStore.class)
+	IdempotencyStorePropertyValues idempotencyR2dbcStorePropertyValues(IdempotencyR2dbcStoreProperties properties) {
+		return new IdempotencyStorePropertyValues.R2dbc(properties.getTableName(), properties.getPurge().isEnabled(),
+				properties.getPurge().getInterval(), properties.getPurge().getBatchSize());
 	}
 
 	@Bean

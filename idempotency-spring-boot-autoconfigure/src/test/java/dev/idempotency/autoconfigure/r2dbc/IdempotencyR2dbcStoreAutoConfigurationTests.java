@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.RecordId;
@@ -89,6 +90,24 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 		});
 		this.runner.withPropertyValues("spring.r2dbc.url=" + h2Url(), "idempotency.store.r2dbc.purge.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyPurgeScheduler.class));
+	}
+
+	/**
+	 * The store's own properties are checked with every other idempotency.* property and
+	 * reported at once, before the database is reached.
+	 */
+	@Test
+	void itsPropertiesAreCheckedWithTheOthersBeforeTheDatabaseIsReached() {
+		this.runner
+			.withPropertyValues("spring.r2dbc.url=" + h2Url(), "idempotency.store.r2dbc.table-name=idem;drop",
+					"idempotency.store.r2dbc.purge.interval=0s", "idempotency.store.r2dbc.purge.batch-size=0")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidIdempotencySettingsException.class)
+				.hasMessageStartingWith("3 problems: idempotency.store.r2dbc.table-name")
+				.hasMessageContaining("is not a plain SQL identifier")
+				.hasMessageContaining("idempotency.store.r2dbc.purge.interval must be positive, was PT0S")
+				.hasMessageContaining("idempotency.store.r2dbc.purge.batch-size must be at least 1"));
 	}
 
 	@Test
