@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -44,6 +45,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
 
@@ -237,16 +239,31 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Where H2's statements run: a thread of their own for each task at a time. Reactor's
+	 * bounded elastic scheduler shares a thread between several workers once it has many:
+	 * a statement waiting in H2 for a row lock (up to H2's lock timeout, 10 s) then held
+	 * up, on the same thread, the work of the transaction that held the lock, and 16
+	 * threads recording one key once ran out of the store's 10 s (CI, the H2 contract
+	 * suite).
+	 */
+	private static final Scheduler H2_STATEMENTS = Schedulers
+		.fromExecutorService(Executors.newCachedThreadPool((task) -> {
+			Thread thread = new Thread(task, "idempotency-r2dbc-h2");
+			thread.setDaemon(true);
+			return thread;
+		}), "idempotency-r2dbc-h2");
+
+	/**
 	 * H2's driver runs the embedded database on the thread that uses a connection, and a
 	 * pool may hand a connection over on whatever thread released it (an event loop among
-	 * them): each connection is used on Reactor's bounded elastic scheduler.
+	 * them): each connection is used on a thread of {@link #H2_STATEMENTS}.
 	 */
 	private static ConnectionFactory onBoundedElastic(ConnectionFactory delegate) {
 		return new ConnectionFactory() {
 
 			@Override
 			public Publisher<? extends Connection> create() {
-				return Mono.from(delegate.create()).publishOn(Schedulers.boundedElastic());
+				return Mono.from(delegate.create()).publishOn(H2_STATEMENTS);
 			}
 
 			@Override
