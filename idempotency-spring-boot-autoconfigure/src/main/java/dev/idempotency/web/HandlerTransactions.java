@@ -151,8 +151,8 @@ class HandlerTransactions {
 	 * Commits.
 	 * @return {@code null} once committed; else the failure of the commit, which rolled
 	 * the transaction back (logged at ERROR when the store failed,
-	 * {@link #isStoreFailure}; the application's own failure is the application's to
-	 * report, {@link #sendApplicationFailure})
+	 * {@link TransactionFailures#isStoreFailure}; the application's own failure is the
+	 * application's to report, {@link #sendApplicationFailure})
 	 */
 	@Nullable RuntimeException commit(IdempotentExchange exchange) {
 		// Called by the filter only for an exchange with an open transaction.
@@ -166,7 +166,7 @@ class HandlerTransactions {
 		catch (RuntimeException ex) {
 			String what = "The transaction of " + request.getMethod() + " " + request.getRequestURI()
 					+ " did not commit; nothing of it was done";
-			if (isStoreFailure(ex)) {
+			if (TransactionFailures.isStoreFailure(ex)) {
 				logger.error(what, ex);
 			}
 			else if (logger.isDebugEnabled()) {
@@ -174,21 +174,6 @@ class HandlerTransactions {
 			}
 			return ex;
 		}
-	}
-
-	/**
-	 * Whether a commit failed because the database or the connection to it failed: the
-	 * store's failure, a {@code 503} to retry later. The door's own statements succeeded
-	 * before the commit, so any other failure of it is the application's own: a check of
-	 * its writes deferred to the commit (a constraint, SQLState class 23; a trigger), or
-	 * writes a session sends only then (JPA without a flush), which fail alike on every
-	 * retry. The database's: Spring's resource failures (timeouts included), JDBC's
-	 * connection, recoverable and timeout exceptions, and the SQLState classes 08
-	 * (connection), 53 (insufficient resources), 57 (operator intervention), 58 (system
-	 * error) and XX (internal error).
-	 */
-	static boolean isStoreFailure(Throwable failure) {
-		return TransactionFailures.isStoreFailure(failure);
 	}
 
 	/**

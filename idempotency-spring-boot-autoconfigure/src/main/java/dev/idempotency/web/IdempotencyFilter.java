@@ -150,7 +150,7 @@ class IdempotencyFilter extends OncePerRequestFilter {
 				if (commitFailure == null) {
 					finish(reservation, exchange, true);
 				}
-				else if (!HandlerTransactions.isStoreFailure(commitFailure)) {
+				else if (!TransactionFailures.isStoreFailure(commitFailure)) {
 					this.engine.failed(reservation, "its commit failed: " + commitFailure, commitFailure);
 					transactions.sendApplicationFailure(commitFailure, exchange);
 				}
@@ -186,7 +186,7 @@ class IdempotencyFilter extends OncePerRequestFilter {
 				}
 				return;
 			}
-			if (commitFailure != null && !HandlerTransactions.isStoreFailure(commitFailure)) {
+			if (commitFailure != null && !TransactionFailures.isStoreFailure(commitFailure)) {
 				// The application's own writes failed at the commit: answered as if its
 				// handler had thrown, never as a store outage to retry.
 				this.engine.commitFailed(reservation, outcome, commitFailure);

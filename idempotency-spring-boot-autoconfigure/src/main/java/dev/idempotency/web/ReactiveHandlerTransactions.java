@@ -5,7 +5,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import dev.idempotency.store.TransactionConflictException;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -110,7 +109,8 @@ final class ReactiveHandlerTransactions {
 	/**
 	 * Commits.
 	 * @return empty once committed; else the failure of the commit, which rolled the
-	 * transaction back (logged at ERROR when the store failed, {@link #isStoreFailure})
+	 * transaction back (logged at ERROR when the store failed,
+	 * {@link TransactionFailures#isStoreFailure})
 	 */
 	Mono<Optional<Throwable>> commit(Run run, String what) {
 		if (!run.end()) {
@@ -121,7 +121,7 @@ final class ReactiveHandlerTransactions {
 			.then(Mono.fromSupplier(Optional::<Throwable>empty))
 			.onErrorResume((ex) -> {
 				String message = "The transaction of " + what + " did not commit; nothing of it was done";
-				if (isStoreFailure(ex)) {
+				if (TransactionFailures.isStoreFailure(ex)) {
 					logger.error(message, ex);
 				}
 				else if (logger.isDebugEnabled()) {
@@ -143,21 +143,11 @@ final class ReactiveHandlerTransactions {
 	}
 
 	/**
-	 * Whether a commit failed because the database or the connection to it failed: the
-	 * store's failure, a {@code 503} to retry later. Otherwise the application's own (a
-	 * deferred constraint, a trigger), answered as its handler's failure. As
-	 * {@link HandlerTransactions#isStoreFailure}, also for R2DBC's SQLStates.
-	 */
-	static boolean isStoreFailure(Throwable failure) {
-		return TransactionFailures.isStoreFailure(failure);
-	}
-
-	/**
 	 * Whether the database rolled the transaction back to settle a conflict with another
 	 * (SQLState class 40, through R2DBC or JDBC).
 	 */
 	static boolean isConflict(Throwable failure) {
-		return R2dbcIdempotencyStore.isConflict(failure) || TransactionConflictException.isConflict(failure);
+		return R2dbcIdempotencyStore.isConflict(failure);
 	}
 
 	/** One protected request's transaction. */

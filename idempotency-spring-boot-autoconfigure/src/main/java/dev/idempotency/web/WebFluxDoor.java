@@ -364,7 +364,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 							: this.engine.transactionRolledBack("it conflicted with another transaction"));
 				});
 		}
-		if (commitFailure != null && !ReactiveHandlerTransactions.isStoreFailure(commitFailure)) {
+		if (commitFailure != null && !TransactionFailures.isStoreFailure(commitFailure)) {
 			// The application's own writes failed at the commit: answered as if its
 			// handler had failed, never as a store outage to retry.
 			return engineCall(
@@ -402,7 +402,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * the answer is the application's failure, or {@code 503} for the database's.
 	 */
 	private Mono<byte[]> failedAlone(Reservation reservation, Throwable failure) {
-		Throwable answer = ReactiveHandlerTransactions.isStoreFailure(failure)
+		Throwable answer = TransactionFailures.isStoreFailure(failure)
 				? new ReplacedAnswer(this.engine.transactionRolledBack("its commit failed")) : failure;
 		return engineCall(() -> this.engine.failedAsync(reservation, "its commit failed: " + failure, failure,
 				this.storeExecutor))

@@ -92,28 +92,28 @@ class HandlerTransactionsTests {
 	@Test
 	void aFailedCommitIsTheStoresOnlyWhenTheDatabaseOrItsConnectionFailed() {
 		assertThat(
-				HandlerTransactions.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
+				TransactionFailures.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
 						new SQLException("An I/O error occurred while sending to the backend", "08006"))))
 			.isTrue();
-		assertThat(HandlerTransactions.isStoreFailure(
+		assertThat(TransactionFailures.isStoreFailure(
 				new DataAccessResourceFailureException("JDBC commit", new SQLException("disk full", "53100"))))
 			.isTrue();
-		assertThat(HandlerTransactions.isStoreFailure(
+		assertThat(TransactionFailures.isStoreFailure(
 				new RuntimeException(new SQLException("terminating connection due to administrator command", "57P01"))))
 			.isTrue();
-		assertThat(HandlerTransactions.isStoreFailure(new RuntimeException(new SQLNonTransientConnectionException())))
+		assertThat(TransactionFailures.isStoreFailure(new RuntimeException(new SQLNonTransientConnectionException())))
 			.isTrue();
-		assertThat(HandlerTransactions.isStoreFailure(new QueryTimeoutException("commit timed out"))).isTrue();
+		assertThat(TransactionFailures.isStoreFailure(new QueryTimeoutException("commit timed out"))).isTrue();
 		// The application's own writes, checked or sent at the commit.
-		assertThat(HandlerTransactions
+		assertThat(TransactionFailures
 			.isStoreFailure(new DuplicateKeyException("JDBC commit", new SQLException("duplicate key", "23505"))))
 			.isFalse();
 		assertThat(
-				HandlerTransactions.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
+				TransactionFailures.isStoreFailure(new TransactionSystemException("Could not commit JDBC transaction",
 						new SQLException("raised by a deferred trigger", "P0001"))))
 			.isFalse();
-		assertThat(HandlerTransactions.isStoreFailure(new OptimisticLockingFailureException("row changed"))).isFalse();
-		assertThat(HandlerTransactions.isStoreFailure(new IllegalStateException("a session's own failure"))).isFalse();
+		assertThat(TransactionFailures.isStoreFailure(new OptimisticLockingFailureException("row changed"))).isFalse();
+		assertThat(TransactionFailures.isStoreFailure(new IllegalStateException("a session's own failure"))).isFalse();
 	}
 
 }
