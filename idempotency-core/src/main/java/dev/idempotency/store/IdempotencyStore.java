@@ -8,6 +8,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The storage SPI under the idempotency engine. Each method is one atomic transition,
  * judged by the store's own clock (never the caller's), so that several nodes agree on
@@ -137,6 +139,28 @@ public interface IdempotencyStore {
 	 */
 	default boolean joinedTransactionIsEmpty() {
 		return false;
+	}
+
+	/**
+	 * Runs {@code completion}, a {@link #complete} or {@link #recordCompleted} of this
+	 * store that joins the caller's transaction ({@link #joinsCurrentTransaction()}), as
+	 * the last write of that transaction: the caller, which began the transaction,
+	 * commits it right after, and nothing else runs in it. A store may then commit the
+	 * transaction with its own write, in the same round trip, and leave the caller's
+	 * commit nothing to send. Such a store keeps every answer of the two calls as they
+	 * are, and a failure of that commit shows where the caller expects it: a conflict
+	 * with another transaction and a failure of the database as the call's own failure
+	 * (the caller rolls back, which then has nothing to undo); a failure of the caller's
+	 * own writes checked at the commit (a deferred constraint) thrown by the caller's
+	 * commit, as if it had failed there. The default runs {@code completion} as it is,
+	 * which is always right.
+	 * @param <T> what the completion gives
+	 * @param completion the call of {@link #complete} or {@link #recordCompleted}
+	 * @return what {@code completion} gave
+	 * @since 0.2.0
+	 */
+	default <T extends @Nullable Object> T lastInJoinedTransaction(Supplier<T> completion) {
+		return completion.get();
 	}
 
 	/** Reads a record that has not expired. */

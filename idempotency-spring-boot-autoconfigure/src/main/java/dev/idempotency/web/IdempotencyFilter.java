@@ -162,7 +162,11 @@ class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			StoredResponse own = new StoredResponse(response.getStatus(), storedHeaders(response),
 					response.capturedBody());
-			AtomicOutcome outcome = this.engine.succeededInTransaction(reservation, own);
+			// The door began the transaction and commits it right after: the store may
+			// commit it with the record.
+			AtomicOutcome outcome = transactions.began(exchange)
+					? this.engine.succeededAsLastInTransaction(reservation, own)
+					: this.engine.succeededInTransaction(reservation, own);
 			RuntimeException commitFailure = null;
 			if (outcome.commits()) {
 				commitFailure = transactions.commit(exchange);

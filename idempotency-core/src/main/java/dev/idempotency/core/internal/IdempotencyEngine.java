@@ -420,6 +420,18 @@ public class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
+	 * {@link #succeededInTransaction} for a front door that began the transaction itself
+	 * and commits it right after, with nothing else run in it: the store may commit it
+	 * with the record, in the same round trip
+	 * ({@link IdempotencyStore#lastInJoinedTransaction}), and the front door's commit
+	 * then has nothing left to send. The outcome and the front door's steps after it are
+	 * the same.
+	 */
+	public AtomicOutcome succeededAsLastInTransaction(Reservation reservation, StoredResponse response) {
+		return this.store.lastInJoinedTransaction(() -> succeededInTransaction(reservation, response));
+	}
+
+	/**
 	 * {@link #succeededInTransaction} without blocking the calling thread: the store call
 	 * through the store's non-blocking variant ({@link IdempotencyStore#completeAsync} or
 	 * {@link IdempotencyStore#recordCompletedAsync}), made on the calling thread (so that

@@ -45,6 +45,29 @@ final class EmptyTransactions {
 		}
 	}
 
+	/**
+	 * Whether the transaction of {@code dataSource} on this thread may be committed by a
+	 * statement of the store ({@link CommittingWrites}): only JDBC connections are bound,
+	 * no transaction synchronization is registered (one could write, or check, before the
+	 * commit), and the connection is PostgreSQL's driver's, in a transaction that has not
+	 * failed.
+	 * @throws SQLException if the connection cannot be asked
+	 */
+	static boolean canCommitWithStatement(DataSource dataSource) throws SQLException {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()
+				|| !TransactionSynchronizationManager.getSynchronizations().isEmpty() || !onlyConnectionsBound()) {
+			return false;
+		}
+		Connection connection = DataSourceUtils.getConnection(dataSource);
+		try {
+			return connection.isWrapperFor(BaseConnection.class) && !connection.getAutoCommit()
+					&& connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.FAILED;
+		}
+		finally {
+			DataSourceUtils.releaseConnection(connection, dataSource);
+		}
+	}
+
 	private static boolean onlyConnectionsBound() {
 		for (Object resource : TransactionSynchronizationManager.getResourceMap().values()) {
 			if (!(resource instanceof ConnectionHolder)) {

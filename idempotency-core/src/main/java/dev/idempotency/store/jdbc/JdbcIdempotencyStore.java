@@ -19,10 +19,12 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
+import dev.idempotency.store.TransactionConflictException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -93,6 +95,20 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final ReserveCommit reserveCommit;
 
+	/**
+	 * Set while a completion runs as the last write of the caller's transaction
+	 * ({@link #lastInJoinedTransaction}).
+	 */
+	private final ThreadLocal<Boolean> lastInTransaction = new ThreadLocal<>();
+
+	/**
+	 * The completion and the recording with the transaction's {@code COMMIT}
+	 * ({@link CommittingWrites}); {@code null} where the store cannot send them so.
+	 */
+	private final @Nullable String completeCommitting;
+
+	private final @Nullable String recordCommitting;
+
 	JdbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.dataSource = builder.dataSource;
 		this.dialect = dialect;
@@ -105,6 +121,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		boolean asynchronous = (dialect == JdbcIdempotencyDialect.POSTGRESQL)
 				&& builder.reserveCommit != ReserveCommit.OFF;
 		this.reserveCommit = asynchronous ? builder.reserveCommit : ReserveCommit.OFF;
+		this.completeCommitting = this.emptyTransactionsTold ? CommittingWrites.committing(this.statements.complete())
+				: null;
+		this.recordCommitting = this.emptyTransactionsTold
+				? CommittingWrites.committing(this.statements.recordCompleted()) : null;
 		this.reservations = new JdbcReservations(this.runner, this.rows, dialect, table, this.statements.reserve(),
 				this.reserveCommit, this.transactionalCompletion);
 	}
@@ -134,7 +154,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			.param("response", encoded)
 			.update() == 1;
 		if (joinsCurrentTransaction()) {
+			String committing = this.completeCommitting;
 			try {
+				if (committing != null && committingLast()) {
+					return this.runner
+						.onCallerConnection(() -> CommittingWrites.run(this.runner.namedJdbc(), committing,
+								new MapSqlParameterSource().addValue("scope", id.scope())
+									.addValue("key", id.key())
+									.addValue("owner", ownerToken)
+									.addValue("response", encoded)));
+				}
 				return this.runner.onCallerConnection(update);
 			}
 			catch (DataAccessException ex) {
@@ -142,6 +171,48 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			}
 		}
 		return this.runner.oneStatement("complete", update);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * On PostgreSQL, with its driver, when nothing but JDBC connections is bound to the
+	 * thread and no transaction synchronization is registered, the completion's
+	 * {@code UPDATE} (lease) or the record's {@code INSERT} (record-after-success) is
+	 * sent with the {@code COMMIT}, in one round trip ({@link CommittingWrites}): a write
+	 * that changes nothing aborts the transaction instead of committing it. A recording
+	 * that meets a live record there cannot read it in the aborted transaction: it fails
+	 * with a {@link TransactionConflictException}, after which the caller reads what was
+	 * recorded.
+	 */
+	@Override
+	public <T extends @Nullable Object> T lastInJoinedTransaction(Supplier<T> completion) {
+		if (!this.emptyTransactionsTold) {
+			return completion.get();
+		}
+		this.lastInTransaction.set(Boolean.TRUE);
+		try {
+			return completion.get();
+		}
+		finally {
+			this.lastInTransaction.remove();
+		}
+	}
+
+	/**
+	 * Whether a completion joining the caller's transaction now is its last write and may
+	 * commit it ({@link #lastInJoinedTransaction}).
+	 */
+	private boolean committingLast() {
+		if (this.lastInTransaction.get() == null) {
+			return false;
+		}
+		try {
+			return EmptyTransactions.canCommitWithStatement(this.dataSource);
+		}
+		catch (SQLException ex) {
+			return false;
+		}
 	}
 
 	/**
@@ -211,6 +282,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
 		byte[] encoded = StoredResponseCodec.encode(request.response());
 		boolean joined = joinsCurrentTransaction();
+		String committing = this.recordCommitting;
+		if (joined && committing != null && committingLast()) {
+			return recordedCommitting(committing, request, encoded);
+		}
 		for (int attempt = 1;; attempt++) {
 			try {
 				if (recorded(request, encoded, joined)) {
@@ -241,6 +316,34 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 						+ " kept changing during recording; gave up after " + attempt + " attempts");
 			}
 		}
+	}
+
+	/**
+	 * The recording with the caller's {@code COMMIT}: recorded (and committed), or a
+	 * record was there, which aborted the transaction before it could be read.
+	 */
+	private Optional<IdempotencyRecord> recordedCommitting(String committing, CompletedRecordRequest request,
+			byte[] encoded) {
+		boolean recorded;
+		try {
+			recorded = this.runner.onCallerConnection(() -> CommittingWrites.run(this.runner.namedJdbc(), committing,
+					new MapSqlParameterSource().addValue("scope", request.id().scope())
+						.addValue("key", request.id().key())
+						.addValue("fingerprint", request.fingerprint())
+						.addValue("operation", request.operation())
+						.addValue("retentionMicros", JdbcRecordRows.micros(request.retention()))
+						.addValue("response", encoded)));
+		}
+		catch (DataAccessException ex) {
+			throw this.runner.failure("record", ex);
+		}
+		if (!recorded) {
+			throw new TransactionConflictException(
+					"Idempotency record " + request.id()
+							+ " was there as this one was recorded in the caller's transaction, which is rolled back",
+					new IllegalStateException("record " + request.id() + " exists"));
+		}
+		return Optional.empty();
 	}
 
 	/**

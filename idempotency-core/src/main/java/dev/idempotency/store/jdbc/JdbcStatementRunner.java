@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -51,6 +52,8 @@ final class JdbcStatementRunner {
 
 	private final JdbcClient jdbc;
 
+	private final NamedParameterJdbcTemplate namedJdbc;
+
 	private final TransactionTemplate ownTransaction;
 
 	/**
@@ -69,7 +72,8 @@ final class JdbcStatementRunner {
 		DataSource connections = (this.timedDataSource != null) ? this.timedDataSource : dataSource;
 		JdbcTemplate template = new JdbcTemplate(connections);
 		template.setQueryTimeout(querySeconds);
-		this.jdbc = JdbcClient.create(template);
+		this.namedJdbc = new NamedParameterJdbcTemplate(template);
+		this.jdbc = JdbcClient.create(this.namedJdbc);
 		this.ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(connections));
 		this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 	}
@@ -77,6 +81,14 @@ final class JdbcStatementRunner {
 	/** The client whose statements run on the store's connections. */
 	JdbcClient jdbc() {
 		return this.jdbc;
+	}
+
+	/**
+	 * The same statements' template, for a statement that runs on the
+	 * {@code PreparedStatement} itself.
+	 */
+	NamedParameterJdbcTemplate namedJdbc() {
+		return this.namedJdbc;
 	}
 
 	/** Whether a Spring transaction is active on the store's data source right now. */

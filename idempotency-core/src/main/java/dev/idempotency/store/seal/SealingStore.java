@@ -19,6 +19,7 @@ import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.StoredResponseIntegrityException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store as the engine uses it: every answer {@link Sealing#seal sealed} on its way in
@@ -126,6 +127,11 @@ public final class SealingStore implements IdempotencyStore {
 	@Override
 	public boolean joinedTransactionIsEmpty() {
 		return this.delegate.joinedTransactionIsEmpty();
+	}
+
+	@Override
+	public <T extends @Nullable Object> T lastInJoinedTransaction(Supplier<T> completion) {
+		return this.delegate.lastInJoinedTransaction(completion);
 	}
 
 	@Override

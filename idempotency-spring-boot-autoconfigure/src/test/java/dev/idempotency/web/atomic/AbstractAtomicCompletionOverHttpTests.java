@@ -228,6 +228,37 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 	}
 
 	/**
+	 * The record is gone while the handler runs (an operator removed it): the completion
+	 * changes no row, and the handler's write must not commit without it. On PostgreSQL
+	 * the completion is sent with the transaction's {@code COMMIT}: a completion that
+	 * changes nothing aborts the transaction before that {@code COMMIT} runs.
+	 */
+	@Test
+	void aReservationGoneWhileTheHandlerRanRollsItsWriteBack() throws Exception {
+		List<URI> nodes = nodes(Mode.LEASE);
+		String key = TestKeys.newKey();
+		String hold = "gone-" + key;
+		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(
+				post(nodes.get(0), key, "a thing").header("X-Hold", hold).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(AtomicTestApplication.gate(hold + "-entered").await(20, TimeUnit.SECONDS))
+			.as("inside its handler, its row inserted")
+			.isTrue();
+		assertThat(this.jdbc.sql("DELETE FROM idempotency_record WHERE idem_key = ?").param(key).update())
+			.as("the reservation removed")
+			.isEqualTo(1);
+		AtomicTestApplication.gate(hold).countDown();
+		HttpResponse<String> refused = first.get(30, TimeUnit.SECONDS);
+		assertThat(refused.statusCode()).as(refused.body()).isEqualTo(409);
+		assertThat(rows(key)).as("its insert was rolled back").isEmpty();
+		assertThat(recordStates(key)).isEmpty();
+		HttpResponse<String> retry = send(post(nodes.get(1), key, "a thing"));
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(rows(key)).singleElement().satisfies((run) -> assertThat(retry.body()).contains(run));
+		assertThat(recordStates(key)).containsExactly("COMPLETED");
+	}
+
+	/**
 	 * The handler returned, and its own write is sent only at the door's commit (as a JPA
 	 * session sends an entity it did not flush), where it fails on the primary key. The
 	 * application answers that as it would have in the handler; the store did not fail.
