@@ -157,12 +157,7 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 		List<URI> nodes = nodes(mode);
 		String key = TestKeys.newKey();
 		String hold = "reuse-" + key;
-		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(
-				post(nodes.get(0), key, "first body").header("X-Hold", hold).build(),
-				HttpResponse.BodyHandlers.ofString());
-		assertThat(AtomicTestApplication.gate(hold + "-entered").await(20, TimeUnit.SECONDS))
-			.as("the first is inside its handler, its row inserted")
-			.isTrue();
+		CompletableFuture<HttpResponse<String>> first = sendHeld(nodes.get(0), key, "first body", hold);
 		CompletableFuture<HttpResponse<String>> second = this.http
 			.sendAsync(post(nodes.get(1), key, "second body").build(), HttpResponse.BodyHandlers.ofString());
 		if (mode == Mode.LEASE) {
@@ -238,12 +233,7 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 		List<URI> nodes = nodes(Mode.LEASE);
 		String key = TestKeys.newKey();
 		String hold = "gone-" + key;
-		CompletableFuture<HttpResponse<String>> first = this.http.sendAsync(
-				post(nodes.get(0), key, "a thing").header("X-Hold", hold).build(),
-				HttpResponse.BodyHandlers.ofString());
-		assertThat(AtomicTestApplication.gate(hold + "-entered").await(20, TimeUnit.SECONDS))
-			.as("inside its handler, its row inserted")
-			.isTrue();
+		CompletableFuture<HttpResponse<String>> first = sendHeld(nodes.get(0), key, "a thing", hold);
 		assertThat(this.jdbc.sql("DELETE FROM idempotency_record WHERE idem_key = ?").param(key).update())
 			.as("the reservation removed")
 			.isEqualTo(1);
@@ -303,6 +293,20 @@ abstract class AbstractAtomicCompletionOverHttpTests {
 			.as("one WARN")
 			.hasSize(2);
 		assertThat(output.getOut()).contains("WARN").contains("createLater");
+	}
+
+	/**
+	 * Sends a request held inside its handler at the gate {@code hold}, once it is there
+	 * (its row inserted).
+	 */
+	private CompletableFuture<HttpResponse<String>> sendHeld(URI node, String key, String body, String hold)
+			throws InterruptedException {
+		CompletableFuture<HttpResponse<String>> sent = this.http
+			.sendAsync(post(node, key, body).header("X-Hold", hold).build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(AtomicTestApplication.gate(hold + "-entered").await(20, TimeUnit.SECONDS))
+			.as("inside its handler, its row inserted")
+			.isTrue();
+		return sent;
 	}
 
 	protected List<URI> nodes(Mode mode) {
