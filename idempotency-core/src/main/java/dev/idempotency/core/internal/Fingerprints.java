@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Fingerprints {
 
+	/** Never updated: only copied ({@link #sha256()}). */
+	private static final MessageDigest SHA_256 = newSha256();
+
 	private static final String HEX_DIGITS = "0123456789ABCDEF";
 
 	private Fingerprints() {
@@ -167,6 +170,10 @@ public final class Fingerprints {
 	 * it) is kept as sent.
 	 */
 	static String decodedQuery(@Nullable String query) {
+		if (query == null || query.isEmpty()) {
+			// Most mutations have none: nothing to decode, sort or join.
+			return "";
+		}
 		List<QueryPair> pairs = new ArrayList<>();
 		for (String pair : pairs(query)) {
 			int equals = pair.indexOf('=');
@@ -312,7 +319,21 @@ public final class Fingerprints {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
+	/**
+	 * A fresh SHA-256 digest: a copy of one that is never used, which costs less than
+	 * asking the security providers for one on every call.
+	 */
 	private static MessageDigest sha256() {
+		try {
+			return (MessageDigest) SHA_256.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			// a provider whose digest cannot be copied: asked for a new one
+			return newSha256();
+		}
+	}
+
+	private static MessageDigest newSha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}
