@@ -4,7 +4,9 @@ import java.nio.charset.Charset;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.internal.Fingerprints;
@@ -36,6 +38,16 @@ final class HttpRequestFingerprint {
 	private final JsonFingerprint json;
 
 	private @Nullable String mediaType;
+
+	/**
+	 * How many media types as sent (of at most 128 characters) are kept in their normal
+	 * form: an application sees a few; past this many (a client sending a new boundary
+	 * each time) they are normalised on every request.
+	 */
+	private static final int NORMALISED_KEPT = 256;
+
+	/** Media types as sent, in their normal form ({@link #normalisedMediaType}). */
+	private static final Map<String, String> NORMALISED = new ConcurrentHashMap<>();
 
 	private byte @Nullable [] body;
 
@@ -129,6 +141,18 @@ final class HttpRequestFingerprint {
 		if (contentType == null || contentType.isBlank()) {
 			return "";
 		}
+		String known = NORMALISED.get(contentType);
+		if (known != null) {
+			return known;
+		}
+		String normalised = normalise(contentType);
+		if (contentType.length() <= 128 && NORMALISED.size() < NORMALISED_KEPT) {
+			NORMALISED.put(contentType, normalised);
+		}
+		return normalised;
+	}
+
+	private static String normalise(String contentType) {
 		MimeType type;
 		try {
 			type = MimeTypeUtils.parseMimeType(contentType);
