@@ -1,11 +1,9 @@
 package dev.idempotency.store.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -74,7 +72,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	/** Lettuce's own commands on the factory's shared connection, when it has one. */
 	private final @Nullable LettuceCommands lettuce;
 
+	private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+	/** Copied for each key: cloning skips the provider look-up of {@code getInstance}. */
+	private static final MessageDigest SHA256 = newSha256();
+
 	private final String keyPrefix;
+
+	private final byte[] keyPrefixBytes;
 
 	private final RedisScripts scripts = new RedisScripts();
 
@@ -84,6 +89,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	RedisIdempotencyStore(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
+		this.keyPrefixBytes = bytes(builder.keyPrefix);
 		this.replicasToAck = builder.replicasToAck;
 		this.replicasAckTimeout = builder.replicasAckTimeout;
 		RedisTemplate<byte[], byte[]> template = new RedisTemplate<>();
@@ -150,9 +156,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@SuppressWarnings("rawtypes")
 	private Transition<List> reserveTransition(ReserveRequest request) {
 		RecordId id = request.id();
-		return new Transition<>("reserve", this.scripts.reserve, id, RedisReplies::reservedHere,
+		byte[] scope = bytes(id.scope());
+		byte[] key = bytes(id.key());
+		return new Transition<>("reserve", this.scripts.reserve, key(scope, key), RedisReplies::reservedHere,
 				bytes(request.fingerprint()), bytes(request.operation()), bytes(request.ownerToken()),
-				millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
+				millis(request.lease()), millis(request.retention()), scope, key);
 	}
 
 	@Override
@@ -168,8 +176,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
 			Executor executor) {
-		Transition<Long> complete = new Transition<>("complete", this.scripts.complete, id, (done) -> done == 1L,
-				bytes(ownerToken), StoredResponseCodec.encode(response));
+		Transition<Long> complete = new Transition<>("complete", this.scripts.complete, redisKey(id),
+				(done) -> done == 1L, bytes(ownerToken), StoredResponseCodec.encode(response));
 		return run(complete, executor).thenApply(RedisReplies::done);
 	}
 
@@ -184,13 +192,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
-		Transition<Long> release = new Transition<>("release", this.scripts.release, id, noWait(), bytes(ownerToken));
+		Transition<Long> release = new Transition<>("release", this.scripts.release, redisKey(id), noWait(),
+				bytes(ownerToken));
 		return run(release, executor).thenApply(RedisReplies::done);
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, id, noWait(),
+		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, redisKey(id), noWait(),
 				bytes(ownerToken), millis(lease));
 		return RedisReplies.done(LettuceCommands.join(run(heartbeat, LettuceCommands.DIRECT), "heartbeat"));
 	}
@@ -217,11 +226,12 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
 			Executor executor) {
 		RecordId id = request.id();
+		byte[] scope = bytes(id.scope());
+		byte[] key = bytes(id.key());
 		@SuppressWarnings("rawtypes")
-		Transition<List> record = new Transition<>("record a completed response", this.scripts.recordCompleted, id,
-				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
-				StoredResponseCodec.encode(request.response()), millis(request.retention()), bytes(id.scope()),
-				bytes(id.key()));
+		Transition<List> record = new Transition<>("record a completed response", this.scripts.recordCompleted,
+				key(scope, key), RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
+				StoredResponseCodec.encode(request.response()), millis(request.retention()), scope, key);
 		return run(record, executor).thenApply((result) -> RedisReplies.toRecordedResult(id, result));
 	}
 
@@ -236,7 +246,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
-		return run(new Transition<>("find", this.scripts.find, id, noWait()), executor)
+		return run(new Transition<>("find", this.scripts.find, redisKey(id), noWait()), executor)
 			.thenApply((fields) -> RedisReplies.toFound(id, fields));
 	}
 
@@ -258,8 +268,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		List<?> flat = LettuceCommands
-			.join(run(new Transition<>("inspect", this.scripts.find, id, noWait()), LettuceCommands.DIRECT), "inspect");
+		List<?> flat = LettuceCommands.join(
+				run(new Transition<>("inspect", this.scripts.find, redisKey(id), noWait()), LettuceCommands.DIRECT),
+				"inspect");
 		if (flat.isEmpty()) {
 			return Optional.empty();
 		}
@@ -273,7 +284,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean remove(RecordId id) {
 		return RedisReplies.done(LettuceCommands.join(
-				run(new Transition<>("remove", this.scripts.remove, id, noWait()), LettuceCommands.DIRECT), "remove"));
+				run(new Transition<>("remove", this.scripts.remove, redisKey(id), noWait()), LettuceCommands.DIRECT),
+				"remove"));
 	}
 
 	/** Redis removes expired keys itself: there is nothing to purge. */
@@ -299,20 +311,45 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * key unambiguous.
 	 */
 	String key(RecordId id) {
-		byte[] scope = bytes(id.scope());
-		byte[] key = bytes(id.key());
+		return string(redisKey(id));
+	}
+
+	private byte[] redisKey(RecordId id) {
+		return key(bytes(id.scope()), bytes(id.key()));
+	}
+
+	/**
+	 * {@link #key(RecordId)} in UTF-8, written into one array: the prefix's bytes are
+	 * encoded once, the digest is a copy of a prototype (no provider look-up per call)
+	 * and the hex digits go straight into the key.
+	 */
+	private byte[] key(byte[] scope, byte[] key) {
 		MessageDigest sha256 = sha256();
-		sha256.update(ByteBuffer.allocate(4).putInt(scope.length).array());
+		sha256.update((byte) (scope.length >>> 24));
+		sha256.update((byte) (scope.length >>> 16));
+		sha256.update((byte) (scope.length >>> 8));
+		sha256.update((byte) scope.length);
 		sha256.update(scope);
 		sha256.update(key);
-		return this.keyPrefix + "{" + HexFormat.of().formatHex(sha256.digest()) + "}";
+		byte[] digest = sha256.digest();
+		byte[] prefix = this.keyPrefixBytes;
+		byte[] redisKey = new byte[prefix.length + 2 + 2 * digest.length];
+		System.arraycopy(prefix, 0, redisKey, 0, prefix.length);
+		int at = prefix.length;
+		redisKey[at++] = '{';
+		for (byte b : digest) {
+			redisKey[at++] = HEX[(b >>> 4) & 0xf];
+			redisKey[at++] = HEX[b & 0xf];
+		}
+		redisKey[at] = '}';
+		return redisKey;
 	}
 
 	/**
 	 * One transition: a script, the record whose key it runs on, its arguments, and
 	 * whether a reply says it wrote something that must reach replicas ({@code wrote}).
 	 */
-	private record Transition<T>(String name, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
+	private record Transition<T>(String name, RedisScript<T> script, byte[] key, Predicate<T> wrote, byte[]... args) {
 	}
 
 	/**
@@ -328,7 +365,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * fails with an {@link IdempotencyStoreException}, never throws.
 	 */
 	private <T> CompletableFuture<T> run(Transition<T> transition, Executor executor) {
-		byte[] key = bytes(key(transition.id()));
+		byte[] key = transition.key();
 		LettuceCommands lettuce = this.lettuce;
 		CompletableFuture<@Nullable T> result;
 		if (lettuce != null) {
@@ -462,6 +499,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	private static MessageDigest sha256() {
+		try {
+			return (MessageDigest) SHA256.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newSha256();
+		}
+	}
+
+	private static MessageDigest newSha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}
