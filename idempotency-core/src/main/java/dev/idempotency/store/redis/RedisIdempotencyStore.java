@@ -120,7 +120,26 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
-		return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
+		if (this.lettuce == null) {
+			return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
+		}
+		RecordId id = request.id();
+		@SuppressWarnings("rawtypes")
+		List result;
+		try {
+			result = call(reserveTransition(request));
+		}
+		catch (NotReplicatedException notReplicated) {
+			// as in reserveAsync: give the reservation back
+			try {
+				release(id, request.ownerToken());
+			}
+			catch (RuntimeException releaseFailure) {
+				notReplicated.addSuppressed(releaseFailure);
+			}
+			throw notReplicated;
+		}
+		return RedisReplies.toReserveResult(id, result);
 	}
 
 	/**
@@ -165,7 +184,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		return LettuceCommands.join(completeAsync(id, ownerToken, response, LettuceCommands.DIRECT), "complete");
+		return RedisReplies.done(call(completeTransition(id, ownerToken, response)));
 	}
 
 	/**
@@ -176,14 +195,17 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
 			Executor executor) {
-		Transition<Long> complete = new Transition<>("complete", this.scripts.complete, redisKey(id),
-				(done) -> done == 1L, bytes(ownerToken), StoredResponseCodec.encode(response));
-		return run(complete, executor).thenApply(RedisReplies::done);
+		return run(completeTransition(id, ownerToken, response), executor).thenApply(RedisReplies::done);
+	}
+
+	private Transition<Long> completeTransition(RecordId id, String ownerToken, StoredResponse response) {
+		return new Transition<>("complete", this.scripts.complete, redisKey(id), (done) -> done == 1L,
+				bytes(ownerToken), StoredResponseCodec.encode(response));
 	}
 
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return LettuceCommands.join(releaseAsync(id, ownerToken, LettuceCommands.DIRECT), "release");
+		return RedisReplies.done(call(releaseTransition(id, ownerToken)));
 	}
 
 	/**
@@ -192,16 +214,18 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
-		Transition<Long> release = new Transition<>("release", this.scripts.release, redisKey(id), noWait(),
-				bytes(ownerToken));
-		return run(release, executor).thenApply(RedisReplies::done);
+		return run(releaseTransition(id, ownerToken), executor).thenApply(RedisReplies::done);
+	}
+
+	private Transition<Long> releaseTransition(RecordId id, String ownerToken) {
+		return new Transition<>("release", this.scripts.release, redisKey(id), noWait(), bytes(ownerToken));
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
 		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, redisKey(id), noWait(),
 				bytes(ownerToken), millis(lease));
-		return RedisReplies.done(LettuceCommands.join(run(heartbeat, LettuceCommands.DIRECT), "heartbeat"));
+		return RedisReplies.done(call(heartbeat));
 	}
 
 	/**
@@ -213,8 +237,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		return LettuceCommands.join(recordCompletedAsync(request, LettuceCommands.DIRECT),
-				"record a completed response");
+		return RedisReplies.toRecordedResult(request.id(), call(recordCompletedTransition(request)));
 	}
 
 	/**
@@ -226,18 +249,23 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
 			Executor executor) {
 		RecordId id = request.id();
+		return run(recordCompletedTransition(request), executor)
+			.thenApply((result) -> RedisReplies.toRecordedResult(id, result));
+	}
+
+	@SuppressWarnings("rawtypes")
+	private Transition<List> recordCompletedTransition(CompletedRecordRequest request) {
+		RecordId id = request.id();
 		byte[] scope = bytes(id.scope());
 		byte[] key = bytes(id.key());
-		@SuppressWarnings("rawtypes")
-		Transition<List> record = new Transition<>("record a completed response", this.scripts.recordCompleted,
-				key(scope, key), RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
+		return new Transition<>("record a completed response", this.scripts.recordCompleted, key(scope, key),
+				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
 				StoredResponseCodec.encode(request.response()), millis(request.retention()), scope, key);
-		return run(record, executor).thenApply((result) -> RedisReplies.toRecordedResult(id, result));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return LettuceCommands.join(findAsync(id, LettuceCommands.DIRECT), "find");
+		return RedisReplies.toFound(id, call(new Transition<>("find", this.scripts.find, redisKey(id), noWait())));
 	}
 
 	/**
@@ -268,9 +296,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		List<?> flat = LettuceCommands.join(
-				run(new Transition<>("inspect", this.scripts.find, redisKey(id), noWait()), LettuceCommands.DIRECT),
-				"inspect");
+		List<?> flat = call(new Transition<>("inspect", this.scripts.find, redisKey(id), noWait()));
 		if (flat.isEmpty()) {
 			return Optional.empty();
 		}
@@ -283,9 +309,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public boolean remove(RecordId id) {
-		return RedisReplies.done(LettuceCommands.join(
-				run(new Transition<>("remove", this.scripts.remove, redisKey(id), noWait()), LettuceCommands.DIRECT),
-				"remove"));
+		return RedisReplies.done(call(new Transition<>("remove", this.scripts.remove, redisKey(id), noWait())));
 	}
 
 	/** Redis removes expired keys itself: there is nothing to purge. */
@@ -358,7 +382,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * {@code WAIT} counts the writes of the connection it is sent on, so it must follow
 	 * the script there (in Redis Cluster, on the connection to the primary of the key's
 	 * slot). Scripts go by SHA ({@code EVALSHA}) and fall back to {@code EVAL} on
-	 * {@code NOSCRIPT}. The one path of every transition, blocking or not: through
+	 * {@code NOSCRIPT}. The path of every transition that does not block (and, through
+	 * the template, of every blocking one; see {@link #call} for the others): through
 	 * Lettuce's asynchronous commands on the factory's shared connection when there is
 	 * one (the caller's thread only sends; {@code executor} only opens that connection
 	 * when it is not open yet), else through the template on {@code executor}. The stage
@@ -403,6 +428,32 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			}
 			return CompletableFuture.completedFuture(value);
 		}).thenCompose(Function.identity());
+	}
+
+	/**
+	 * {@link #run} for a caller that waits (the blocking methods): with the shared
+	 * Lettuce connection the script, and {@code WAIT} when it wrote something that must
+	 * reach replicas, go on the same connection as in {@link #run}, but the caller's
+	 * thread waits for each command itself (see {@link LettuceCommands#eval}) instead of
+	 * for a chain of stages; with any other factory {@link #run} on the caller's thread,
+	 * awaited. Throws an {@link IdempotencyStoreException}.
+	 */
+	private <T> T call(Transition<T> transition) {
+		LettuceCommands lettuce = this.lettuce;
+		if (lettuce == null) {
+			return LettuceCommands.join(run(transition, LettuceCommands.DIRECT), transition.name());
+		}
+		T value = lettuce.eval(transition.name(), transition.script(), transition.key(), transition.args());
+		if (value == null) {
+			throw new IdempotencyStoreException("Redis returned no result for " + transition.name());
+		}
+		if (this.replicasToAck > 0 && transition.wrote().test(value)) {
+			checkReplicas(
+					LettuceCommands.join(lettuce.awaitReplicasAsync(transition.key(), this.replicasToAck,
+							this.replicasAckTimeout.toMillis(), LettuceCommands.DIRECT), transition.name()),
+					transition.name());
+		}
+		return value;
 	}
 
 	private <T> @Nullable T runThroughTemplate(Transition<T> transition, byte[] key) {
