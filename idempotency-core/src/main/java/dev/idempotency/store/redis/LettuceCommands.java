@@ -129,6 +129,73 @@ final class LettuceCommands {
 	}
 
 	/**
+	 * {@link #evalAsync} for a caller that waits, awaited on its own thread: the command
+	 * itself is waited for, at most the command timeout (then cancelled, as
+	 * {@code LettuceFutures.awaitOrCancel} does), with no timer task and no chain of
+	 * stages. The reply, or an {@link IdempotencyStoreException} thrown as {@link #join}
+	 * throws it. A connection that is not open yet is opened as for {@link #DIRECT}: on a
+	 * thread of its own, waited for at most the command timeout.
+	 */
+	<T> @Nullable T eval(String transition, RedisScript<T> script, byte[] key, byte[][] args) {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = this.commands;
+		if (commands == null || closedForGood(commands)) {
+			commands = join(storeFailure(commandsAsync(DIRECT), "Redis idempotency store failed to " + transition),
+					transition);
+		}
+		byte[][] keys = { key };
+		ScriptOutputType type = outputType(script);
+		try {
+			try {
+				return await(commands.evalsha(script.getSha1(), type, keys, args));
+			}
+			catch (ExecutionException ex) {
+				if (!isNoScript(ex)) {
+					throw ex;
+				}
+				// not in this server's script cache: as in evalAsync
+				return await(
+						commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args));
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IdempotencyStoreException("interrupted while the Redis idempotency store was to " + transition,
+					ex);
+		}
+		catch (ExecutionException | RuntimeException ex) {
+			Throwable cause = unwrap(ex);
+			if (cause instanceof IdempotencyStoreException storeFailure) {
+				throw storeFailure;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, cause);
+		}
+	}
+
+	/**
+	 * The reply of a command sent, waited for at most the command timeout; a command
+	 * without a reply by then is cancelled and fails with a
+	 * {@link RedisCommandTimeoutException}, as in {@link #within}.
+	 */
+	private <T> @Nullable T await(RedisFuture<?> command) throws InterruptedException, ExecutionException {
+		try {
+			if (!command.await(this.timeoutMillis, TimeUnit.MILLISECONDS)) {
+				command.cancel(true);
+				throw new RedisCommandTimeoutException("Command timed out after " + this.timeoutMillis + " ms");
+			}
+		}
+		catch (InterruptedException ex) {
+			command.cancel(true);
+			throw ex;
+		}
+		@SuppressWarnings("unchecked")
+		T value = (T) command.get();
+		return value;
+	}
+
+	/**
 	 * {@code WAIT} on the connection the scripts go through, without waiting; see
 	 * {@link #awaitReplicasAsync(Object, byte[], int, long)}. Called after a script, so
 	 * the connection is open: {@code opener} is only for a connection the factory reset

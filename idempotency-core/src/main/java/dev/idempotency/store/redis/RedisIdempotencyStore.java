@@ -1,11 +1,9 @@
 package dev.idempotency.store.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -74,7 +72,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	/** Lettuce's own commands on the factory's shared connection, when it has one. */
 	private final @Nullable LettuceCommands lettuce;
 
+	private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+	/** Copied for each key: cloning skips the provider look-up of {@code getInstance}. */
+	private static final MessageDigest SHA256 = newSha256();
+
 	private final String keyPrefix;
+
+	private final byte[] keyPrefixBytes;
 
 	private final RedisScripts scripts = new RedisScripts();
 
@@ -84,6 +89,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	RedisIdempotencyStore(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
+		this.keyPrefixBytes = bytes(builder.keyPrefix);
 		this.replicasToAck = builder.replicasToAck;
 		this.replicasAckTimeout = builder.replicasAckTimeout;
 		RedisTemplate<byte[], byte[]> template = new RedisTemplate<>();
@@ -114,7 +120,26 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
-		return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
+		if (this.lettuce == null) {
+			return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
+		}
+		RecordId id = request.id();
+		@SuppressWarnings("rawtypes")
+		List result;
+		try {
+			result = call(reserveTransition(request));
+		}
+		catch (NotReplicatedException notReplicated) {
+			// as in reserveAsync: give the reservation back
+			try {
+				release(id, request.ownerToken());
+			}
+			catch (RuntimeException releaseFailure) {
+				notReplicated.addSuppressed(releaseFailure);
+			}
+			throw notReplicated;
+		}
+		return RedisReplies.toReserveResult(id, result);
 	}
 
 	/**
@@ -150,14 +175,16 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@SuppressWarnings("rawtypes")
 	private Transition<List> reserveTransition(ReserveRequest request) {
 		RecordId id = request.id();
-		return new Transition<>("reserve", this.scripts.reserve, id, RedisReplies::reservedHere,
+		byte[] scope = bytes(id.scope());
+		byte[] key = bytes(id.key());
+		return new Transition<>("reserve", this.scripts.reserve, key(scope, key), RedisReplies::reservedHere,
 				bytes(request.fingerprint()), bytes(request.operation()), bytes(request.ownerToken()),
-				millis(request.lease()), millis(request.retention()), bytes(id.scope()), bytes(id.key()));
+				millis(request.lease()), millis(request.retention()), scope, key);
 	}
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		return LettuceCommands.join(completeAsync(id, ownerToken, response, LettuceCommands.DIRECT), "complete");
+		return RedisReplies.done(call(completeTransition(id, ownerToken, response)));
 	}
 
 	/**
@@ -168,14 +195,17 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
 			Executor executor) {
-		Transition<Long> complete = new Transition<>("complete", this.scripts.complete, id, (done) -> done == 1L,
+		return run(completeTransition(id, ownerToken, response), executor).thenApply(RedisReplies::done);
+	}
+
+	private Transition<Long> completeTransition(RecordId id, String ownerToken, StoredResponse response) {
+		return new Transition<>("complete", this.scripts.complete, redisKey(id), (done) -> done == 1L,
 				bytes(ownerToken), StoredResponseCodec.encode(response));
-		return run(complete, executor).thenApply(RedisReplies::done);
 	}
 
 	@Override
 	public boolean release(RecordId id, String ownerToken) {
-		return LettuceCommands.join(releaseAsync(id, ownerToken, LettuceCommands.DIRECT), "release");
+		return RedisReplies.done(call(releaseTransition(id, ownerToken)));
 	}
 
 	/**
@@ -184,15 +214,18 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
-		Transition<Long> release = new Transition<>("release", this.scripts.release, id, noWait(), bytes(ownerToken));
-		return run(release, executor).thenApply(RedisReplies::done);
+		return run(releaseTransition(id, ownerToken), executor).thenApply(RedisReplies::done);
+	}
+
+	private Transition<Long> releaseTransition(RecordId id, String ownerToken) {
+		return new Transition<>("release", this.scripts.release, redisKey(id), noWait(), bytes(ownerToken));
 	}
 
 	@Override
 	public boolean heartbeat(RecordId id, String ownerToken, Duration lease) {
-		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, id, noWait(),
+		Transition<Long> heartbeat = new Transition<>("heartbeat", this.scripts.heartbeat, redisKey(id), noWait(),
 				bytes(ownerToken), millis(lease));
-		return RedisReplies.done(LettuceCommands.join(run(heartbeat, LettuceCommands.DIRECT), "heartbeat"));
+		return RedisReplies.done(call(heartbeat));
 	}
 
 	/**
@@ -204,8 +237,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		return LettuceCommands.join(recordCompletedAsync(request, LettuceCommands.DIRECT),
-				"record a completed response");
+		return RedisReplies.toRecordedResult(request.id(), call(recordCompletedTransition(request)));
 	}
 
 	/**
@@ -217,17 +249,23 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
 			Executor executor) {
 		RecordId id = request.id();
-		@SuppressWarnings("rawtypes")
-		Transition<List> record = new Transition<>("record a completed response", this.scripts.recordCompleted, id,
+		return run(recordCompletedTransition(request), executor)
+			.thenApply((result) -> RedisReplies.toRecordedResult(id, result));
+	}
+
+	@SuppressWarnings("rawtypes")
+	private Transition<List> recordCompletedTransition(CompletedRecordRequest request) {
+		RecordId id = request.id();
+		byte[] scope = bytes(id.scope());
+		byte[] key = bytes(id.key());
+		return new Transition<>("record a completed response", this.scripts.recordCompleted, key(scope, key),
 				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
-				StoredResponseCodec.encode(request.response()), millis(request.retention()), bytes(id.scope()),
-				bytes(id.key()));
-		return run(record, executor).thenApply((result) -> RedisReplies.toRecordedResult(id, result));
+				StoredResponseCodec.encode(request.response()), millis(request.retention()), scope, key);
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(RecordId id) {
-		return LettuceCommands.join(findAsync(id, LettuceCommands.DIRECT), "find");
+		return RedisReplies.toFound(id, call(new Transition<>("find", this.scripts.find, redisKey(id), noWait())));
 	}
 
 	/**
@@ -236,7 +274,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
-		return run(new Transition<>("find", this.scripts.find, id, noWait()), executor)
+		return run(new Transition<>("find", this.scripts.find, redisKey(id), noWait()), executor)
 			.thenApply((fields) -> RedisReplies.toFound(id, fields));
 	}
 
@@ -258,8 +296,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<InspectedRecord> inspect(RecordId id) {
-		List<?> flat = LettuceCommands
-			.join(run(new Transition<>("inspect", this.scripts.find, id, noWait()), LettuceCommands.DIRECT), "inspect");
+		List<?> flat = call(new Transition<>("inspect", this.scripts.find, redisKey(id), noWait()));
 		if (flat.isEmpty()) {
 			return Optional.empty();
 		}
@@ -272,8 +309,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public boolean remove(RecordId id) {
-		return RedisReplies.done(LettuceCommands.join(
-				run(new Transition<>("remove", this.scripts.remove, id, noWait()), LettuceCommands.DIRECT), "remove"));
+		return RedisReplies.done(call(new Transition<>("remove", this.scripts.remove, redisKey(id), noWait())));
 	}
 
 	/** Redis removes expired keys itself: there is nothing to purge. */
@@ -299,20 +335,45 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * key unambiguous.
 	 */
 	String key(RecordId id) {
-		byte[] scope = bytes(id.scope());
-		byte[] key = bytes(id.key());
+		return string(redisKey(id));
+	}
+
+	private byte[] redisKey(RecordId id) {
+		return key(bytes(id.scope()), bytes(id.key()));
+	}
+
+	/**
+	 * {@link #key(RecordId)} in UTF-8, written into one array: the prefix's bytes are
+	 * encoded once, the digest is a copy of a prototype (no provider look-up per call)
+	 * and the hex digits go straight into the key.
+	 */
+	private byte[] key(byte[] scope, byte[] key) {
 		MessageDigest sha256 = sha256();
-		sha256.update(ByteBuffer.allocate(4).putInt(scope.length).array());
+		sha256.update((byte) (scope.length >>> 24));
+		sha256.update((byte) (scope.length >>> 16));
+		sha256.update((byte) (scope.length >>> 8));
+		sha256.update((byte) scope.length);
 		sha256.update(scope);
 		sha256.update(key);
-		return this.keyPrefix + "{" + HexFormat.of().formatHex(sha256.digest()) + "}";
+		byte[] digest = sha256.digest();
+		byte[] prefix = this.keyPrefixBytes;
+		byte[] redisKey = new byte[prefix.length + 2 + 2 * digest.length];
+		System.arraycopy(prefix, 0, redisKey, 0, prefix.length);
+		int at = prefix.length;
+		redisKey[at++] = '{';
+		for (byte b : digest) {
+			redisKey[at++] = HEX[(b >>> 4) & 0xf];
+			redisKey[at++] = HEX[b & 0xf];
+		}
+		redisKey[at] = '}';
+		return redisKey;
 	}
 
 	/**
 	 * One transition: a script, the record whose key it runs on, its arguments, and
 	 * whether a reply says it wrote something that must reach replicas ({@code wrote}).
 	 */
-	private record Transition<T>(String name, RedisScript<T> script, RecordId id, Predicate<T> wrote, byte[]... args) {
+	private record Transition<T>(String name, RedisScript<T> script, byte[] key, Predicate<T> wrote, byte[]... args) {
 	}
 
 	/**
@@ -321,14 +382,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * {@code WAIT} counts the writes of the connection it is sent on, so it must follow
 	 * the script there (in Redis Cluster, on the connection to the primary of the key's
 	 * slot). Scripts go by SHA ({@code EVALSHA}) and fall back to {@code EVAL} on
-	 * {@code NOSCRIPT}. The one path of every transition, blocking or not: through
+	 * {@code NOSCRIPT}. The path of every transition that does not block (and, through
+	 * the template, of every blocking one; see {@link #call} for the others): through
 	 * Lettuce's asynchronous commands on the factory's shared connection when there is
 	 * one (the caller's thread only sends; {@code executor} only opens that connection
 	 * when it is not open yet), else through the template on {@code executor}. The stage
 	 * fails with an {@link IdempotencyStoreException}, never throws.
 	 */
 	private <T> CompletableFuture<T> run(Transition<T> transition, Executor executor) {
-		byte[] key = bytes(key(transition.id()));
+		byte[] key = transition.key();
 		LettuceCommands lettuce = this.lettuce;
 		CompletableFuture<@Nullable T> result;
 		if (lettuce != null) {
@@ -366,6 +428,32 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			}
 			return CompletableFuture.completedFuture(value);
 		}).thenCompose(Function.identity());
+	}
+
+	/**
+	 * {@link #run} for a caller that waits (the blocking methods): with the shared
+	 * Lettuce connection the script, and {@code WAIT} when it wrote something that must
+	 * reach replicas, go on the same connection as in {@link #run}, but the caller's
+	 * thread waits for each command itself (see {@link LettuceCommands#eval}) instead of
+	 * for a chain of stages; with any other factory {@link #run} on the caller's thread,
+	 * awaited. Throws an {@link IdempotencyStoreException}.
+	 */
+	private <T> T call(Transition<T> transition) {
+		LettuceCommands lettuce = this.lettuce;
+		if (lettuce == null) {
+			return LettuceCommands.join(run(transition, LettuceCommands.DIRECT), transition.name());
+		}
+		T value = lettuce.eval(transition.name(), transition.script(), transition.key(), transition.args());
+		if (value == null) {
+			throw new IdempotencyStoreException("Redis returned no result for " + transition.name());
+		}
+		if (this.replicasToAck > 0 && transition.wrote().test(value)) {
+			checkReplicas(
+					LettuceCommands.join(lettuce.awaitReplicasAsync(transition.key(), this.replicasToAck,
+							this.replicasAckTimeout.toMillis(), LettuceCommands.DIRECT), transition.name()),
+					transition.name());
+		}
+		return value;
 	}
 
 	private <T> @Nullable T runThroughTemplate(Transition<T> transition, byte[] key) {
@@ -462,6 +550,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	}
 
 	private static MessageDigest sha256() {
+		try {
+			return (MessageDigest) SHA256.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newSha256();
+		}
+	}
+
+	private static MessageDigest newSha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}

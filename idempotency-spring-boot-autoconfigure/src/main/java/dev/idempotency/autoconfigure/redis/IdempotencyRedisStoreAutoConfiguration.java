@@ -53,7 +53,7 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 	RedisStoreConnections idempotencyRedisStoreConnections(RedisConnectionFactory redisConnectionFactory,
 			IdempotencyRedisStoreProperties properties, Environment environment) {
 		return new RedisStoreConnections(redisConnectionFactory, properties.getCommandTimeout(),
-				clusterRefreshConfigured(environment));
+				clusterRefreshConfigured(environment), properties.isObserveCommands());
 	}
 
 	/**

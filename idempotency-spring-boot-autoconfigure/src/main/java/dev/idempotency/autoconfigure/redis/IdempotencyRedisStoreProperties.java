@@ -62,6 +62,23 @@ public class IdempotencyRedisStoreProperties {
 	 */
 	private EvictionCheck evictionCheck = EvictionCheck.WARN;
 
+	/**
+	 * Whether the store's own connection (with Lettuce) keeps the command observations
+	 * (Micrometer tracing, as Spring Boot sets up with Actuator) and Lettuce's command
+	 * latency recorder of the application's client resources. Off by default: the store
+	 * already reports each call (idempotency.store.calls), and observing every script it
+	 * sends more than doubled what the store allocated per request.
+	 */
+	private boolean observeCommands;
+
+	public boolean isObserveCommands() {
+		return this.observeCommands;
+	}
+
+	public void setObserveCommands(boolean observeCommands) {
+		this.observeCommands = observeCommands;
+	}
+
 	public EvictionCheck getEvictionCheck() {
 		return this.evictionCheck;
 	}

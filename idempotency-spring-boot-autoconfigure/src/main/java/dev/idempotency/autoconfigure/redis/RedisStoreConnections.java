@@ -7,6 +7,9 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.tracing.Tracing;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -62,20 +65,50 @@ final class RedisStoreConnections implements DisposableBean {
 	private final @Nullable Duration commandTimeout;
 
 	/**
+	 * The application's client resources without command observation, which the store's
+	 * connection uses and {@link #destroy()} shuts down (none of their parts is theirs);
+	 * {@code null} when the store's connection uses the application's as they are.
+	 */
+	private final @Nullable ClientResources unobserved;
+
+	/**
+	 * Connections whose commands are observed as the application's are.
+	 * @see #RedisStoreConnections(RedisConnectionFactory, Duration, boolean, boolean)
+	 */
+	RedisStoreConnections(RedisConnectionFactory applicationFactory, @Nullable Duration configuredTimeout,
+			boolean clusterRefreshConfigured) {
+		this(applicationFactory, configuredTimeout, clusterRefreshConfigured, true);
+	}
+
+	/**
 	 * @param applicationFactory the application's connection factory
 	 * @param configuredTimeout the store's command timeout, if configured
 	 * @param clusterRefreshConfigured whether the application set Spring Boot's cluster
 	 * topology refresh properties itself: its refresh settings are then copied as they
 	 * are
+	 * @param observeCommands whether the store's connection keeps the command tracing
+	 * (Micrometer observations) and command latency recorder of the application's client
+	 * resources; without them it shares the application's event loops and threads all the
+	 * same
 	 */
 	RedisStoreConnections(RedisConnectionFactory applicationFactory, @Nullable Duration configuredTimeout,
-			boolean clusterRefreshConfigured) {
+			boolean clusterRefreshConfigured, boolean observeCommands) {
 		if (LETTUCE_PRESENT && applicationFactory instanceof LettuceConnectionFactory lettuce) {
 			this.commandTimeout = commandTimeout(lettuce.getClientConfiguration(), configuredTimeout);
 			LettuceClientConfiguration client = withCommandTimeout(lettuce.getClientConfiguration(),
 					this.commandTimeout);
 			if (lettuce.isClusterAware() && !clusterRefreshConfigured) {
 				client = ClusterTopology.following(client);
+			}
+			ClientResources resources = client.getClientResources().orElse(null);
+			if (!observeCommands && resources != null) {
+				this.unobserved = unobserved(resources);
+				client = copy(client, client.getCommandTimeout()).clientResources(this.unobserved)
+					.clientOptions(client.getClientOptions().orElseThrow())
+					.build();
+			}
+			else {
+				this.unobserved = null;
 			}
 			this.own = new LettuceConnectionFactory(serverConfiguration(lettuce), client);
 			this.own.setShareNativeConnection(lettuce.getShareNativeConnection());
@@ -86,6 +119,7 @@ final class RedisStoreConnections implements DisposableBean {
 		else {
 			this.commandTimeout = null;
 			this.own = null;
+			this.unobserved = null;
 			this.factory = applicationFactory;
 		}
 	}
@@ -108,6 +142,28 @@ final class RedisStoreConnections implements DisposableBean {
 		if (this.own != null) {
 			this.own.destroy();
 		}
+		if (this.unobserved != null) {
+			this.unobserved.shutdown();
+		}
+
+	}
+
+	/**
+	 * The application's client resources without command tracing and latency recorder.
+	 * Everything else is the application's own instance (event loops, executor, timer,
+	 * event bus, resolvers), so these start no thread of their own. The event loops,
+	 * executor and timer are given again after {@code mutate()}, which copies the event
+	 * loops not at all and the others with the application's ownership of them: given,
+	 * they are shared, so that shutting these down leaves them running.
+	 */
+	private static ClientResources unobserved(ClientResources application) {
+		return application.mutate()
+			.eventLoopGroupProvider(application.eventLoopGroupProvider())
+			.eventExecutorGroup(application.eventExecutorGroup())
+			.timer(application.timer())
+			.tracing(Tracing.disabled())
+			.commandLatencyRecorder(CommandLatencyRecorder.disabled())
+			.build();
 	}
 
 	private static Duration commandTimeout(LettuceClientConfiguration application, @Nullable Duration configured) {

@@ -17,11 +17,15 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.tracing.MicrometerTracing;
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -97,6 +101,33 @@ class IdempotencyRedisStoreAutoConfigurationTests {
 					"idempotency.store.redis.command-timeout=5s")
 			.run((context) -> assertThat(context.getBean(RedisStoreConnections.class).commandTimeout())
 				.isEqualTo(Duration.ofSeconds(5)));
+	}
+
+	@Test
+	void theStoresCommandsAreNotObservedUnlessAskedWhileTheApplicationsStillAre() {
+		ApplicationContextRunner observed = this.contextRunner.withPropertyValues("idempotency.store.type=redis")
+			.withBean(ClientResourcesBuilderCustomizer.class,
+					() -> (builder) -> builder.tracing(new MicrometerTracing(ObservationRegistry.create(), "Redis")));
+		observed.run((context) -> {
+			ClientResources application = context.getBean(ClientResources.class);
+			assertThat(application.tracing().isEnabled()).isTrue();
+			ClientResources store = storeFactory(context).getClientConfiguration().getClientResources().orElseThrow();
+			assertThat(store.tracing().isEnabled()).isFalse();
+			assertThat(store.commandLatencyRecorder().isEnabled()).isFalse();
+			// the same threads: no event loops of the store's own
+			assertThat(store.eventLoopGroupProvider()).isSameAs(application.eventLoopGroupProvider());
+			assertThat(store.eventExecutorGroup()).isSameAs(application.eventExecutorGroup());
+			RedisIdempotencyStore redisStore = context.getBean(RedisIdempotencyStore.class);
+			assertThat(redisStore.find(new RecordId("observed", UUID.randomUUID().toString()))).isEmpty();
+			// closing the store's connections leaves the application's threads running
+			context.getBean(RedisStoreConnections.class).destroy();
+			assertThat(application.eventExecutorGroup().isShuttingDown()).isFalse();
+			assertThat(context.getBean(RedisConnectionFactory.class).getConnection().ping()).isEqualTo("PONG");
+		});
+		observed.withPropertyValues("idempotency.store.redis.observe-commands=true")
+			.run((context) -> assertThat(
+					storeFactory(context).getClientConfiguration().getClientResources().orElseThrow())
+				.isSameAs(context.getBean(ClientResources.class)));
 	}
 
 	@Test
