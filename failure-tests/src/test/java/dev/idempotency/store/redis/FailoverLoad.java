@@ -41,6 +41,9 @@ final class FailoverLoad implements AutoCloseable {
 
 	private final List<Thread> workers = new ArrayList<>();
 
+	/** The first few failures of the store, distinct, to say why calls failed. */
+	private final Set<String> failures = ConcurrentHashMap.newKeySet();
+
 	private final RedisIdempotencyStore store;
 
 	FailoverLoad(RedisIdempotencyStore store, int threads, Predicate<String> onVictim) {
@@ -68,10 +71,33 @@ final class FailoverLoad implements AutoCloseable {
 			}
 			catch (IdempotencyStoreException ex) {
 				this.calls.add(new Call(started, System.nanoTime(), victim, false));
+				if (this.failures.size() < 5) {
+					this.failures.add(describe(ex));
+				}
 			}
 			catch (RuntimeException ex) {
 				this.unexpected.add(ex);
 			}
+		}
+	}
+
+	/**
+	 * Waits until the load has run for {@code atLeast} and at least 100 completions were
+	 * acknowledged, at most {@code within}: the kill must come after the load has
+	 * succeeded, and on a loaded machine the store's first connection can take longer to
+	 * open than the load's warm-up (a CI run saw every call of the first 1.5 s fail so).
+	 * @throws IllegalStateException if nothing was acknowledged within that time
+	 */
+	void awaitRunning(Duration atLeast, Duration within) throws InterruptedException {
+		long started = System.nanoTime();
+		long deadline = started + within.toNanos();
+		while (System.nanoTime() - started < atLeast.toNanos()
+				|| (this.acknowledged.size() < 100 && System.nanoTime() < deadline)) {
+			Thread.sleep(50);
+		}
+		if (this.acknowledged.isEmpty()) {
+			throw new IllegalStateException("no completion acknowledged within " + within
+					+ " before the kill; failures seen: " + this.failures);
 		}
 	}
 
@@ -111,7 +137,7 @@ final class FailoverLoad implements AutoCloseable {
 		return new Result(replicasToAck, this.calls.size(), failed.size(),
 				(int) failed.stream().filter(Call::onVictim).count(), millis(lastFailure - firstFailure),
 				millis(promotedAt - killedAt), (recoveredAt > 0) ? millis(recoveredAt - killedAt) : -1,
-				this.acknowledged.size(), lost, List.copyOf(this.unexpected));
+				this.acknowledged.size(), lost, List.copyOf(this.unexpected), List.copyOf(this.failures));
 	}
 
 	@Override
@@ -122,6 +148,17 @@ final class FailoverLoad implements AutoCloseable {
 		}
 	}
 
+	private static String describe(Throwable failure) {
+		StringBuilder text = new StringBuilder();
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			text.append((text.length() > 0) ? " <- " : "")
+				.append(cause.getClass().getSimpleName())
+				.append(": ")
+				.append(cause.getMessage());
+		}
+		return text.toString();
+	}
+
 	private static long millis(long nanos) {
 		return Duration.ofNanos(nanos).toMillis();
 	}
@@ -130,16 +167,18 @@ final class FailoverLoad implements AutoCloseable {
 	}
 
 	record Result(int replicasToAck, int calls, int failed, int failedOnVictim, long failureWindowMillis,
-			long promotedMillis, long recoveredMillis, int acknowledged, int lost, List<Throwable> unexpected) {
+			long promotedMillis, long recoveredMillis, int acknowledged, int lost, List<Throwable> unexpected,
+			List<String> failures) {
 
 		@Override
 		public String toString() {
 			return String.format(
 					"replicas-to-ack=%d: %d calls, %d failed (%d on the killed primary's records), failures for %d ms,"
 							+ " replica promoted %d ms after the kill, its records written again %d ms after the kill,"
-							+ " %d completions acknowledged, %d lost, %d unexpected failures",
+							+ " %d completions acknowledged, %d lost, %d unexpected failures; failures seen: %s",
 					this.replicasToAck, this.calls, this.failed, this.failedOnVictim, this.failureWindowMillis,
-					this.promotedMillis, this.recoveredMillis, this.acknowledged, this.lost, this.unexpected.size());
+					this.promotedMillis, this.recoveredMillis, this.acknowledged, this.lost, this.unexpected.size(),
+					this.failures);
 		}
 
 	}

@@ -223,7 +223,7 @@ class RedisClusterFailoverTests {
 		int victimSlot = victimSlots.nextSetBit(0);
 		try (FailoverLoad load = new FailoverLoad(store, THREADS,
 				(key) -> victimSlots.get(SlotHash.getSlot(key.substring(key.indexOf('{') + 1, key.indexOf('}')))))) {
-			Thread.sleep(1500);
+			load.awaitRunning(Duration.ofMillis(1500), Duration.ofSeconds(30));
 			long killedAt = System.nanoTime();
 			cluster.kill(victim);
 			// wait for a replica to take the killed primary's slots

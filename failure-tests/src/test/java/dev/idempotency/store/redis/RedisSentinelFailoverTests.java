@@ -57,10 +57,12 @@ class RedisSentinelFailoverTests {
 					.build();
 				int victim = group.primary();
 				try (FailoverLoad load = new FailoverLoad(store, THREADS, (key) -> true)) {
-					Thread.sleep(1500);
+					load.awaitRunning(Duration.ofMillis(1500), Duration.ofSeconds(30));
 					long killedAt = System.nanoTime();
 					group.kill(victim);
-					long deadline = killedAt + Duration.ofSeconds(40).toNanos();
+					// Sentinel promoted the replica after 2 s here, after 40 s in a CI
+					// run at load 12
+					long deadline = killedAt + Duration.ofSeconds(60).toNanos();
 					while (group.primary() == victim && System.nanoTime() < deadline) {
 						Thread.sleep(100);
 					}
