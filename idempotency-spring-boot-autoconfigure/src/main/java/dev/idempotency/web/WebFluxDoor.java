@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -194,13 +195,13 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 										+ " (spring.codec.max-in-memory-size); nothing was run")));
 		}
 		int max = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestBytes());
-		return DataBufferUtils.join(exchange.getRequest().getBody(), max).map((joined) -> {
-			byte[] bytes = new byte[joined.readableByteCount()];
-			joined.read(bytes);
-			DataBufferUtils.release(joined);
-			return new RequestBody(bytes, bytes);
-		})
-			.defaultIfEmpty(new RequestBody(new byte[0], new byte[0]))
+		// Each buffer is copied into the bytes as it comes and released: one copy, no
+		// joined buffer in between.
+		return exchange.getRequest()
+			.getBody()
+			.collect(() -> new BodyBytes(max, declared), BodyBytes::add)
+			.map(BodyBytes::read)
+			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
 			.onErrorMap(DataBufferLimitException.class, (ex) -> tooLarge("the request body is longer"));
 	}
 
@@ -503,6 +504,49 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			}
 
 		};
+	}
+
+	/** A body as it is read, at most {@code max} bytes. */
+	private static final class BodyBytes {
+
+		private static final int FIRST_GUESS = 16 * 1024;
+
+		private final int max;
+
+		private byte[] bytes;
+
+		private int length;
+
+		/**
+		 * @param declared the declared length ({@code -1}: none): the first guess of the
+		 * size, but the client's word only, so at most {@link #FIRST_GUESS} is taken on
+		 * it
+		 */
+		BodyBytes(int max, long declared) {
+			this.max = max;
+			this.bytes = new byte[(int) Math.max(0, Math.min(declared, Math.min(max, FIRST_GUESS)))];
+		}
+
+		void add(DataBuffer buffer) {
+			int count = buffer.readableByteCount();
+			if (count > this.max - this.length) {
+				// The collect drops the buffer: released as discarded.
+				throw new DataBufferLimitException("Exceeded limit on max bytes to buffer : " + this.max);
+			}
+			if (this.length + count > this.bytes.length) {
+				this.bytes = Arrays.copyOf(this.bytes,
+						(int) Math.min(this.max, Math.max((long) this.length + count, 2L * this.bytes.length)));
+			}
+			buffer.read(this.bytes, this.length, count);
+			this.length += count;
+			DataBufferUtils.release(buffer);
+		}
+
+		RequestBody read() {
+			byte[] read = (this.length == this.bytes.length) ? this.bytes : Arrays.copyOf(this.bytes, this.length);
+			return new RequestBody(read, read);
+		}
+
 	}
 
 	/** The body the door read, once it has. */
