@@ -162,9 +162,9 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				if (decision instanceof Decision.Reject reject) {
 					return this.refusals.refuse(exchange, reject.error());
 				}
-				ServerWebExchange withBody = read.exchange(exchange);
 				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(withBody, chain, reservation) : chain.filter(withBody);
+				return (reservation != null) ? run(exchange, read.request(exchange.getRequest()), chain, reservation)
+						: chain.filter(read.exchange(exchange));
 			}).contextWrite(Context.of(GOING_ON, goingOn));
 		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
 	}
@@ -234,13 +234,19 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		});
 	}
 
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
+	/**
+	 * Runs the handler of a reserved request.
+	 * @param request the request with the body the door read, for the handler;
+	 * {@code null}: the exchange's own
+	 */
+	private Mono<Void> run(ServerWebExchange exchange, @Nullable ServerHttpRequest request, WebFilterChain chain,
+			Reservation reservation) {
 		ReactiveHandlerTransactions transactions = this.transactions;
 		if (transactions == null || !transactions.enabled()) {
-			return run(exchange, chain, reservation, null);
+			return run(exchange, request, chain, reservation, null);
 		}
 		return transactions
-			.inTransaction((transaction) -> run(exchange, chain, reservation,
+			.inTransaction((transaction) -> run(exchange, request, chain, reservation,
 					(transaction != null) ? new Atomic(transactions, transaction) : null))
 			.onErrorResume(ReplacedAnswer.class, (ex) -> {
 				// Nothing of the held answer was sent: the error replaces it.
@@ -253,8 +259,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * Runs the handler with its answer held; with {@code transaction}, inside it (atomic
 	 * completion, {@link #finishInTransaction}).
 	 */
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation,
-			@Nullable Atomic atomic) {
+	private Mono<Void> run(ServerWebExchange exchange, @Nullable ServerHttpRequest request, WebFilterChain chain,
+			Reservation reservation, @Nullable Atomic atomic) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
 				this.engine.settings().maxBodyBytes(),
 				(body) -> (atomic != null)
@@ -271,7 +277,12 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 							: released;
 				});
 		Observation observation = this.engine.observation(reservation);
-		return chain.filter(exchange.mutate().response(response).build())
+		// One exchange for the handler: the body read, the answer held.
+		ServerWebExchange.Builder handled = exchange.mutate().response(response);
+		if (request != null) {
+			handled.request(request);
+		}
+		return chain.filter(handled.build())
 			// The handler's own observations are children of the call's.
 			.contextWrite((context) -> (observation != null)
 					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
@@ -569,9 +580,18 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		 * The exchange the handler gets: with the bytes read, when the door read them.
 		 */
 		ServerWebExchange exchange(ServerWebExchange exchange) {
+			ServerHttpRequest request = request(exchange.getRequest());
+			return (request != null) ? exchange.mutate().request(request).build() : exchange;
+		}
+
+		/**
+		 * The request the handler gets, with the bytes read; {@code null}: the door did
+		 * not read them (the exchange keeps them).
+		 */
+		@Nullable ServerHttpRequest request(ServerHttpRequest request) {
 			RequestBody read = this.body;
 			byte[] bytes = (read != null) ? read.bytes() : null;
-			return (bytes != null) ? exchange.mutate().request(cached(exchange.getRequest(), bytes)).build() : exchange;
+			return (bytes != null) ? cached(request, bytes) : null;
 		}
 
 	}
