@@ -33,9 +33,9 @@ import reactor.core.scheduler.Scheduler;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
-import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -163,7 +163,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 					return this.refusals.refuse(exchange, reject.error());
 				}
 				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(exchange, read.request(exchange.getRequest()), chain, reservation)
+				return (reservation != null) ? run(exchange, read.request(exchange), chain, reservation)
 						: chain.filter(read.exchange(exchange));
 			}).contextWrite(Context.of(GOING_ON, goingOn));
 		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
@@ -505,13 +505,17 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				this.settings.json());
 	}
 
-	/** The request with the body the door read, for the handler to read again. */
-	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body) {
+	/**
+	 * The request with the body the door read, for the handler to read again: wrapped by
+	 * the server's own buffer factory, whose buffers the handler's decoder joins as it
+	 * joins the server's (Reactor Netty's: without a copy).
+	 */
+	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body, DataBufferFactory buffers) {
 		return new ServerHttpRequestDecorator(request) {
 
 			@Override
 			public Flux<DataBuffer> getBody() {
-				return Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)));
+				return Flux.defer(() -> Flux.just(buffers.wrap(body)));
 			}
 
 		};
@@ -580,7 +584,7 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		 * The exchange the handler gets: with the bytes read, when the door read them.
 		 */
 		ServerWebExchange exchange(ServerWebExchange exchange) {
-			ServerHttpRequest request = request(exchange.getRequest());
+			ServerHttpRequest request = request(exchange);
 			return (request != null) ? exchange.mutate().request(request).build() : exchange;
 		}
 
@@ -588,10 +592,11 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		 * The request the handler gets, with the bytes read; {@code null}: the door did
 		 * not read them (the exchange keeps them).
 		 */
-		@Nullable ServerHttpRequest request(ServerHttpRequest request) {
+		@Nullable ServerHttpRequest request(ServerWebExchange exchange) {
 			RequestBody read = this.body;
 			byte[] bytes = (read != null) ? read.bytes() : null;
-			return (bytes != null) ? cached(request, bytes) : null;
+			return (bytes != null) ? cached(exchange.getRequest(), bytes, exchange.getResponse().bufferFactory())
+					: null;
 		}
 
 	}
