@@ -1,6 +1,5 @@
 package dev.idempotency.web;
 
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,8 +50,7 @@ final class CapturingServerResponse extends ServerHttpResponseDecorator {
 			// One buffer (an encoded value, its length known) goes on as one, so that the
 			// server still writes the whole answer at once (Reactor Netty: the head, the
 			// body and its end in one write), as it would without the door.
-			Mono<DataBuffer> out = single
-				.<DataBuffer>flatMap((buffer) -> Flux.concat(held.next(buffer), Flux.defer(held::finish)).next())
+			Mono<DataBuffer> out = single.<DataBuffer>flatMap(held::only)
 				.switchIfEmpty(Mono.defer(() -> Mono.from(held.finish())))
 				.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
 				.doOnCancel(held::release)
@@ -117,6 +115,15 @@ final class CapturingServerResponse extends ServerHttpResponseDecorator {
 			return CapturingServerResponse.this.tooLarge.apply(this.bytes).thenMany(Flux.fromIterable(sent));
 		}
 
+		/**
+		 * The only buffer of a body: sent on if too large to store, else held and the
+		 * body finished at once.
+		 */
+		Mono<DataBuffer> only(DataBuffer buffer) {
+			Publisher<DataBuffer> next = next(buffer);
+			return Mono.from(this.passing ? next : finish());
+		}
+
 		/** The client went away, or the body failed: what is held is dropped. */
 		void release() {
 			this.buffers.forEach(DataBufferUtils::release);
@@ -127,15 +134,17 @@ final class CapturingServerResponse extends ServerHttpResponseDecorator {
 			if (this.passing || !CapturingServerResponse.this.finished.compareAndSet(false, true)) {
 				return Flux.empty();
 			}
-			ByteArrayOutputStream joined = new ByteArrayOutputStream((int) this.bytes);
+			// Copied once, into the body as stored.
+			byte[] joined = new byte[(int) this.bytes];
+			int offset = 0;
 			for (DataBuffer buffer : this.buffers) {
-				byte[] bytes = new byte[buffer.readableByteCount()];
-				buffer.read(bytes);
-				joined.writeBytes(bytes);
+				int length = buffer.readableByteCount();
+				buffer.read(joined, offset, length);
+				offset += length;
 				DataBufferUtils.release(buffer);
 			}
 			this.buffers.clear();
-			return CapturingServerResponse.this.finish.apply(joined.toByteArray())
+			return CapturingServerResponse.this.finish.apply(joined)
 				.map((send) -> getDelegate().bufferFactory().wrap(send));
 		}
 

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,9 +33,9 @@ import reactor.core.scheduler.Scheduler;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
-import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -161,9 +162,9 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				if (decision instanceof Decision.Reject reject) {
 					return this.refusals.refuse(exchange, reject.error());
 				}
-				ServerWebExchange withBody = read.exchange(exchange);
 				Reservation reservation = ((Decision.Proceed) decision).reservation();
-				return (reservation != null) ? run(withBody, chain, reservation) : chain.filter(withBody);
+				return (reservation != null) ? run(exchange, read.request(exchange), chain, reservation)
+						: chain.filter(read.exchange(exchange));
 			}).contextWrite(Context.of(GOING_ON, goingOn));
 		}).onErrorResume(UnreadableBody.class, (ex) -> this.refusals.refuse(exchange, ex.error));
 	}
@@ -194,13 +195,13 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 										+ " (spring.codec.max-in-memory-size); nothing was run")));
 		}
 		int max = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestBytes());
-		return DataBufferUtils.join(exchange.getRequest().getBody(), max).map((joined) -> {
-			byte[] bytes = new byte[joined.readableByteCount()];
-			joined.read(bytes);
-			DataBufferUtils.release(joined);
-			return new RequestBody(bytes, bytes);
-		})
-			.defaultIfEmpty(new RequestBody(new byte[0], new byte[0]))
+		// Each buffer is copied into the bytes as it comes and released: one copy, no
+		// joined buffer in between.
+		return exchange.getRequest()
+			.getBody()
+			.collect(() -> new BodyBytes(max, declared), BodyBytes::add)
+			.map(BodyBytes::read)
+			.doOnDiscard(DataBuffer.class, DataBufferUtils::release)
 			.onErrorMap(DataBufferLimitException.class, (ex) -> tooLarge("the request body is longer"));
 	}
 
@@ -233,13 +234,19 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		});
 	}
 
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation) {
+	/**
+	 * Runs the handler of a reserved request.
+	 * @param request the request with the body the door read, for the handler;
+	 * {@code null}: the exchange's own
+	 */
+	private Mono<Void> run(ServerWebExchange exchange, @Nullable ServerHttpRequest request, WebFilterChain chain,
+			Reservation reservation) {
 		ReactiveHandlerTransactions transactions = this.transactions;
 		if (transactions == null || !transactions.enabled()) {
-			return run(exchange, chain, reservation, null);
+			return run(exchange, request, chain, reservation, null);
 		}
 		return transactions
-			.inTransaction((transaction) -> run(exchange, chain, reservation,
+			.inTransaction((transaction) -> run(exchange, request, chain, reservation,
 					(transaction != null) ? new Atomic(transactions, transaction) : null))
 			.onErrorResume(ReplacedAnswer.class, (ex) -> {
 				// Nothing of the held answer was sent: the error replaces it.
@@ -252,8 +259,8 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 	 * Runs the handler with its answer held; with {@code transaction}, inside it (atomic
 	 * completion, {@link #finishInTransaction}).
 	 */
-	private Mono<Void> run(ServerWebExchange exchange, WebFilterChain chain, Reservation reservation,
-			@Nullable Atomic atomic) {
+	private Mono<Void> run(ServerWebExchange exchange, @Nullable ServerHttpRequest request, WebFilterChain chain,
+			Reservation reservation, @Nullable Atomic atomic) {
 		CapturingServerResponse response = new CapturingServerResponse(exchange.getResponse(),
 				this.engine.settings().maxBodyBytes(),
 				(body) -> (atomic != null)
@@ -270,7 +277,12 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 							: released;
 				});
 		Observation observation = this.engine.observation(reservation);
-		return chain.filter(exchange.mutate().response(response).build())
+		// One exchange for the handler: the body read, the answer held.
+		ServerWebExchange.Builder handled = exchange.mutate().response(response);
+		if (request != null) {
+			handled.request(request);
+		}
+		return chain.filter(handled.build())
 			// The handler's own observations are children of the call's.
 			.contextWrite((context) -> (observation != null)
 					? context.put(ObservationThreadLocalAccessor.KEY, observation) : context)
@@ -493,16 +505,63 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				this.settings.json());
 	}
 
-	/** The request with the body the door read, for the handler to read again. */
-	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body) {
+	/**
+	 * The request with the body the door read, for the handler to read again: wrapped by
+	 * the server's own buffer factory, whose buffers the handler's decoder joins as it
+	 * joins the server's (Reactor Netty's: without a copy).
+	 */
+	private static ServerHttpRequest cached(ServerHttpRequest request, byte[] body, DataBufferFactory buffers) {
 		return new ServerHttpRequestDecorator(request) {
 
 			@Override
 			public Flux<DataBuffer> getBody() {
-				return Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)));
+				return Flux.defer(() -> Flux.just(buffers.wrap(body)));
 			}
 
 		};
+	}
+
+	/** A body as it is read, at most {@code max} bytes. */
+	private static final class BodyBytes {
+
+		private static final int FIRST_GUESS = 16 * 1024;
+
+		private final int max;
+
+		private byte[] bytes;
+
+		private int length;
+
+		/**
+		 * @param declared the declared length ({@code -1}: none): the first guess of the
+		 * size, but the client's word only, so at most {@link #FIRST_GUESS} is taken on
+		 * it
+		 */
+		BodyBytes(int max, long declared) {
+			this.max = max;
+			this.bytes = new byte[(int) Math.max(0, Math.min(declared, Math.min(max, FIRST_GUESS)))];
+		}
+
+		void add(DataBuffer buffer) {
+			int count = buffer.readableByteCount();
+			if (count > this.max - this.length) {
+				// The collect drops the buffer: released as discarded.
+				throw new DataBufferLimitException("Exceeded limit on max bytes to buffer : " + this.max);
+			}
+			if (this.length + count > this.bytes.length) {
+				this.bytes = Arrays.copyOf(this.bytes,
+						(int) Math.min(this.max, Math.max((long) this.length + count, 2L * this.bytes.length)));
+			}
+			buffer.read(this.bytes, this.length, count);
+			this.length += count;
+			DataBufferUtils.release(buffer);
+		}
+
+		RequestBody read() {
+			byte[] read = (this.length == this.bytes.length) ? this.bytes : Arrays.copyOf(this.bytes, this.length);
+			return new RequestBody(read, read);
+		}
+
 	}
 
 	/** The body the door read, once it has. */
@@ -525,9 +584,19 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 		 * The exchange the handler gets: with the bytes read, when the door read them.
 		 */
 		ServerWebExchange exchange(ServerWebExchange exchange) {
+			ServerHttpRequest request = request(exchange);
+			return (request != null) ? exchange.mutate().request(request).build() : exchange;
+		}
+
+		/**
+		 * The request the handler gets, with the bytes read; {@code null}: the door did
+		 * not read them (the exchange keeps them).
+		 */
+		@Nullable ServerHttpRequest request(ServerWebExchange exchange) {
 			RequestBody read = this.body;
 			byte[] bytes = (read != null) ? read.bytes() : null;
-			return (bytes != null) ? exchange.mutate().request(cached(exchange.getRequest(), bytes)).build() : exchange;
+			return (bytes != null) ? cached(exchange.getRequest(), bytes, exchange.getResponse().bufferFactory())
+					: null;
 		}
 
 	}

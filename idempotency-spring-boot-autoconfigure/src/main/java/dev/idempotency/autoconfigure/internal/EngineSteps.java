@@ -1,6 +1,8 @@
 package dev.idempotency.autoconfigure.internal;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -74,10 +76,30 @@ public final class EngineSteps {
 	 */
 	public static <T> Mono<T> ended(CompletableFuture<T> step, Executor goingOn) {
 		if (step.isDone()) {
-			return Mono.fromFuture(step, true);
+			return done(step);
 		}
 		return Mono.fromFuture(step.whenCompleteAsync((result, failure) -> {
 		}, goingOn), true);
+	}
+
+	/**
+	 * A step that has ended, as {@link Mono#fromFuture} gives it (its value, empty for
+	 * {@code null}, or its failure unwrapped) without subscribing to the future: most
+	 * steps of a non-blocking store, and every step of the in-memory store, have ended by
+	 * the time the door asks.
+	 */
+	private static <T> Mono<T> done(CompletableFuture<T> step) {
+		T result;
+		try {
+			result = step.getNow(null);
+		}
+		catch (CompletionException ex) {
+			return Mono.error((ex.getCause() != null) ? ex.getCause() : ex);
+		}
+		catch (CancellationException ex) {
+			return Mono.error(ex);
+		}
+		return Mono.justOrEmpty(result);
 	}
 
 	/**
