@@ -17,7 +17,8 @@ driver and pool, which the r2dbc variants need):
 
 A variant is [webflux/]endpoint:store/mode[/atomic|/dedicated|/nonatomic][@size], e.g.
 orders:memory/lease, orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
-orders:redis/lease@8k, orders:redis/lease@8k+raw (answers stored undeflated),
+orders:redis/lease@8k, orders:redis/lease@8k+raw (answers stored undeflated by every store),
+orders:redis/lease@8k+deflate (deflated from 256 bytes by every store; by default only the JDBC and R2DBC stores deflate),
 webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
 in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
 8 KB; without one, the 30-byte order answered in 40 bytes of the earlier runs (only those rows
@@ -213,7 +214,7 @@ def per_request(p, key):
 def properties(variant, name):
     stack, variant = variant.split("/", 1) if variant.startswith("webflux/") else ("mvc", variant)
     endpoint, spec = variant.split(":")
-    spec = spec.removesuffix("+raw").split("@")[0]
+    spec = spec.removesuffix("+raw").removesuffix("+deflate").split("@")[0]
     parts = spec.split("/")
     store, mode = parts[0], parts[1]
     flavour = parts[2] if len(parts) > 2 else ""
@@ -284,7 +285,8 @@ def run_variant(variant, args, classpath, report, workdir, baselines, added, che
     stack, path, props = properties(variant, name)
     answered = {False: 0, True: 0}
     raw = variant.endswith("+raw")
-    size = variant.removesuffix("+raw").split("@")[1] if "@" in variant else ""
+    deflate = variant.endswith("+deflate")
+    size = variant.removesuffix("+raw").removesuffix("+deflate").split("@")[1] if "@" in variant else ""
     request_bytes, answer_bytes = SIZES[size]
     body = BODY if request_bytes is None else sized_body(request_bytes, answer_bytes)
     psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
@@ -302,6 +304,9 @@ def run_variant(variant, args, classpath, report, workdir, baselines, added, che
     if raw:
         # answers stored as they are, never deflated: what compression costs and saves
         jvm.append("-Didempotency.codec.compress-from=2147483647")
+    if deflate:
+        # answers deflated from 256 bytes by every store, those that keep bodies as they are too
+        jvm.append("-Didempotency.codec.compress-from=256")
     if args.jfr:
         jfr = os.path.join(args.jfr, variant.replace(":", "_").replace("/", "_") + ".jfr")
         jvm.append(f"-XX:StartFlightRecording=filename={jfr},settings=profile")

@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The one binary form of a {@link StoredResponse} that every store keeps: a format byte,
- * the status, the headers and the body, the body deflated when that makes it smaller.
- * Stores persist the bytes as they are, so a replay is byte-exact whatever the store.
+ * the status, the headers and the body, the body deflated (where the store deflates, when
+ * that makes it smaller) or as it is. Stores persist the bytes as they are, so a replay
+ * is byte-exact whatever the store.
  * <p>
  * A sealed answer ({@link dev.idempotency.store.seal.Sealing}) is a format of its own:
  * the format byte {@value #FORMAT_SEALED}, then the envelope as it is (key id, nonce,
@@ -47,11 +48,17 @@ public final class StoredResponseCodec {
 	private static final int SEALED_STATUS = 0;
 
 	/**
-	 * Bodies smaller than this are not worth compressing; the system property
-	 * {@code idempotency.codec.compress-from} (bytes) sets another size for a benchmark
-	 * of what compression costs and saves ({@code docs/benchmarks.md}).
+	 * Bodies smaller than this are not worth compressing, for a store that deflates
+	 * ({@link #encode(StoredResponse)}).
 	 */
-	private static final int COMPRESS_FROM = Integer.getInteger("idempotency.codec.compress-from", 256);
+	private static final int DEFLATE_FROM = 256;
+
+	/**
+	 * The system property {@code idempotency.codec.compress-from} (bytes): the size from
+	 * which every store deflates a body, whether it does by default or not; unset, each
+	 * store's default ({@link #encode(StoredResponse, boolean)}).
+	 */
+	private static final @Nullable Integer COMPRESS_FROM = Integer.getInteger("idempotency.codec.compress-from");
 
 	/**
 	 * How many deflaters and inflaters are kept for reuse: a new one allocates zlib's
@@ -88,7 +95,36 @@ public final class StoredResponseCodec {
 		return response.status() == SEALED_STATUS;
 	}
 
+	/**
+	 * The bytes of {@code response}, its body deflated from 256 bytes when that makes it
+	 * smaller: for a store where keeping bytes costs more than deflating them (a
+	 * relational database, where an answer of a few KB is compressed again by the
+	 * database and written to its log). The same as {@code encode(response, true)}.
+	 * @param response the answer
+	 * @return its bytes
+	 */
 	public static byte[] encode(StoredResponse response) {
+		return encode(response, true);
+	}
+
+	/**
+	 * The bytes of {@code response}, its body deflated or kept as it is. Deflating costs
+	 * about 7 µs per KB of CPU here (zlib's fastest level, plus a fixed cost per answer),
+	 * more than Redis or the heap spend on the bytes it saves (measured in
+	 * {@code docs/benchmarks.md}: an 8 KB JSON answer cost Redis and the application 58
+	 * µs less per request kept as it is, PostgreSQL 45 µs more), so the in-memory and
+	 * Redis stores keep bodies as they are, and the relational stores deflate them. The
+	 * system property {@code idempotency.codec.compress-from} (bytes) makes every store
+	 * deflate from that size (for a Redis whose memory is scarcer than CPU), or, set
+	 * larger than any answer, none. Either form is decoded by {@link #decode}, whichever
+	 * store or setting wrote it.
+	 * @param response the answer
+	 * @param deflate whether this store deflates a body of 256 bytes or more when the
+	 * system property is not set
+	 * @return its bytes
+	 * @since 0.2.0
+	 */
+	public static byte[] encode(StoredResponse response, boolean deflate) {
 		byte[] body = response.body();
 		if (isSealed(response)) {
 			byte[] encoded = new byte[1 + body.length];
@@ -97,7 +133,9 @@ public final class StoredResponseCodec {
 			return encoded;
 		}
 		// Kept as it is when deflating does not make it smaller.
-		byte[] deflated = (body.length >= COMPRESS_FROM) ? deflate(body) : null;
+		Integer compressFrom = COMPRESS_FROM;
+		int deflateFrom = (compressFrom != null) ? compressFrom : deflate ? DEFLATE_FROM : Integer.MAX_VALUE;
+		byte[] deflated = (body.length >= deflateFrom) ? deflate(body) : null;
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(
 				64 + ((deflated != null) ? deflated.length : body.length));
 		try (DataOutputStream out = new DataOutputStream(bytes)) {

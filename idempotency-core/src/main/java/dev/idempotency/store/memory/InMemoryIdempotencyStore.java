@@ -149,7 +149,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response);
+		byte[] encoded = StoredResponseCodec.encode(response, false);
 		try {
 			return this.reclaimer.withRoomMade(id.scope(),
 					() -> transition(id, ownerToken, (current) -> new InMemoryEntry(current.fingerprint(),
@@ -167,7 +167,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		byte[] encoded = StoredResponseCodec.encode(request.response());
+		byte[] encoded = StoredResponseCodec.encode(request.response(), false);
 		try {
 			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
 		}

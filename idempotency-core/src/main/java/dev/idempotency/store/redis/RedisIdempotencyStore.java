@@ -200,7 +200,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private Transition<Long> completeTransition(RecordId id, String ownerToken, StoredResponse response) {
 		return new Transition<>("complete", this.scripts.complete, redisKey(id), (done) -> done == 1L,
-				bytes(ownerToken), StoredResponseCodec.encode(response));
+				bytes(ownerToken), StoredResponseCodec.encode(response, false));
 	}
 
 	@Override
@@ -260,7 +260,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		byte[] key = bytes(id.key());
 		return new Transition<>("record a completed response", this.scripts.recordCompleted, key(scope, key),
 				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
-				StoredResponseCodec.encode(request.response()), millis(request.retention()), scope, key);
+				StoredResponseCodec.encode(request.response(), false), millis(request.retention()), scope, key);
 	}
 
 	@Override
