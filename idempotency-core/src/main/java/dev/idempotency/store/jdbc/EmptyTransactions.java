@@ -5,6 +5,7 @@ import java.sql.SQLException;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -32,17 +33,7 @@ final class EmptyTransactions {
 	 * @throws SQLException if the connection cannot be asked
 	 */
 	static boolean isEmpty(DataSource dataSource) throws SQLException {
-		if (!onlyConnectionsBound()) {
-			return false;
-		}
-		Connection connection = DataSourceUtils.getConnection(dataSource);
-		try {
-			return connection.isWrapperFor(BaseConnection.class) && !connection.getAutoCommit()
-					&& connection.unwrap(BaseConnection.class).getTransactionState() == TransactionState.IDLE;
-		}
-		finally {
-			DataSourceUtils.releaseConnection(connection, dataSource);
-		}
+		return onlyConnectionsBound() && transactionState(dataSource) == TransactionState.IDLE;
 	}
 
 	/**
@@ -58,10 +49,20 @@ final class EmptyTransactions {
 				|| !TransactionSynchronizationManager.getSynchronizations().isEmpty() || !onlyConnectionsBound()) {
 			return false;
 		}
+		TransactionState state = transactionState(dataSource);
+		return state != null && state != TransactionState.FAILED;
+	}
+
+	/**
+	 * The state PostgreSQL's driver knows of the transaction on the connection of
+	 * {@code dataSource} bound to this thread; {@code null} for a connection of another
+	 * driver or in auto-commit.
+	 */
+	private static @Nullable TransactionState transactionState(DataSource dataSource) throws SQLException {
 		Connection connection = DataSourceUtils.getConnection(dataSource);
 		try {
-			return connection.isWrapperFor(BaseConnection.class) && !connection.getAutoCommit()
-					&& connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.FAILED;
+			return (connection.isWrapperFor(BaseConnection.class) && !connection.getAutoCommit())
+					? connection.unwrap(BaseConnection.class).getTransactionState() : null;
 		}
 		finally {
 			DataSourceUtils.releaseConnection(connection, dataSource);

@@ -24,7 +24,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -157,12 +156,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			String committing = this.completeCommitting;
 			try {
 				if (committing != null && committingLast()) {
-					return this.runner
-						.onCallerConnection(() -> CommittingWrites.run(this.runner.namedJdbc(), committing,
-								new MapSqlParameterSource().addValue("scope", id.scope())
-									.addValue("key", id.key())
-									.addValue("owner", ownerToken)
-									.addValue("response", encoded)));
+					return this.runner.onCallerConnection(() -> CommittingWrites.run(this.runner.namedJdbc(),
+							committing, JdbcRecordRows.ownedParameters(id, ownerToken).addValue("response", encoded)));
 				}
 				return this.runner.onCallerConnection(update);
 			}
@@ -327,12 +322,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		boolean recorded;
 		try {
 			recorded = this.runner.onCallerConnection(() -> CommittingWrites.run(this.runner.namedJdbc(), committing,
-					new MapSqlParameterSource().addValue("scope", request.id().scope())
-						.addValue("key", request.id().key())
-						.addValue("fingerprint", request.fingerprint())
-						.addValue("operation", request.operation())
-						.addValue("retentionMicros", JdbcRecordRows.micros(request.retention()))
-						.addValue("response", encoded)));
+					JdbcRecordRows.recordParameters(request, encoded)));
 		}
 		catch (DataAccessException ex) {
 			throw this.runner.failure("record", ex);

@@ -15,6 +15,7 @@ import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -45,17 +46,34 @@ final class JdbcRecordRows {
 	}
 
 	JdbcClient.StatementSpec owned(String sql, RecordId id, String ownerToken) {
-		return this.jdbc.sql(sql).param("scope", id.scope()).param("key", id.key()).param("owner", ownerToken);
+		return this.jdbc.sql(sql).params(ownedParameters(id, ownerToken).getValues());
+	}
+
+	/**
+	 * The parameters of a statement on a record its caller owns; also for the statement
+	 * that carries the caller's {@code COMMIT} ({@link CommittingWrites}).
+	 */
+	static MapSqlParameterSource ownedParameters(RecordId id, String ownerToken) {
+		return new MapSqlParameterSource().addValue("scope", id.scope())
+			.addValue("key", id.key())
+			.addValue("owner", ownerToken);
 	}
 
 	JdbcClient.StatementSpec recordStatement(String sql, CompletedRecordRequest request, byte[] encoded) {
-		return this.jdbc.sql(sql)
-			.param("scope", request.id().scope())
-			.param("key", request.id().key())
-			.param("fingerprint", request.fingerprint())
-			.param("operation", request.operation())
-			.param("retentionMicros", micros(request.retention()))
-			.param("response", encoded);
+		return this.jdbc.sql(sql).params(recordParameters(request, encoded).getValues());
+	}
+
+	/**
+	 * The parameters of a recording; also for the one that carries the caller's
+	 * {@code COMMIT} ({@link CommittingWrites}).
+	 */
+	static MapSqlParameterSource recordParameters(CompletedRecordRequest request, byte[] encoded) {
+		return new MapSqlParameterSource().addValue("scope", request.id().scope())
+			.addValue("key", request.id().key())
+			.addValue("fingerprint", request.fingerprint())
+			.addValue("operation", request.operation())
+			.addValue("retentionMicros", micros(request.retention()))
+			.addValue("response", encoded);
 	}
 
 	JdbcClient.StatementSpec keyed(String sql, RecordId id) {

@@ -163,14 +163,7 @@ final class LettuceCommands {
 					ex);
 		}
 		catch (ExecutionException | RuntimeException ex) {
-			Throwable cause = unwrap(ex);
-			if (cause instanceof IdempotencyStoreException storeFailure) {
-				throw storeFailure;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new IdempotencyStoreException("Redis idempotency store failed to " + transition, cause);
+			throw failure(ex, transition);
 		}
 	}
 
@@ -386,15 +379,24 @@ final class LettuceCommands {
 			throw new IdempotencyStoreException("interrupted while the Redis idempotency store was to " + what, ex);
 		}
 		catch (ExecutionException ex) {
-			Throwable cause = unwrap(ex);
-			if (cause instanceof IdempotencyStoreException storeFailure) {
-				throw storeFailure;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new IdempotencyStoreException("Redis idempotency store failed to " + what, cause);
+			throw failure(ex, what);
 		}
+	}
+
+	/**
+	 * What a store call that failed with {@code failure} throws: the store's own failure
+	 * as it is, else an {@link IdempotencyStoreException} of its cause.
+	 * @throws Error an error that caused it, as it is
+	 */
+	private static IdempotencyStoreException failure(Throwable failure, String what) {
+		Throwable cause = unwrap(failure);
+		if (cause instanceof IdempotencyStoreException storeFailure) {
+			return storeFailure;
+		}
+		if (cause instanceof Error error) {
+			throw error;
+		}
+		return new IdempotencyStoreException("Redis idempotency store failed to " + what, cause);
 	}
 
 	/**

@@ -120,9 +120,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public ReserveResult reserve(ReserveRequest request) {
-		if (this.lettuce == null) {
-			return LettuceCommands.join(reserveAsync(request, LettuceCommands.DIRECT), "reserve");
-		}
 		RecordId id = request.id();
 		@SuppressWarnings("rawtypes")
 		List result;
