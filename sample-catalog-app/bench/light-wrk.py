@@ -303,10 +303,10 @@ def run_variant(variant, args, classpath, report, workdir, baselines, added, che
     jvm = ["java", "-Xms1g", "-Xmx1g"]
     if raw:
         # answers stored as they are, never deflated: what compression costs and saves
-        jvm.append("-Didempotency.codec.compress-from=2147483647")
+        props["idempotency.store.compression"] = "none"
     if deflate:
         # answers deflated from 256 bytes by every store, those that keep bodies as they are too
-        jvm.append("-Didempotency.codec.compress-from=256")
+        props["idempotency.store.compression"] = "deflate"
     if args.jfr:
         jfr = os.path.join(args.jfr, variant.replace(":", "_").replace("/", "_") + ".jfr")
         jvm.append(f"-XX:StartFlightRecording=filename={jfr},settings=profile")

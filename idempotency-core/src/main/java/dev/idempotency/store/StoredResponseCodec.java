@@ -48,17 +48,18 @@ public final class StoredResponseCodec {
 	private static final int SEALED_STATUS = 0;
 
 	/**
-	 * Bodies smaller than this are not worth compressing, for a store that deflates
-	 * ({@link #encode(StoredResponse)}).
+	 * The size from which the relational stores deflate a body by default
+	 * ({@link #encode(StoredResponse)}): smaller bodies are not worth compressing.
+	 * @since 0.2.0
 	 */
-	private static final int DEFLATE_FROM = 256;
+	public static final int DEFAULT_DEFLATE_FROM = 256;
 
 	/**
-	 * The system property {@code idempotency.codec.compress-from} (bytes): the size from
-	 * which every store deflates a body, whether it does by default or not; unset, each
-	 * store's default ({@link #encode(StoredResponse, boolean)}).
+	 * A {@code deflateFrom} for {@link #encode(StoredResponse, int)} that keeps every
+	 * body as it is: the default of the in-memory and Redis stores.
+	 * @since 0.2.0
 	 */
-	private static final @Nullable Integer COMPRESS_FROM = Integer.getInteger("idempotency.codec.compress-from");
+	public static final int NEVER_DEFLATE = Integer.MAX_VALUE;
 
 	/**
 	 * How many deflaters and inflaters are kept for reuse: a new one allocates zlib's
@@ -96,35 +97,49 @@ public final class StoredResponseCodec {
 	}
 
 	/**
-	 * The bytes of {@code response}, its body deflated from 256 bytes when that makes it
-	 * smaller: for a store where keeping bytes costs more than deflating them (a
-	 * relational database, where an answer of a few KB is compressed again by the
-	 * database and written to its log). The same as {@code encode(response, true)}.
+	 * {@code deflateFrom} when it is a size a store can deflate from.
+	 * @param deflateFrom the smallest body to deflate, in bytes
+	 * @return {@code deflateFrom}
+	 * @throws IllegalArgumentException if it is negative
+	 * @since 0.2.0
+	 */
+	public static int checkDeflateFrom(int deflateFrom) {
+		if (deflateFrom < 0) {
+			throw new IllegalArgumentException("deflateFrom must be 0 or more bytes, was " + deflateFrom);
+		}
+		return deflateFrom;
+	}
+
+	/**
+	 * The bytes of {@code response}, its body deflated from
+	 * {@value #DEFAULT_DEFLATE_FROM} bytes when that makes it smaller:
+	 * {@code encode(response, DEFAULT_DEFLATE_FROM)}.
 	 * @param response the answer
 	 * @return its bytes
 	 */
 	public static byte[] encode(StoredResponse response) {
-		return encode(response, true);
+		return encode(response, DEFAULT_DEFLATE_FROM);
 	}
 
 	/**
-	 * The bytes of {@code response}, its body deflated or kept as it is. Deflating costs
-	 * about 7 µs per KB of CPU here (zlib's fastest level, plus a fixed cost per answer),
-	 * more than Redis or the heap spend on the bytes it saves (measured in
+	 * The bytes of {@code response}, its body deflated when it has {@code deflateFrom}
+	 * bytes or more and deflating makes it smaller, or else kept as it is. Deflating
+	 * costs about 7 µs per KB of CPU here (zlib's fastest level, plus a fixed cost per
+	 * answer), more than Redis or the heap spend on the bytes it saves (measured in
 	 * {@code docs/benchmarks.md}: an 8 KB JSON answer cost Redis and the application 58
 	 * µs less per request kept as it is, PostgreSQL 45 µs more), so the in-memory and
-	 * Redis stores keep bodies as they are, and the relational stores deflate them. The
-	 * system property {@code idempotency.codec.compress-from} (bytes) makes every store
-	 * deflate from that size (for a Redis whose memory is scarcer than CPU), or, set
-	 * larger than any answer, none. Either form is decoded by {@link #decode}, whichever
-	 * store or setting wrote it.
+	 * Redis stores keep bodies as they are by default ({@link #NEVER_DEFLATE}), and the
+	 * relational stores deflate them ({@link #DEFAULT_DEFLATE_FROM}); each store's
+	 * builder takes another size ({@code idempotency.store.compression} and
+	 * {@code idempotency.store.compress-from} in the starter). Either form is decoded by
+	 * {@link #decode}, whichever store or setting wrote it.
 	 * @param response the answer
-	 * @param deflate whether this store deflates a body of 256 bytes or more when the
-	 * system property is not set
+	 * @param deflateFrom the smallest body deflated, in bytes; {@link #NEVER_DEFLATE}:
+	 * none
 	 * @return its bytes
 	 * @since 0.2.0
 	 */
-	public static byte[] encode(StoredResponse response, boolean deflate) {
+	public static byte[] encode(StoredResponse response, int deflateFrom) {
 		byte[] body = response.body();
 		if (isSealed(response)) {
 			byte[] encoded = new byte[1 + body.length];
@@ -133,8 +148,6 @@ public final class StoredResponseCodec {
 			return encoded;
 		}
 		// Kept as it is when deflating does not make it smaller.
-		Integer compressFrom = COMPRESS_FROM;
-		int deflateFrom = (compressFrom != null) ? compressFrom : deflate ? DEFLATE_FROM : Integer.MAX_VALUE;
 		byte[] deflated = (body.length >= deflateFrom) ? deflate(body) : null;
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(
 				64 + ((deflated != null) ? deflated.length : body.length));

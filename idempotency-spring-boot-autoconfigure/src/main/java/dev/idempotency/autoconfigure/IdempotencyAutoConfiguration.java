@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencyListener;
@@ -88,13 +89,15 @@ public final class IdempotencyAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@ConditionalOnProperty(name = "idempotency.store.type", havingValue = "memory", matchIfMissing = true)
-	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyMemoryStoreProperties memory) {
+	InMemoryIdempotencyStore inMemoryIdempotencyStore(IdempotencyMemoryStoreProperties memory,
+			IdempotencyProperties properties) {
 		// Checked here too: another bean may ask for the store before the settings exist.
 		IdempotencyPropertiesValidator.validate(memory);
 		InMemoryIdempotencyStore.Builder builder = InMemoryIdempotencyStore.builder()
 			.maxEntries(memory.getMaxEntries())
 			.maxSharePerScope(memory.getMaxSharePerScope())
-			.onFull(memory.getOnFull());
+			.onFull(memory.getOnFull())
+			.deflateFrom(AnswerCompression.deflateFrom(properties.getStore(), false));
 		DataSize maxBytes = memory.getMaxBytes();
 		if (maxBytes != null) {
 			builder.maxBytes(maxBytes.toBytes());

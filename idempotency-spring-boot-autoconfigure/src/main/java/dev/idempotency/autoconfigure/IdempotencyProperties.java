@@ -312,6 +312,17 @@ public class IdempotencyProperties {
 		/** Retry-After sent when the store is unavailable. */
 		private Duration retryAfter = Duration.ofSeconds(5);
 
+		/**
+		 * Whether stored answers are deflated: auto (the JDBC and R2DBC stores deflate
+		 * bodies from compress-from, the in-memory and Redis stores keep them as they
+		 * are), deflate (every store, from compress-from) or none. A body is deflated
+		 * only when that makes it smaller; every store reads either form.
+		 */
+		private Compression compression = Compression.AUTO;
+
+		/** The smallest answer body a store that deflates deflates. */
+		private DataSize compressFrom = DataSize.ofBytes(256);
+
 		public StoreType getType() {
 			return this.type;
 		}
@@ -334,6 +345,22 @@ public class IdempotencyProperties {
 
 		public void setRetryAfter(Duration retryAfter) {
 			this.retryAfter = retryAfter;
+		}
+
+		public Compression getCompression() {
+			return this.compression;
+		}
+
+		public void setCompression(Compression compression) {
+			this.compression = compression;
+		}
+
+		public DataSize getCompressFrom() {
+			return this.compressFrom;
+		}
+
+		public void setCompressFrom(DataSize compressFrom) {
+			this.compressFrom = compressFrom;
 		}
 
 	}
@@ -431,6 +458,24 @@ public class IdempotencyProperties {
 		public void setProblemTypeBase(String problemTypeBase) {
 			this.problemTypeBase = problemTypeBase;
 		}
+
+	}
+
+	/** Whether stored answers are deflated ({@code idempotency.store.compression}). */
+	public enum Compression {
+
+		/**
+		 * Each store's own choice: the JDBC and R2DBC stores deflate (the database would
+		 * compress and log the raw bytes again), the in-memory and Redis stores keep
+		 * bodies as they are (deflating costs more CPU than the bytes it saves there).
+		 */
+		AUTO,
+
+		/** Every store deflates bodies from compress-from: memory is scarcer than CPU. */
+		DEFLATE,
+
+		/** No store deflates. */
+		NONE
 
 	}
 

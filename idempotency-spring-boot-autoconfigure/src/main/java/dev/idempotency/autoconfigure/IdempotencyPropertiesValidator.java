@@ -170,6 +170,16 @@ final class IdempotencyPropertiesValidator {
 		positive(properties.getInFlight().getPollInterval(), "idempotency.in-flight.poll-interval");
 		notNegative(properties.getInFlight().getRetryAfter(), "idempotency.in-flight.retry-after");
 		notNegative(properties.getStore().getRetryAfter(), "idempotency.store.retry-after");
+		long compressFrom = properties.getStore().getCompressFrom().toBytes();
+		if (compressFrom < 0 || compressFrom > IdempotencySettings.MAX_STORED_BODY_BYTES) {
+			String property = "idempotency.store.compress-from";
+			add(property,
+					property + " must be from 0 to " + IdempotencySettings.MAX_STORED_BODY_BYTES + " bytes, was "
+							+ compressFrom + " bytes",
+					"Set " + property + " to the smallest answer body worth deflating (the default is "
+							+ PropertyValues.written(DEFAULTS.getStore().getCompressFrom())
+							+ "), or idempotency.store.compression to none.");
+		}
 		long maxBodyBytes = properties.getResponse().getMaxBodySize().toBytes();
 		if (maxBodyBytes < 0 || maxBodyBytes > IdempotencySettings.MAX_STORED_BODY_BYTES) {
 			String property = "idempotency.response.max-body-size";

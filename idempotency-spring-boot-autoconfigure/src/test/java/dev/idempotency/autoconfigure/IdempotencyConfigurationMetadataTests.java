@@ -38,6 +38,9 @@ class IdempotencyConfigurationMetadataTests {
 		assertThat(hintValues("idempotency.in-flight.status")).containsExactly("conflict", "service-unavailable");
 		assertThat(hintValues("idempotency.store.failure-mode")).containsExactly("fail-closed", "fail-open");
 		assertThat(property("idempotency.store.failure-mode")).containsEntry("defaultValue", "fail-closed");
+		assertThat(hintValues("idempotency.store.compression")).containsExactly("auto", "deflate", "none");
+		assertThat(property("idempotency.store.compression")).containsEntry("defaultValue", "auto");
+		assertThat(property("idempotency.store.compress-from")).containsEntry("defaultValue", "256B");
 		assertThat(property("idempotency.in-flight.status")).containsEntry("defaultValue", "conflict");
 		assertThat(hintValues("idempotency.mode")).containsExactly("lease", "record-after-success");
 		assertThat(hintValues("idempotency.key.format")).containsExactly("uuidv7", "uuid", "opaque");

@@ -58,11 +58,11 @@ class StoredResponseCodecTests {
 	@ValueSource(ints = { 0, 40, 256, 1024, 8192 })
 	void aStoreThatDoesNotDeflateKeepsTheBodyAsItIsAndReadsADeflatedOne(int size) {
 		StoredResponse answer = new StoredResponse(201, HEADERS, json(size));
-		byte[] kept = StoredResponseCodec.encode(answer, false);
+		byte[] kept = StoredResponseCodec.encode(answer, StoredResponseCodec.NEVER_DEFLATE);
 		assertThat(kept).as("format byte, status, headers, body length, the body as it is")
 			.hasSize(1 + 2 + 2 + headersLength() + 4 + size);
 		assertThat(StoredResponseCodec.decode(kept).body()).isEqualTo(answer.body());
-		byte[] deflated = StoredResponseCodec.encode(answer, true);
+		byte[] deflated = StoredResponseCodec.encode(answer, StoredResponseCodec.DEFAULT_DEFLATE_FROM);
 		if (size >= 1024) {
 			assertThat(deflated).hasSizeLessThan(kept.length / 2);
 		}

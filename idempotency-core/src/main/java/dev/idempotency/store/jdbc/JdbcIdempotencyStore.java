@@ -108,8 +108,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	private final @Nullable String recordCommitting;
 
+	/** The smallest body stored deflated, in bytes ({@link Builder#deflateFrom}). */
+	private final int deflateFrom;
+
 	JdbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.dataSource = builder.dataSource;
+		this.deflateFrom = builder.deflateFrom;
 		this.dialect = dialect;
 		String table = builder.tableName;
 		this.statements = dialect.statements(table);
@@ -148,7 +152,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response);
+		byte[] encoded = StoredResponseCodec.encode(response, this.deflateFrom);
 		Supplier<Boolean> update = () -> this.rows.owned(this.statements.complete(), id, ownerToken)
 			.param("response", encoded)
 			.update() == 1;
@@ -275,7 +279,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		byte[] encoded = StoredResponseCodec.encode(request.response());
+		byte[] encoded = StoredResponseCodec.encode(request.response(), this.deflateFrom);
 		boolean joined = joinsCurrentTransaction();
 		String committing = this.recordCommitting;
 		if (joined && committing != null && committingLast()) {
@@ -463,6 +467,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public static final class Builder {
 
+		private int deflateFrom = StoredResponseCodec.DEFAULT_DEFLATE_FROM;
+
 		private final DataSource dataSource;
 
 		private @Nullable JdbcIdempotencyDialect dialect;
@@ -526,6 +532,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		 */
 		public Builder reserveCommit(ReserveCommit reserveCommit) {
 			this.reserveCommit = Objects.requireNonNull(reserveCommit, "reserveCommit");
+			return this;
+		}
+
+		/**
+		 * The smallest answer body kept deflated, in bytes, when deflating makes it
+		 * smaller; {@link StoredResponseCodec#NEVER_DEFLATE}: every body as it is. By
+		 * default {@link StoredResponseCodec#DEFAULT_DEFLATE_FROM} (bodies deflated from
+		 * 256 bytes).
+		 * @since 0.2.0
+		 */
+		public Builder deflateFrom(int deflateFrom) {
+			this.deflateFrom = StoredResponseCodec.checkDeflateFrom(deflateFrom);
 			return this;
 		}
 

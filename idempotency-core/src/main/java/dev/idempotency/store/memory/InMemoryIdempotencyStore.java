@@ -115,8 +115,12 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	private final InMemoryReclaimer reclaimer;
 
+	/** The smallest body stored deflated, in bytes ({@link Builder#deflateFrom}). */
+	private final int deflateFrom;
+
 	InMemoryIdempotencyStore(Builder builder) {
 		this.clock = builder.clock;
+		this.deflateFrom = builder.deflateFrom;
 		this.quota = new InMemoryQuota(builder.maxEntries, builder.maxBytes, builder.maxSharePerScope, builder.onFull,
 				this.byExpiry);
 		this.reclaimer = new InMemoryReclaimer(this.entries, this.byExpiry, this.quota, this.clock);
@@ -149,7 +153,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response, false);
+		byte[] encoded = StoredResponseCodec.encode(response, this.deflateFrom);
 		try {
 			return this.reclaimer.withRoomMade(id.scope(),
 					() -> transition(id, ownerToken, (current) -> new InMemoryEntry(current.fingerprint(),
@@ -167,7 +171,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		byte[] encoded = StoredResponseCodec.encode(request.response(), false);
+		byte[] encoded = StoredResponseCodec.encode(request.response(), this.deflateFrom);
 		try {
 			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
 		}
@@ -411,6 +415,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	 */
 	public static final class Builder {
 
+		private int deflateFrom = StoredResponseCodec.NEVER_DEFLATE;
+
 		private Clock clock = Clock.systemUTC();
 
 		private int maxEntries = 100_000;
@@ -459,6 +465,17 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		/** What a change that does not fit gets once expired records are dropped. */
 		public Builder onFull(OnFull onFull) {
 			this.onFull = Objects.requireNonNull(onFull, "onFull");
+			return this;
+		}
+
+		/**
+		 * The smallest answer body kept deflated, in bytes, when deflating makes it
+		 * smaller; {@link StoredResponseCodec#NEVER_DEFLATE}: every body as it is. By
+		 * default {@link StoredResponseCodec#NEVER_DEFLATE} (bodies kept as they are).
+		 * @since 0.2.0
+		 */
+		public Builder deflateFrom(int deflateFrom) {
+			this.deflateFrom = StoredResponseCodec.checkDeflateFrom(deflateFrom);
 			return this;
 		}
 

@@ -119,8 +119,12 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	 */
 	private static final ThreadLocal<@Nullable ContextView> CALLER_CONTEXT = new ThreadLocal<>();
 
+	/** The smallest body stored deflated, in bytes ({@link Builder#deflateFrom}). */
+	private final int deflateFrom;
+
 	R2dbcIdempotencyStore(Builder builder, JdbcIdempotencyDialect dialect) {
 		this.connectionFactory = builder.connectionFactory;
+		this.deflateFrom = builder.deflateFrom;
 		ConnectionFactory statements = (dialect == JdbcIdempotencyDialect.H2) ? onBoundedElastic(this.connectionFactory)
 				: this.connectionFactory;
 		this.client = DatabaseClient.create(statements);
@@ -385,7 +389,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private Mono<Boolean> completeMono(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response);
+		byte[] encoded = StoredResponseCodec.encode(response, this.deflateFrom);
 		ContextView joined = joinedContext();
 		if (joined != null) {
 			return call("complete", Mono
@@ -431,7 +435,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	}
 
 	private Mono<Optional<IdempotencyRecord>> recordCompletedMono(CompletedRecordRequest request) {
-		byte[] encoded = StoredResponseCodec.encode(request.response());
+		byte[] encoded = StoredResponseCodec.encode(request.response(), this.deflateFrom);
 		ContextView joined = joinedContext();
 		if (joined != null) {
 			return call("record", recordJoined(request, encoded).contextWrite(joined));
@@ -863,6 +867,8 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	 */
 	public static final class Builder {
 
+		private int deflateFrom = StoredResponseCodec.DEFAULT_DEFLATE_FROM;
+
 		private final ConnectionFactory connectionFactory;
 
 		private @Nullable JdbcIdempotencyDialect dialect;
@@ -896,6 +902,18 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		 */
 		public Builder timeout(Duration timeout) {
 			this.timeout = Objects.requireNonNull(timeout, "timeout");
+			return this;
+		}
+
+		/**
+		 * The smallest answer body kept deflated, in bytes, when deflating makes it
+		 * smaller; {@link StoredResponseCodec#NEVER_DEFLATE}: every body as it is. By
+		 * default {@link StoredResponseCodec#DEFAULT_DEFLATE_FROM} (bodies deflated from
+		 * 256 bytes).
+		 * @since 0.2.0
+		 */
+		public Builder deflateFrom(int deflateFrom) {
+			this.deflateFrom = StoredResponseCodec.checkDeflateFrom(deflateFrom);
 			return this;
 		}
 

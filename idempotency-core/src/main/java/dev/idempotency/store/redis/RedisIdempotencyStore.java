@@ -87,8 +87,12 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private final Duration replicasAckTimeout;
 
+	/** The smallest body stored deflated, in bytes ({@link Builder#deflateFrom}). */
+	private final int deflateFrom;
+
 	RedisIdempotencyStore(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
+		this.deflateFrom = builder.deflateFrom;
 		this.keyPrefixBytes = bytes(builder.keyPrefix);
 		this.replicasToAck = builder.replicasToAck;
 		this.replicasAckTimeout = builder.replicasAckTimeout;
@@ -197,7 +201,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private Transition<Long> completeTransition(RecordId id, String ownerToken, StoredResponse response) {
 		return new Transition<>("complete", this.scripts.complete, redisKey(id), (done) -> done == 1L,
-				bytes(ownerToken), StoredResponseCodec.encode(response, false));
+				bytes(ownerToken), StoredResponseCodec.encode(response, this.deflateFrom));
 	}
 
 	@Override
@@ -257,7 +261,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		byte[] key = bytes(id.key());
 		return new Transition<>("record a completed response", this.scripts.recordCompleted, key(scope, key),
 				RedisReplies::recordedHere, bytes(request.fingerprint()), bytes(request.operation()),
-				StoredResponseCodec.encode(request.response(), false), millis(request.retention()), scope, key);
+				StoredResponseCodec.encode(request.response(), this.deflateFrom), millis(request.retention()), scope,
+				key);
 	}
 
 	@Override
@@ -588,6 +593,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	public static final class Builder {
 
+		private int deflateFrom = StoredResponseCodec.NEVER_DEFLATE;
+
 		private final RedisConnectionFactory connectionFactory;
 
 		private final String keyPrefix;
@@ -617,6 +624,17 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		 */
 		public Builder replicasAckTimeout(Duration replicasAckTimeout) {
 			this.replicasAckTimeout = Objects.requireNonNull(replicasAckTimeout, "replicasAckTimeout");
+			return this;
+		}
+
+		/**
+		 * The smallest answer body kept deflated, in bytes, when deflating makes it
+		 * smaller; {@link StoredResponseCodec#NEVER_DEFLATE}: every body as it is. By
+		 * default {@link StoredResponseCodec#NEVER_DEFLATE} (bodies kept as they are).
+		 * @since 0.2.0
+		 */
+		public Builder deflateFrom(int deflateFrom) {
+			this.deflateFrom = StoredResponseCodec.checkDeflateFrom(deflateFrom);
 			return this;
 		}
 

@@ -5,6 +5,8 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
+import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
@@ -132,7 +134,8 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 	JdbcIdempotencyStore idempotencyStore(IdempotencyJdbcDataSource dataSource,
 			IdempotencyJdbcStoreProperties properties,
 			ObjectProvider<IdempotencyJdbcSchemaInitializer> schemaInitializer,
-			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<IdempotencySettings> settings) {
+			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<IdempotencySettings> settings,
+			ObjectProvider<IdempotencyProperties> common) {
 		// Every idempotency.* property is checked first, this store's among them, so
 		// that all problems are reported at once and before the database is reached.
 		settings.getIfAvailable();
@@ -170,6 +173,8 @@ public final class IdempotencyJdbcStoreAutoConfiguration {
 			.transactionalCompletion(joins)
 			.queryTimeout(properties.getQueryTimeout())
 			.reserveCommit(reserveCommit)
+			.deflateFrom(
+					AnswerCompression.deflateFrom(common.getIfAvailable(IdempotencyProperties::new).getStore(), true))
 			.build();
 	}
 

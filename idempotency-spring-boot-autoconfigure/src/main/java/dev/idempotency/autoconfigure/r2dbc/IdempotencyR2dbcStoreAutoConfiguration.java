@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.r2dbc;
 
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
+import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
@@ -68,13 +70,16 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	R2dbcIdempotencyStore r2dbcIdempotencyStore(ConnectionFactory connectionFactory,
-			IdempotencyR2dbcStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
+			IdempotencyR2dbcStoreProperties properties, ObjectProvider<IdempotencySettings> settings,
+			ObjectProvider<IdempotencyProperties> common) {
 		// Every idempotency.* property is checked first, so that all problems are
 		// reported at once and before the database is reached.
 		settings.getIfAvailable();
 		R2dbcIdempotencyStore store = R2dbcIdempotencyStore.builder(connectionFactory)
 			.tableName(properties.getTableName())
 			.timeout(properties.getTimeout())
+			.deflateFrom(
+					AnswerCompression.deflateFrom(common.getIfAvailable(IdempotencyProperties::new).getStore(), true))
 			.build();
 		JdbcIdempotencyDialect dialect = store.dialect();
 		IdempotencyR2dbcSchema.prepare(connectionFactory, dialect, properties.getTableName(),

@@ -2,6 +2,8 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
+import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
@@ -106,13 +108,16 @@ public final class IdempotencyRedisStoreAutoConfiguration {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	@DependsOn("idempotencyRedisEvictionPolicyCheck")
 	RedisIdempotencyStore redisIdempotencyStore(RedisStoreConnections idempotencyRedisStoreConnections,
-			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings) {
+			IdempotencyRedisStoreProperties properties, ObjectProvider<IdempotencySettings> settings,
+			ObjectProvider<IdempotencyProperties> common) {
 		// Every idempotency.* property is checked first, this store's among them, so
 		// that all problems are reported at once.
 		settings.getIfAvailable();
 		return RedisIdempotencyStore.builder(idempotencyRedisStoreConnections.factory(), properties.getKeyPrefix())
 			.replicasToAck(properties.getReplicasToAck())
 			.replicasAckTimeout(properties.getReplicasAckTimeout())
+			.deflateFrom(
+					AnswerCompression.deflateFrom(common.getIfAvailable(IdempotencyProperties::new).getStore(), false))
 			.build();
 	}
 
