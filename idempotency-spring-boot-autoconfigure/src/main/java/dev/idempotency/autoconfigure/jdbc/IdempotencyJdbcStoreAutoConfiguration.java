@@ -5,8 +5,8 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;

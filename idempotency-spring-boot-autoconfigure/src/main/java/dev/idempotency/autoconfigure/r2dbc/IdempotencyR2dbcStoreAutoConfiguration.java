@@ -1,7 +1,7 @@
 package dev.idempotency.autoconfigure.r2dbc;
 
-import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;

@@ -2,8 +2,8 @@ package dev.idempotency.autoconfigure.redis;
 
 import java.time.Duration;
 
-import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.IdempotencyProperties;
+import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.internal.IdempotencyStorePropertyValues;
 import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
