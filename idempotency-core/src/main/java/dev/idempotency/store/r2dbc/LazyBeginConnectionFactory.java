@@ -54,7 +54,13 @@ final class LazyBeginConnectionFactory implements ConnectionFactory, Infrastruct
 
 	@Override
 	public Object getWrappedObject() {
-		return this.delegate;
+		// The factory the application's transactions bind under, through any other
+		// infrastructure proxy of the store's (a schema set-up waiting for its database).
+		Object wrapped = this.delegate;
+		while (wrapped instanceof InfrastructureProxy proxy) {
+			wrapped = proxy.getWrappedObject();
+		}
+		return wrapped;
 	}
 
 	@Override

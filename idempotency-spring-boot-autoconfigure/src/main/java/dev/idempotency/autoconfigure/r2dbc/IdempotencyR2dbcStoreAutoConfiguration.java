@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.r2dbc;
 
+import java.time.Duration;
+
 import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.autoconfigure.internal.AnswerCompression;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
@@ -10,6 +12,8 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import io.r2dbc.spi.ConnectionFactory;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -30,9 +34,11 @@ import org.springframework.r2dbc.core.DatabaseClient;
  * {@link R2dbcIdempotencyStore} on it unless the application defines its own
  * {@link IdempotencyStore}. The dialect is detected from the driver. At start-up the
  * table is created when {@code idempotency.store.r2dbc.initialize-schema} says so (an
- * embedded database by default), and the application does not start without it; expired
- * records are purged on a schedule. Runs before the core auto-configuration so that the
- * engine finds the store.
+ * embedded database by default), and the application does not start without it (a
+ * database that cannot be reached at start-up does not stop it: the table is then set up
+ * before the store's first connection once the database answers); expired records are
+ * purged on a schedule. Runs before the core auto-configuration so that the engine finds
+ * the store.
  *
  * @since 0.1.0
  */
@@ -44,6 +50,13 @@ import org.springframework.r2dbc.core.DatabaseClient;
 @ConditionalOnBean(ConnectionFactory.class)
 @EnableConfigurationProperties(IdempotencyR2dbcStoreProperties.class)
 public final class IdempotencyR2dbcStoreAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyR2dbcStoreAutoConfiguration.class);
+
+	/**
+	 * How long the start-up waits for a first connection before it goes on without one.
+	 */
+	private static final Duration REACHABLE_WITHIN = Duration.ofSeconds(10);
 
 	/**
 	 * The store's timeout for the start-up check of the lease: a heartbeat waits up to
@@ -75,16 +88,29 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 		// Every idempotency.* property is checked first, so that all problems are
 		// reported at once and before the database is reached.
 		settings.getIfAvailable();
-		R2dbcIdempotencyStore store = R2dbcIdempotencyStore.builder(connectionFactory)
+		JdbcIdempotencyDialect dialect = R2dbcIdempotencyStore.detect(connectionFactory);
+		IdempotencyR2dbcSchema schema = new IdempotencyR2dbcSchema(connectionFactory, dialect,
+				properties.getTableName(), properties.getInitializeSchema());
+		ConnectionFactory storeConnections = connectionFactory;
+		if (schema.reachable(REACHABLE_WITHIN)) {
+			schema.prepare();
+		}
+		else {
+			// As the JDBC store: the application starts, keyed requests are answered as
+			// for an unavailable store, and the table is set up once the database
+			// answers.
+			logger.warn("The idempotency store's database cannot be reached: its table '" + properties.getTableName()
+					+ "' will be set up before the store's first connection once it answers; until then keyed"
+					+ " requests are answered as for an unavailable store");
+			storeConnections = new IdempotencySchemaPendingConnectionFactory(connectionFactory, schema);
+		}
+		return R2dbcIdempotencyStore.builder(storeConnections)
+			.dialect(dialect)
 			.tableName(properties.getTableName())
 			.timeout(properties.getTimeout())
 			.deflateFrom(
 					AnswerCompression.deflateFrom(common.getIfAvailable(IdempotencyProperties::new).getStore(), true))
 			.build();
-		JdbcIdempotencyDialect dialect = store.dialect();
-		IdempotencyR2dbcSchema.prepare(connectionFactory, dialect, properties.getTableName(),
-				properties.getInitializeSchema());
-		return store;
 	}
 
 	/**

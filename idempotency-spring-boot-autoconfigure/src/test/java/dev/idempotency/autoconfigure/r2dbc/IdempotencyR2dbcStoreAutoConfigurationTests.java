@@ -8,6 +8,7 @@ import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.autoconfigure.InvalidIdempotencySettingsException;
 import dev.idempotency.autoconfigure.internal.IdempotencyPurgeScheduler;
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.IdempotencyStoreException;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
@@ -15,9 +16,11 @@ import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import dev.idempotency.test.servers.JdbcTestDatabase;
+import dev.idempotency.test.servers.TcpProxy;
 import io.r2dbc.spi.ConnectionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
@@ -31,9 +34,12 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.reactive.TransactionalOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * Which store {@code idempotency.store.type=r2dbc} gives, on the application's
@@ -189,6 +195,55 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 		}
 	}
 
+	/**
+	 * As with the JDBC store: a database down at start-up does not stop the application.
+	 * Keyed work is refused as for an unavailable store while it stays down; once it
+	 * answers, the table is set up before the store's first connection and the store
+	 * works.
+	 */
+	@Test
+	void aDatabaseDownAtStartUpDoesNotStopTheApplicationAndTheTableIsSetUpOnceItAnswers() throws Exception {
+		JdbcTestDatabase database = JdbcTestDatabase.postgres().create();
+		try (TcpProxy proxy = TcpProxy.to(database.port())) {
+			proxy.cut();
+			this.runner
+				.withPropertyValues("spring.r2dbc.url=" + database.r2dbcUrl(proxy.port()),
+						"spring.r2dbc.username=" + database.user(), "idempotency.store.r2dbc.initialize-schema=always")
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					IdempotencyStore store = context.getBean(IdempotencyStore.class);
+					assertThatExceptionOfType(IdempotencyStoreException.class)
+						.isThrownBy(() -> store.reserve(request()));
+					proxy.restore();
+					// The first calls may run out of the store's 2 s while the set-up
+					// runs
+					// (on a busy machine): a client retries, as here.
+					assertThat(reserveWithin(store, Duration.ofSeconds(30)))
+						.isEqualTo(new ReserveResult.Acquired(false));
+					ConnectionFactory application = context.getBean(ConnectionFactory.class);
+					assertThat(count(application, "idempotency_record")).isEqualTo(1);
+					// Atomic completion still holds: the application's own statements on
+					// its
+					// factory join the transaction the door begins on the store's, and
+					// roll
+					// back with it.
+					DatabaseClient client = DatabaseClient.create(application);
+					client.sql("CREATE TABLE placed_order (id INT)").then().block(Duration.ofSeconds(10));
+					TransactionalOperator door = TransactionalOperator
+						.create(context.getBean(R2dbcIdempotencyStore.class).lazyTransactionManager());
+					assertThatIllegalStateException().isThrownBy(() -> client.sql("INSERT INTO placed_order VALUES (1)")
+						.then()
+						.then(Mono.error(new IllegalStateException("the handler failed")))
+						.as(door::transactional)
+						.block(Duration.ofSeconds(10)));
+					assertThat(count(application, "placed_order")).isZero();
+				});
+		}
+		finally {
+			database.drop();
+		}
+	}
+
 	@Test
 	void withoutAConnectionFactoryTheStartUpFailsNamingSpringR2dbcUrl(CapturedOutput output) {
 		SpringApplication application = new SpringApplication(NoConnectionFactoryApp.class);
@@ -198,6 +253,21 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("idempotency.store.type=r2dbc but no IdempotencyStore bean exists")
 			.contains("spring.r2dbc.url");
+	}
+
+	private static ReserveResult reserveWithin(IdempotencyStore store, Duration within) throws InterruptedException {
+		long deadline = System.nanoTime() + within.toNanos();
+		while (true) {
+			try {
+				return store.reserve(request());
+			}
+			catch (IdempotencyStoreException ex) {
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(200);
+			}
+		}
 	}
 
 	private static long count(ConnectionFactory connectionFactory, String table) {
