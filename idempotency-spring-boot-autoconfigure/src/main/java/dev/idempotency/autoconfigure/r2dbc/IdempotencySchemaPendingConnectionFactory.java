@@ -52,11 +52,6 @@ final class IdempotencySchemaPendingConnectionFactory
 		return Mono.defer(this::setUp).then(Mono.defer(() -> Mono.from(this.delegate.create())));
 	}
 
-	/** Whether the table is set up: connections pass through. */
-	boolean isSetUp() {
-		return this.attempt.get() == SET_UP;
-	}
-
 	private Mono<Void> setUp() {
 		while (true) {
 			Mono<Void> current = this.attempt.get();
