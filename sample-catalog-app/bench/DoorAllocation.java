@@ -32,10 +32,15 @@ import jdk.jfr.Recording;
  * java -Xms1g -Xmx1g -cp target/test-classes:target/classes:$(cat target/cp.txt) \
  *     bench/DoorAllocation.java webflux [rounds 10] [requests per round 20000] [jfr prefix]
  * </pre>
+ * {@code -Dsize=40|1k|8k} sends the sized orders of {@code bench/light-wrk.py}'s
+ * {@code @40}, {@code @1k}, {@code @8k} variants (a 200-byte order answered in about 40
+ * bytes, a 200-byte one answered in about 1 KB, a 2-KB one answered in about 8 KB) instead
+ * of the 30-byte order answered in 40 bytes. {@code -Djfr.allocations=20000/s} takes that
+ * many allocation samples a second in the JFR profiles (the profile's own: 300).
  */
 public class DoorAllocation {
 
-	private static final String BODY = "{\"item\":\"book\",\"quantity\":1}";
+	private static final String BODY = body(System.getProperty("size", ""));
 
 	private static final int CONNECTIONS = 4;
 
@@ -92,6 +97,12 @@ public class DoorAllocation {
 			for (boolean k : new boolean[] { true, false }) {
 				try (Recording recording = new Recording(Configuration.getConfiguration("profile"))) {
 					recording.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(10));
+					// -Djfr.allocations=20000/s: many more allocation samples than the
+					// profile's 300/s, for allocation sites of a few hundred bytes.
+					String throttle = System.getProperty("jfr.allocations");
+					if (throttle != null) {
+						recording.enable("jdk.ObjectAllocationSample").with("throttle", throttle);
+					}
 					recording.start();
 					load(port, k, rounds * perRound);
 					recording.stop();
@@ -99,8 +110,8 @@ public class DoorAllocation {
 				}
 			}
 		}
-		System.out.printf("%s, in-memory store, lease: %d rounds of %d requests each side, %d connections%n", stack,
-				rounds, perRound, CONNECTIONS);
+		System.out.printf("%s, in-memory store, lease, request %d bytes: %d rounds of %d requests each side,"
+				+ " %d connections%n", stack, BODY.length(), rounds, perRound, CONNECTIONS);
 		double[] bytes = new double[rounds];
 		double[] cpu = new double[rounds];
 		for (int i = 0; i < rounds; i++) {
@@ -227,6 +238,25 @@ public class DoorAllocation {
 			}
 		}
 		return line.toString();
+	}
+
+	/** As {@code bench/light-wrk.py}'s sized_body. */
+	private static String body(String size) {
+		int[] sizes = switch (size) {
+			case "" -> null;
+			case "40" -> new int[] { 200, 0 };
+			case "1k" -> new int[] { 200, 1000 };
+			case "8k" -> new int[] { 2000, 8000 };
+			default -> throw new IllegalArgumentException("size " + size + ": 40, 1k or 8k");
+		};
+		if (sizes == null) {
+			return "{\"item\":\"book\",\"quantity\":1}";
+		}
+		String body = "{\"item\":\"book\",\"quantity\":1,\"answerBytes\":" + sizes[1] + ",\"note\":\"";
+		String words = "please leave the parcel at the door next to the blue bicycle thank you ";
+		String note = words.repeat(sizes[0] / words.length() + 1)
+			.substring(0, Math.max(0, sizes[0] - body.length() - 2));
+		return body + note + "\"}";
 	}
 
 	private static String uuidv7() {

@@ -149,9 +149,9 @@ public final class StoredResponseCodec {
 		}
 		// Kept as it is when deflating does not make it smaller.
 		byte[] deflated = (body.length >= deflateFrom) ? deflate(body) : null;
-		ByteArrayOutputStream bytes = new ByteArrayOutputStream(
-				64 + ((deflated != null) ? deflated.length : body.length));
-		try (DataOutputStream out = new DataOutputStream(bytes)) {
+		// The head first, then the body copied once, into an array of the exact length.
+		ByteArrayOutputStream head = new ByteArrayOutputStream(128);
+		try (DataOutputStream out = new DataOutputStream(head)) {
 			out.writeByte((deflated != null) ? FORMAT_DEFLATED_BODY : FORMAT_RAW_BODY);
 			out.writeShort(response.status());
 			out.writeShort(response.headers().size());
@@ -165,16 +165,15 @@ public final class StoredResponseCodec {
 			out.writeInt(body.length);
 			if (deflated != null) {
 				out.writeInt(deflated.length);
-				out.write(deflated);
-			}
-			else {
-				out.write(body);
 			}
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
-		return bytes.toByteArray();
+		byte[] tail = (deflated != null) ? deflated : body;
+		byte[] encoded = Arrays.copyOf(head.toByteArray(), head.size() + tail.length);
+		System.arraycopy(tail, 0, encoded, head.size(), tail.length);
+		return encoded;
 	}
 
 	/**

@@ -1,7 +1,9 @@
 package dev.idempotency.web;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -9,14 +11,33 @@ import org.jspecify.annotations.Nullable;
  * The copy of a protected response's body, kept up to a limit, and what is known of the
  * body the handler produced: how many bytes, whether they outgrew the limit (then the
  * copy is dropped and the response is never stored), the {@code Content-Length} it
- * declared and the first write that failed. It is the buffer itself, so that a capture
- * costs one object.
+ * declared and the first write that failed.
+ * <p>
+ * Kept in chunks, not in one array that doubles: the first write gets a chunk of its own
+ * length, so that an answer written in one write (a serializer flushing its buffer once,
+ * at the end: most answers) is kept in exactly one array, which is the {@link #body()
+ * body} as it is; the bytes that do not fit get a chunk of at least 1 KB, and the body is
+ * then copied once more, into one array, instead of once per doubling.
  */
-final class CapturedBody extends ByteArrayOutputStream {
+final class CapturedBody {
 
 	private static final byte[] EMPTY = new byte[0];
 
+	/** The smallest chunk after the first. */
+	private static final int CHUNK = 1024;
+
 	private final long limit;
+
+	/** The chunks filled before {@link #chunk}; {@code null} until there is one. */
+	private @Nullable List<byte[]> filled;
+
+	/** The chunk being filled; its bytes from {@link #used} on are free. */
+	private byte[] chunk = EMPTY;
+
+	private int used;
+
+	/** The bytes kept, in every chunk. */
+	private int count;
 
 	private long produced;
 
@@ -27,13 +48,10 @@ final class CapturedBody extends ByteArrayOutputStream {
 	private @Nullable String failure;
 
 	/**
-	 * Starts small (it grows by doubling): most answers that are kept are short, and an 8
-	 * kB array per protected request showed in the allocation samples.
 	 * @param limit the most that is kept
 	 */
 	CapturedBody(long limit) {
-		super((int) Math.min(limit, 1024));
-		this.limit = limit;
+		this.limit = Math.min(limit, Integer.MAX_VALUE - 8);
 	}
 
 	/** Whether {@code length} more bytes still fit in the copy. */
@@ -44,7 +62,7 @@ final class CapturedBody extends ByteArrayOutputStream {
 	/** Keeps bytes that {@link #fits fit}. */
 	void keep(byte[] bytes, int offset, int length) {
 		this.produced += length;
-		write(bytes, offset, length);
+		append(bytes, offset, length);
 	}
 
 	/**
@@ -57,23 +75,94 @@ final class CapturedBody extends ByteArrayOutputStream {
 			return;
 		}
 		if (!fits(length)) {
-			overflow();
+			this.overflow = true;
+			drop();
 			return;
 		}
-		write(bytes, offset, length);
+		append(bytes, offset, length);
 	}
 
-	/** The body outgrew the limit: the copy is dropped, and returned. */
-	byte[] overflow() {
-		byte[] kept = toByteArray();
+	private void append(byte[] bytes, int offset, int length) {
+		int into = Math.min(length, this.chunk.length - this.used);
+		System.arraycopy(bytes, offset, this.chunk, this.used, into);
+		this.used += into;
+		this.count += into;
+		int rest = length - into;
+		if (rest == 0) {
+			return;
+		}
+		int size = rest;
+		if (this.chunk.length > 0) {
+			List<byte[]> filled = this.filled;
+			if (filled == null) {
+				filled = new ArrayList<>(4);
+				this.filled = filled;
+			}
+			filled.add(this.chunk);
+			// The bytes fit (checked by the caller): so does a chunk of their size, and
+			// a chunk of at least 1 KB, up to the limit.
+			size = Math.max(rest, (int) Math.min(CHUNK, this.limit - this.count));
+		}
+		this.chunk = new byte[size];
+		System.arraycopy(bytes, offset + into, this.chunk, 0, rest);
+		this.used = rest;
+		this.count += rest;
+	}
+
+	/**
+	 * The body outgrew the limit while it was held (what was kept has been sent): the
+	 * copy is dropped.
+	 */
+	void overflow() {
 		this.overflow = true;
 		drop();
-		return kept;
+	}
+
+	/** How many bytes are kept. */
+	int size() {
+		return this.count;
+	}
+
+	/**
+	 * The body kept, in one array of its length: the one chunk as it is when it is
+	 * exactly full, else a copy of the chunks, which then replaces them (so that it is
+	 * copied once, however often it is asked for). The array is never written again: a
+	 * later write goes into a new chunk.
+	 */
+	byte[] body() {
+		if (this.filled == null && this.used == this.chunk.length) {
+			return this.chunk;
+		}
+		byte[] body = new byte[this.count];
+		int at = 0;
+		if (this.filled != null) {
+			for (byte[] full : this.filled) {
+				System.arraycopy(full, 0, body, at, full.length);
+				at += full.length;
+			}
+			this.filled = null;
+		}
+		System.arraycopy(this.chunk, 0, body, at, this.used);
+		this.chunk = body;
+		this.used = body.length;
+		return body;
+	}
+
+	/** Writes the body kept to {@code out}, without copying it. */
+	void writeTo(OutputStream out) throws IOException {
+		if (this.filled != null) {
+			for (byte[] full : this.filled) {
+				out.write(full);
+			}
+		}
+		out.write(this.chunk, 0, this.used);
 	}
 
 	/** Drops the copy; what is written next is kept again. */
 	void drop() {
-		this.buf = EMPTY;
+		this.filled = null;
+		this.chunk = EMPTY;
+		this.used = 0;
 		this.count = 0;
 	}
 
@@ -83,7 +172,7 @@ final class CapturedBody extends ByteArrayOutputStream {
 	 */
 	void restart() {
 		if (!this.overflow) {
-			reset();
+			drop();
 			this.produced = 0;
 		}
 	}

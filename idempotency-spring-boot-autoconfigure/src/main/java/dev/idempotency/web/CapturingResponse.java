@@ -82,15 +82,17 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 				this.writer.flush();
 			}
 			this.holding = false;
-			byte[] held = (this.copy != null) ? this.copy.toByteArray() : new byte[0];
+			CapturedBody held = this.copy;
 			if (this.outputStream == null) {
 				return;
 			}
-			if ((this.copy == null || !this.copy.lengthDeclared()) && !isCommitted()) {
-				super.setContentLengthLong(held.length);
+			if ((held == null || !held.lengthDeclared()) && !isCommitted()) {
+				super.setContentLengthLong((held != null) ? held.size() : 0);
 			}
 			ServletOutputStream target = ((TeeOutputStream) this.outputStream).target;
-			target.write(held);
+			if (held != null) {
+				held.writeTo(target);
+			}
 			if (this.closedWhileHolding) {
 				target.close();
 			}
@@ -132,10 +134,9 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		this.lock.lock();
 		try {
 			if (this.holding && this.copy != null && this.outputStream != null) {
-				byte[] held = this.copy.toByteArray();
 				this.holding = false;
 				try {
-					((TeeOutputStream) this.outputStream).target.write(held);
+					this.copy.writeTo(((TeeOutputStream) this.outputStream).target);
 				}
 				catch (IOException ex) {
 					failed(ex);
@@ -153,8 +154,12 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 		return this.copy != null;
 	}
 
+	/**
+	 * The body kept, in an array that is not written again (the held answer is then sent
+	 * from it, not from a copy of it).
+	 */
 	byte[] capturedBody() {
-		return (this.copy != null) ? this.copy.toByteArray() : new byte[0];
+		return (this.copy != null) ? this.copy.body() : new byte[0];
 	}
 
 	/** How many body bytes the handler produced since the capture started. */
@@ -343,14 +348,16 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 				copy.keep(bytes, offset, length);
 				return true;
 			}
-			byte[] held = copy.overflow();
 			this.holding = false;
 			try {
-				target.write(held);
+				copy.writeTo(target);
 			}
 			catch (IOException ex) {
 				failed(ex);
 				throw ex;
+			}
+			finally {
+				copy.overflow();
 			}
 			return false;
 		}

@@ -408,6 +408,10 @@ class IdempotencyFilter extends OncePerRequestFilter {
 			headers.put("Content-Type", List.of(contentType));
 		}
 		for (String name : this.storedHeaders) {
+			if (response.getHeader(name) == null) {
+				// Most are absent: the container makes a collection for each getHeaders.
+				continue;
+			}
 			Collection<String> values = response.getHeaders(name);
 			if (values != null && !values.isEmpty()) {
 				headers.put(name, List.copyOf(values));

@@ -2,7 +2,8 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
-import java.util.Collections;
+import java.util.ArrayList;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -17,7 +18,6 @@ import dev.idempotency.core.internal.Decision;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.core.internal.Reservation;
-import io.micrometer.observation.Observation;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -45,9 +45,6 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * thread. The {@link IdempotencyFilter} finishes what this starts.
  */
 class IdempotencyInterceptor implements AsyncHandlerInterceptor {
-
-	/** The {@link ObservedRun} of a protected request. */
-	private static final String RUN_ATTRIBUTE = IdempotencyInterceptor.class.getName() + ".RUN";
 
 	/** Sent on every replayed response. */
 	static final String REPLAYED_HEADER = "Idempotent-Replayed";
@@ -153,7 +150,7 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		// comes later (on another thread), which both the store's begin and the capture
 		// of the answer depend on.
 		boolean later = protectedHandler != null && protectedHandler.answersLater();
-		List<String> keys = Collections.list(request.getHeaders(this.headerName));
+		List<String> keys = headerValues(request.getHeaders(this.headerName));
 		IdempotentExchange exchange = IdempotentExchange.of(request);
 		if (!keys.isEmpty() && exchange == null) {
 			throw new IllegalStateException("IdempotencyFilter is not installed in front of " + request.getRequestURI()
@@ -181,8 +178,7 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 				beginTransaction(reserved, proceed.reservation(), handlerMethod, later);
 				reserved.reserved(proceed.reservation());
 				reserved.response().startCapture(this.engine.settings().maxBodyBytes(), !later);
-				request.setAttribute(RUN_ATTRIBUTE,
-						new ObservedRun(proceed.reservation(), this.engine.openScope(proceed.reservation())));
+				reserved.running(proceed.reservation(), this.engine.openScope(proceed.reservation()));
 			}
 			return true;
 		}
@@ -191,6 +187,23 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			return false;
 		}
 		throw new IdempotencyRejectedException(((Decision.Reject) decision).error(), this.problemTypeBase);
+	}
+
+	/** The values of a header: most often one, in a list that costs one object. */
+	private static List<String> headerValues(@Nullable Enumeration<String> values) {
+		if (values == null || !values.hasMoreElements()) {
+			return List.of();
+		}
+		String first = values.nextElement();
+		if (!values.hasMoreElements()) {
+			return List.of(first);
+		}
+		List<String> all = new ArrayList<>();
+		all.add(first);
+		while (values.hasMoreElements()) {
+			all.add(values.nextElement());
+		}
+		return all;
 	}
 
 	/**
@@ -244,8 +257,9 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
 			Object handler) {
 		// The request thread leaves; the dispatch that answers comes later.
-		if (request.getAttribute(RUN_ATTRIBUTE) instanceof ObservedRun run) {
-			run.closeScope();
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		if (exchange != null) {
+			exchange.closeScope();
 		}
 	}
 
@@ -258,17 +272,18 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	@Override
 	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable Exception ex) {
-		if (!(request.getAttribute(RUN_ATTRIBUTE) instanceof ObservedRun run)) {
+		IdempotentExchange exchange = IdempotentExchange.of(request);
+		Reservation run = (exchange != null) ? exchange.takeRun() : null;
+		if (exchange == null || run == null) {
 			return;
 		}
-		request.removeAttribute(RUN_ATTRIBUTE);
-		run.closeScope();
+		exchange.closeScope();
 		Object handled = (ex != null) ? ex : request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE);
 		if (handled == null) {
 			handled = request.getAttribute(RequestDispatcher.ERROR_EXCEPTION);
 		}
 		if (handled instanceof Throwable error) {
-			this.engine.threw(run.reservation(), error);
+			this.engine.threw(run, error);
 		}
 	}
 
@@ -278,37 +293,6 @@ class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 */
 	void setHandlerTransactions(@Nullable HandlerTransactions transactions) {
 		this.transactions = transactions;
-	}
-
-	/**
-	 * A protected request's run, from {@code preHandle} to {@code afterCompletion}: its
-	 * observation is current on the request thread while the handler runs, so that the
-	 * handler's own spans are its children.
-	 */
-	private static final class ObservedRun {
-
-		private final Reservation reservation;
-
-		private Observation.@Nullable Scope scope;
-
-		ObservedRun(Reservation reservation, Observation.Scope scope) {
-			this.reservation = reservation;
-			this.scope = scope;
-		}
-
-		Reservation reservation() {
-			return this.reservation;
-		}
-
-		/** Closes the scope, on the thread that opened it, once. */
-		void closeScope() {
-			Observation.Scope open = this.scope;
-			this.scope = null;
-			if (open != null) {
-				open.close();
-			}
-		}
-
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.idempotency.web;
 
 import dev.idempotency.IdempotencyRequestAttributes;
 import dev.idempotency.core.internal.Reservation;
+import io.micrometer.observation.Observation;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
@@ -27,6 +28,18 @@ final class IdempotentExchange {
 	private @Nullable Object transaction;
 
 	private boolean handlerReturned;
+
+	/**
+	 * The reservation of the run whose handler has not completed yet, from the
+	 * interceptor's {@code preHandle} to its {@code afterCompletion}.
+	 */
+	private @Nullable Reservation run;
+
+	/**
+	 * The open scope of the run's observation, current on the request thread while the
+	 * handler runs, so that the handler's own spans are its children.
+	 */
+	private Observation.@Nullable Scope scope;
 
 	private IdempotentExchange(HttpServletRequest request, CapturingResponse response) {
 		this.request = request;
@@ -65,6 +78,32 @@ final class IdempotentExchange {
 		Reservation reservation = this.reservation;
 		this.reservation = null;
 		return reservation;
+	}
+
+	/**
+	 * The handler of the reserved run is about to run, its observation's scope open.
+	 */
+	void running(Reservation reservation, Observation.Scope scope) {
+		this.run = reservation;
+		this.scope = scope;
+	}
+
+	/**
+	 * The run whose handler has completed, handed over once; {@code null} if none.
+	 */
+	@Nullable Reservation takeRun() {
+		Reservation run = this.run;
+		this.run = null;
+		return run;
+	}
+
+	/** Closes the scope of the run's observation, on the thread that opened it, once. */
+	void closeScope() {
+		Observation.Scope open = this.scope;
+		this.scope = null;
+		if (open != null) {
+			open.close();
+		}
 	}
 
 	void transactionBegan(Object transaction) {

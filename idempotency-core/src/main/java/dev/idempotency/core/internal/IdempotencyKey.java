@@ -105,7 +105,14 @@ public record IdempotencyKey(String value, @Nullable Instant timestamp) {
 	}
 
 	private static Instant uuidV7Time(String canonical) {
-		long millis = Long.parseLong(canonical.substring(0, 8) + canonical.substring(9, 13), 16);
+		// The first 48 bits: the 12 hexadecimal digits before the second dash, read in
+		// place (checked already).
+		long millis = 0;
+		for (int i = 0; i < 13; i++) {
+			if (i != 8) {
+				millis = (millis << 4) | Character.digit(canonical.charAt(i), 16);
+			}
+		}
 		return Instant.ofEpochMilli(millis);
 	}
 

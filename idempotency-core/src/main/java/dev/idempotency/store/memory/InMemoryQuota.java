@@ -154,9 +154,10 @@ final class InMemoryQuota {
 			do {
 				held = this.size.get();
 				if (held + entriesDelta > this.maxEntries) {
+					int counted = held;
 					throw new StoreFullException(
-							held + " records, idempotency.store.memory.max-entries=" + this.maxEntries, oldestExpiry(),
-							held + entriesDelta - this.maxEntries, 0, true);
+							() -> counted + " records, idempotency.store.memory.max-entries=" + this.maxEntries,
+							oldestExpiry(), held + entriesDelta - this.maxEntries, 0, true);
 				}
 			}
 			while (!this.size.compareAndSet(held, held + entriesDelta));
@@ -168,8 +169,9 @@ final class InMemoryQuota {
 				if (entriesDelta > 0) {
 					this.size.addAndGet(-entriesDelta);
 				}
+				long counted = retained;
 				throw new StoreFullException(
-						retained + " of " + this.maxBytes + " bytes retained, " + bytesDelta
+						() -> counted + " of " + this.maxBytes + " bytes retained, " + bytesDelta
 								+ " more needed; idempotency.store.memory.max-bytes=" + this.maxBytes,
 						(bytesDelta <= this.maxBytes) ? oldestExpiry() : null, 0, retained + bytesDelta - this.maxBytes,
 						bytesDelta <= this.maxBytes);
@@ -196,12 +198,14 @@ final class InMemoryQuota {
 		counts.compute(scope, (name, counted) -> {
 			ScopeUsage usage = (counted != null) ? counted : new ScopeUsage();
 			if (capped && entriesDelta > 0 && usage.entries + entriesDelta > this.maxEntriesPerScope) {
-				throw new StoreFullException("this scope holds " + usage.entries + " records, its share"
+				int held = usage.entries;
+				throw new StoreFullException(() -> "this scope holds " + held + " records, its share"
 						+ " idempotency.store.memory.max-share-per-scope=" + this.maxSharePerScope + " of max-entries="
 						+ this.maxEntries, usage.oldestExpiry(), 0, 0, false);
 			}
 			if (capped && bytesDelta > 0 && usage.bytes + bytesDelta > this.maxBytesPerScope) {
-				throw new StoreFullException("this scope retains " + usage.bytes + " bytes, " + bytesDelta
+				long retained = usage.bytes;
+				throw new StoreFullException(() -> "this scope retains " + retained + " bytes, " + bytesDelta
 						+ " more needed, its share idempotency.store.memory.max-share-per-scope="
 						+ this.maxSharePerScope + " of max-bytes=" + this.maxBytes + " is " + this.maxBytesPerScope,
 						(bytesDelta <= this.maxBytesPerScope) ? usage.oldestExpiry() : null, 0, 0, false);

@@ -61,30 +61,42 @@ final class InMemoryReclaimer {
 	}
 
 	/**
-	 * Runs {@code change}; if the store is full, drops the expired records and runs it
-	 * once more; if it is still full and the store evicts, evicts completed records for
-	 * the room it lacks and runs it again, a few times at most (others may take the room
-	 * made).
+	 * Runs {@code change}; if the store is full, drops the expired records and, if any
+	 * were, runs it once more; if it is still full and the store evicts, evicts completed
+	 * records for the room it lacks and runs it again, a few times at most (others may
+	 * take the room made).
 	 * @throws StoreFullException if it is still full
 	 */
 	<T> T withRoomMade(String scope, Supplier<T> change) {
+		StoreFullException full;
 		try {
 			return change.get();
 		}
 		catch (StoreFullException ex) {
-			purgeExpired(this.clock.instant(), Integer.MAX_VALUE);
+			full = ex;
 		}
-		OnFull onFull = this.quota.onFull();
-		for (int attempt = 1;; attempt++) {
+		// A store that evicts is full in the steady state, with nothing expired: the
+		// change is not run again for nothing.
+		if (purgeExpired(this.clock.instant(), Integer.MAX_VALUE) > 0) {
 			try {
 				return change.get();
 			}
-			catch (StoreFullException full) {
-				if (onFull == OnFull.REFUSE || !full.evictionCanHelp || attempt == MAX_FIT_ATTEMPTS
-						|| !evictFor(scope, full.entriesShort, full.bytesShort)) {
-					throw (onFull == OnFull.EVICT && full.evictionCanHelp)
-							? full.ofLiveRecords(this.clock.instant().plus(LIVE_RECORDS_RETRY_AFTER)) : full;
-				}
+			catch (StoreFullException ex) {
+				full = ex;
+			}
+		}
+		OnFull onFull = this.quota.onFull();
+		for (int attempt = 1;; attempt++) {
+			if (onFull == OnFull.REFUSE || !full.evictionCanHelp || attempt == MAX_FIT_ATTEMPTS
+					|| !evictFor(scope, full.entriesShort, full.bytesShort)) {
+				throw (onFull == OnFull.EVICT && full.evictionCanHelp)
+						? full.ofLiveRecords(this.clock.instant().plus(LIVE_RECORDS_RETRY_AFTER)) : full;
+			}
+			try {
+				return change.get();
+			}
+			catch (StoreFullException ex) {
+				full = ex;
 			}
 		}
 	}

@@ -2,15 +2,22 @@ package dev.idempotency.store.memory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.Supplier;
 
 import dev.idempotency.store.IdempotencyStoreFullException;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A bound of the in-memory store would be passed; thrown inside a compute, so the map
- * stays unchanged. Carries when the oldest record that could make room expires.
+ * stays unchanged. Carries when the oldest record that could make room expires. Its
+ * message is written only when it is read: a full store that evicts throws one for each
+ * new key, and makes room without reading it.
  */
 final class StoreFullException extends RuntimeException {
+
+	private final Supplier<String> message;
+
+	private @Nullable String written;
 
 	private final @Nullable Instant roomAt;
 
@@ -25,13 +32,27 @@ final class StoreFullException extends RuntimeException {
 	 */
 	final boolean evictionCanHelp;
 
-	StoreFullException(String message, @Nullable Instant roomAt, int entriesShort, long bytesShort,
+	/**
+	 * @param message what is full, in words, written when first read
+	 */
+	StoreFullException(Supplier<String> message, @Nullable Instant roomAt, int entriesShort, long bytesShort,
 			boolean evictionCanHelp) {
-		super(message, null, false, false);
+		super(null, null, false, false);
+		this.message = message;
 		this.roomAt = roomAt;
 		this.entriesShort = entriesShort;
 		this.bytesShort = bytesShort;
 		this.evictionCanHelp = evictionCanHelp;
+	}
+
+	@Override
+	public String getMessage() {
+		String message = this.written;
+		if (message == null) {
+			message = this.message.get();
+			this.written = message;
+		}
+		return message;
 	}
 
 	/**
@@ -39,8 +60,8 @@ final class StoreFullException extends RuntimeException {
 	 * records, which end within their lease.
 	 */
 	StoreFullException ofLiveRecords(Instant roomAt) {
-		return new StoreFullException(getMessage() + ", no completed record to evict", roomAt, this.entriesShort,
-				this.bytesShort, false);
+		String message = getMessage() + ", no completed record to evict";
+		return new StoreFullException(() -> message, roomAt, this.entriesShort, this.bytesShort, false);
 	}
 
 	IdempotencyStoreFullException refusal(String consequence, Instant now) {
