@@ -13,6 +13,11 @@ import org.jspecify.annotations.Nullable;
  * headers and the whole body. For the method front door the status is {@code 200} and the
  * body is the serialized return value.
  *
+ * <p>
+ * The body array is handed over, not copied: a store may keep it as it is (the in-memory
+ * store does), and whoever made it does not change it afterwards; an answer a store
+ * returns is read, never changed.
+ *
  * @param status HTTP status code
  * @param headers header names (as sent) to their values, in order
  * @param body the whole body, never truncated

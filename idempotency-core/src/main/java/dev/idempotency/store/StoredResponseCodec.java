@@ -177,6 +177,44 @@ public final class StoredResponseCodec {
 	}
 
 	/**
+	 * The length of {@code response}'s bytes with its body kept as it is: what
+	 * {@link #encode(StoredResponse, int)} makes of it with {@link #NEVER_DEFLATE},
+	 * counted without making them (a store that keeps the answer itself counts this
+	 * against its bound).
+	 * @param response the answer
+	 * @return its encoded length
+	 * @since 0.2.0
+	 */
+	public static int encodedLength(StoredResponse response) {
+		if (isSealed(response)) {
+			return 1 + response.body().length;
+		}
+		long length = 1 + 2 + 2 + 4 + (long) response.body().length;
+		for (Map.Entry<String, List<String>> header : response.headers().entrySet()) {
+			length += 2 + utfLength(header.getKey()) + 2;
+			for (String value : header.getValue()) {
+				length += 2 + utfLength(value);
+			}
+		}
+		return (int) Math.min(length, Integer.MAX_VALUE);
+	}
+
+	/**
+	 * The bytes {@link DataOutputStream#writeUTF} writes for {@code text}, its length
+	 * aside.
+	 */
+	private static int utfLength(String text) {
+		int length = text.length();
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (c == 0 || c >= 0x80) {
+				length += (c >= 0x800) ? 2 : 1;
+			}
+		}
+		return length;
+	}
+
+	/**
 	 * The answer {@link #encode} made these bytes of; a sealed one as it was handed over.
 	 * @param encoded the bytes a store kept
 	 * @return the answer

@@ -80,6 +80,27 @@ class StoredResponseCodecTests {
 		return length;
 	}
 
+	/**
+	 * What a store that keeps answers as they are counts against its bound without
+	 * encoding them: the length encoding would give, headers in any script, a sealed
+	 * envelope included.
+	 */
+	@Test
+	void theEncodedLengthIsCountedWithoutEncoding() {
+		List<StoredResponse> answers = List.of(new StoredResponse(201, HEADERS, json(300)),
+				new StoredResponse(204, Map.of(), new byte[0]),
+				new StoredResponse(200,
+						Map.of("Content-Disposition",
+								List.of("attachment; filename=\"r\u00e9sum\u00e9 \u6587\u4ef6.pdf\""), "X-Nul",
+								List.of("a\u0000b", "\ud83d\ude00")),
+						json(1024)),
+				StoredResponseCodec.sealed(new byte[] { 1, 2, 3, 4 }));
+		for (StoredResponse answer : answers) {
+			assertThat(StoredResponseCodec.encodedLength(answer)).as(answer.toString())
+				.isEqualTo(StoredResponseCodec.encode(answer, StoredResponseCodec.NEVER_DEFLATE).length);
+		}
+	}
+
 	@ParameterizedTest
 	@ValueSource(ints = { 256, 4096, 1 << 20 })
 	void anIncompressibleAnswerIsKeptAsItIsAndComesBack(int size) {

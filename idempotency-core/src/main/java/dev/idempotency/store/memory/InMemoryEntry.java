@@ -6,12 +6,11 @@ import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.RecordId;
 import dev.idempotency.store.RecordState;
 import dev.idempotency.store.StoredResponse;
-import dev.idempotency.store.StoredResponseCodec;
 import org.jspecify.annotations.Nullable;
 
 /** One record of the in-memory store: in progress without a response. */
 record InMemoryEntry(String fingerprint, String operation, @Nullable String ownerToken,
-		@Nullable Instant leaseExpiresAt, Expiry expiry, byte @Nullable [] encodedResponse) {
+		@Nullable Instant leaseExpiresAt, Expiry expiry, @Nullable KeptResponse response) {
 
 	/**
 	 * Bytes counted per entry besides its strings and response: map node, record,
@@ -29,13 +28,12 @@ record InMemoryEntry(String fingerprint, String operation, @Nullable String owne
 	long weight(RecordId id) {
 		long characters = id.scope().length() + id.key().length() + this.fingerprint.length() + this.operation.length()
 				+ ((this.ownerToken != null) ? this.ownerToken.length() : 0);
-		return ENTRY_OVERHEAD_BYTES + 2 * characters
-				+ ((this.encodedResponse != null) ? this.encodedResponse.length : 0);
+		return ENTRY_OVERHEAD_BYTES + 2 * characters + ((this.response != null) ? this.response.bytes() : 0);
 	}
 
 	IdempotencyRecord toRecord(RecordId id) {
-		byte[] encoded = this.encodedResponse;
-		StoredResponse response = (encoded != null) ? StoredResponseCodec.decode(encoded) : null;
+		KeptResponse kept = this.response;
+		StoredResponse response = (kept != null) ? kept.response() : null;
 		return new IdempotencyRecord(id, this.fingerprint, this.operation,
 				(response != null) ? RecordState.COMPLETED : RecordState.IN_PROGRESS, this.leaseExpiresAt,
 				this.expiry.at(), response);

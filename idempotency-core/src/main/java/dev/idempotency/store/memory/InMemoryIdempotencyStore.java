@@ -32,8 +32,8 @@ import org.jspecify.annotations.Nullable;
  * expiry index, so all of them stay exact.
  * <p>
  * Bounded twice: by a number of records ({@code maxEntries}) and by an estimate of the
- * bytes they retain ({@code maxBytes}: the encoded response, the strings of the record,
- * and a fixed 256 bytes per entry for the map node and the objects around them).
+ * bytes they retain ({@code maxBytes}: the response's encoded length, the strings of the
+ * record, and a fixed 256 bytes per entry for the map node and the objects around them).
  * <p>
  * A reservation or a completion that would pass a bound first drops the expired records:
  * they are found oldest first in an index ordered by expiry, so dropping costs what
@@ -153,41 +153,41 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(RecordId id, String ownerToken, StoredResponse response) {
-		byte[] encoded = StoredResponseCodec.encode(response, this.deflateFrom);
+		KeptResponse kept = KeptResponse.of(response, this.deflateFrom);
 		try {
 			return this.reclaimer.withRoomMade(id.scope(),
 					() -> transition(id, ownerToken, (current) -> new InMemoryEntry(current.fingerprint(),
-							current.operation(), null, null, current.expiry(), encoded)));
+							current.operation(), null, null, current.expiry(), kept)));
 		}
 		catch (StoreFullException stillFull) {
 			// Not stored: free the key so that a retry runs again instead of waiting
 			// out the lease.
 			transition(id, ownerToken, (current) -> null);
 			throw stillFull.refusal(
-					"the response of " + encoded.length + " bytes was not stored and the key was released",
+					"the response of " + kept.bytes() + " bytes was not stored and the key was released",
 					this.clock.instant());
 		}
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> recordCompleted(CompletedRecordRequest request) {
-		byte[] encoded = StoredResponseCodec.encode(request.response(), this.deflateFrom);
+		KeptResponse kept = KeptResponse.of(request.response(), this.deflateFrom);
 		try {
-			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, encoded));
+			return this.reclaimer.withRoomMade(request.id().scope(), () -> tryRecordCompleted(request, kept));
 		}
 		catch (StoreFullException stillFull) {
-			throw stillFull.refusal("the response of " + encoded.length + " bytes was not recorded",
+			throw stillFull.refusal("the response of " + kept.bytes() + " bytes was not recorded",
 					this.clock.instant());
 		}
 	}
 
-	private Optional<IdempotencyRecord> tryRecordCompleted(CompletedRecordRequest request, byte[] encoded) {
+	private Optional<IdempotencyRecord> tryRecordCompleted(CompletedRecordRequest request, KeptResponse kept) {
 		Instant now = this.clock.instant();
 		IdempotencyRecord[] existing = new IdempotencyRecord[1];
 		this.entries.compute(request.id(), (id, current) -> {
 			if (current == null || current.isExpired(now)) {
 				InMemoryEntry next = new InMemoryEntry(request.fingerprint(), request.operation(), null, null,
-						newExpiry(now, request.retention()), encoded);
+						newExpiry(now, request.retention()), kept);
 				this.quota.account(id, current, next);
 				return next;
 			}
@@ -369,7 +369,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 				result[0] = new ReserveResult.Acquired(false);
 				return next;
 			}
-			if (current.encodedResponse() == null && !now.isBefore(current.leaseExpiresAt())
+			if (current.response() == null && !now.isBefore(current.leaseExpiresAt())
 					&& current.fingerprint().equals(request.fingerprint())) {
 				InMemoryEntry next = new InMemoryEntry(current.fingerprint(), current.operation(), request.ownerToken(),
 						now.plus(request.lease()), current.expiry(), null);
@@ -391,8 +391,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		Instant now = this.clock.instant();
 		boolean[] changed = new boolean[1];
 		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.isExpired(now) || current.encodedResponse() != null
-					|| !ownerToken.equals(current.ownerToken())) {
+			if (current.isExpired(now) || current.response() != null || !ownerToken.equals(current.ownerToken())) {
 				return current;
 			}
 			InMemoryEntry next = change.apply(current);

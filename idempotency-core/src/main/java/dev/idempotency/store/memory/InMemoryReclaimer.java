@@ -217,7 +217,7 @@ final class InMemoryReclaimer {
 				continue;
 			}
 			InMemoryEntry entry = this.entries.get(id);
-			if (entry == null || entry.encodedResponse() == null || !entry.expiry().equals(candidate.getKey())) {
+			if (entry == null || entry.response() == null || !entry.expiry().equals(candidate.getKey())) {
 				continue;
 			}
 			long freed = removeIfCompleted(candidate.getValue(), candidate.getKey());
@@ -237,7 +237,7 @@ final class InMemoryReclaimer {
 	private long removeIfCompleted(RecordId id, Expiry expiry) {
 		long[] freed = { -1 };
 		this.entries.computeIfPresent(id, (key, current) -> {
-			if (current.encodedResponse() == null || !current.expiry().equals(expiry)) {
+			if (current.response() == null || !current.expiry().equals(expiry)) {
 				return current;
 			}
 			freed[0] = current.weight(key);
