@@ -22,7 +22,9 @@ import jdk.jfr.Recording;
  * What a keyed request costs the application beside an unkeyed one, measured inside one
  * JVM, A/B interleaved: the bytes allocated per request (deterministic, unlike time on a
  * shared machine) and the CPU time per request, of every thread but the load's own.
- * Starts {@code OrdersBenchApp} in this JVM (Spring MVC or WebFlux, the in-memory store),
+ * Starts {@code OrdersBenchApp} in this JVM (Spring MVC or WebFlux, the in-memory store,
+ * or Redis on 127.0.0.1:6379 with {@code -Dstore=redis}, under the key prefix
+ * {@code door-allocation:}, deleted at the end),
  * sends {@code POST /orders} over keep-alive connections from threads of its own, and
  * optionally, after them, records a JFR profile of keyed requests alone and one of unkeyed
  * requests alone ({@code PREFIX-keyed.jfr}, {@code PREFIX-unkeyed.jfr}).
@@ -44,6 +46,8 @@ public class DoorAllocation {
 
 	private static final int CONNECTIONS = 4;
 
+	private static final String REDIS_PREFIX = "door-allocation:";
+
 	private static final SecureRandom RANDOM = new SecureRandom();
 
 	private static final Set<Long> LOAD_THREADS = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -64,6 +68,7 @@ public class DoorAllocation {
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 10;
 		int perRound = (args.length > 2) ? Integer.parseInt(args[2]) : 20000;
 		String jfr = (args.length > 3) ? args[3] : null;
+		String store = System.getProperty("store", "memory");
 		LOAD_THREADS.add(Thread.currentThread().getId());
 		int port;
 		try (var probe = new java.net.ServerSocket(0)) {
@@ -75,7 +80,8 @@ public class DoorAllocation {
 					"--spring.main.banner-mode=off", "--logging.level.root=WARN",
 					"--spring.liquibase.enabled=false", "--spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test",
 					"--spring.datasource.username=postgres", "--idempotency.mode=lease",
-					"--idempotency.store.type=memory",
+					"--idempotency.store.type=" + store, "--spring.data.redis.host=127.0.0.1",
+					"--idempotency.store.redis.key-prefix=" + REDIS_PREFIX,
 					// Tomcat closes a connection after 100 requests by default.
 					"--server.tomcat.max-keep-alive-requests=-1", "--spring.main.web-application-type="
 							+ (stack.equals("webflux") ? "reactive" : "servlet") });
@@ -110,8 +116,15 @@ public class DoorAllocation {
 				}
 			}
 		}
-		System.out.printf("%s, in-memory store, lease, request %d bytes: %d rounds of %d requests each side,"
-				+ " %d connections%n", stack, BODY.length(), rounds, perRound, CONNECTIONS);
+		if (store.equals("redis")) {
+			new ProcessBuilder("sh", "-c", "redis-cli -h 127.0.0.1 --scan --pattern '" + REDIS_PREFIX
+					+ "*' | xargs -r -n 1000 redis-cli -h 127.0.0.1 del > /dev/null")
+				.inheritIO()
+				.start()
+				.waitFor();
+		}
+		System.out.printf("%s, %s store, lease, request %d bytes: %d rounds of %d requests each side,"
+				+ " %d connections%n", stack, store, BODY.length(), rounds, perRound, CONNECTIONS);
 		double[] bytes = new double[rounds];
 		double[] cpu = new double[rounds];
 		for (int i = 0; i < rounds; i++) {

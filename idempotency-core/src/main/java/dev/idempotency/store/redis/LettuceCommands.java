@@ -10,11 +10,13 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import dev.idempotency.store.IdempotencyStoreException;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
+import io.netty.util.TimerTask;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -110,22 +112,118 @@ final class LettuceCommands {
 	 */
 	<T> CompletableFuture<@Nullable T> evalAsync(String transition, RedisScript<T> script, byte[] key, byte[][] args,
 			Executor opener) {
-		byte[][] keys = { key };
-		ScriptOutputType type = outputType(script);
-		CompletableFuture<@Nullable T> reply = commandsAsync(opener).thenCompose((commands) -> {
-			CompletableFuture<@Nullable T> bySha = bounded(() -> commands.evalsha(script.getSha1(), type, keys, args));
-			return bySha.exceptionallyCompose((failure) -> {
-				if (!isNoScript(failure)) {
-					return CompletableFuture.failedFuture(failure);
-				}
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		if (open != null && !closedForGood(open)) {
+			// Every call once the connection is open: the script is sent now.
+			return new Eval<>(open, transition, script, key, args).send();
+		}
+		return storeFailure(
+				commandsAsync(opener)
+					.thenCompose((commands) -> new Eval<>(commands, transition, script, key, args).send()),
+				"Redis idempotency store failed to " + transition);
+	}
+
+	/**
+	 * One script sent without waiting, by digest, then by source if the server answers
+	 * {@code NOSCRIPT}: itself the stage of its reply, completed on the thread that
+	 * completes the command (Lettuce's event loop), failed with an
+	 * {@link IdempotencyStoreException} when the client refuses the command, Redis fails
+	 * it, or no reply comes within the command timeout (the command is then cancelled, as
+	 * {@code LettuceFutures.awaitOrCancel} does). One object does what a chain of stages
+	 * did (a reply stage, a timer stage, a fallback stage and a failure stage for each
+	 * call): the store's part of a keyed request on a reactive door.
+	 */
+	private final class Eval<T> extends CompletableFuture<@Nullable T>
+			implements BiConsumer<@Nullable Object, @Nullable Throwable>, TimerTask {
+
+		private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+		private final String transition;
+
+		private final RedisScript<T> script;
+
+		private final byte[][] keys;
+
+		private final byte[][] args;
+
+		/** The command under way: the digest's, then the source's. */
+		private volatile @Nullable RedisFuture<?> command;
+
+		private volatile @Nullable Timeout timeout;
+
+		private volatile boolean bySource;
+
+		Eval(RedisClusterAsyncCommands<byte[], byte[]> commands, String transition, RedisScript<T> script, byte[] key,
+				byte[][] args) {
+			this.commands = commands;
+			this.transition = transition;
+			this.script = script;
+			this.keys = new byte[][] { key };
+			this.args = args;
+		}
+
+		CompletableFuture<@Nullable T> send() {
+			RedisFuture<?> sent;
+			try {
+				ScriptOutputType type = outputType(this.script);
+				sent = this.bySource
+						? this.commands.eval(this.script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type,
+								this.keys, this.args)
+						: this.commands.evalsha(this.script.getSha1(), type, this.keys, this.args);
+			}
+			catch (RuntimeException ex) {
+				// refused by the client, such as a stopped factory
+				fail(ex);
+				return this;
+			}
+			this.command = sent;
+			// timed before the reply is listened to, so that the reply cancels the timer
+			this.timeout = sent.isDone() ? null
+					: TIMEOUTS.newTimeout(this, LettuceCommands.this.timeoutMillis, TimeUnit.MILLISECONDS);
+			sent.whenComplete(this);
+			return this;
+		}
+
+		/** The command's reply or failure. */
+		@Override
+		public void accept(@Nullable Object value, @Nullable Throwable failure) {
+			Timeout timer = this.timeout;
+			if (timer != null) {
+				timer.cancel();
+			}
+			if (failure == null) {
+				@SuppressWarnings("unchecked")
+				T typed = (T) value;
+				complete(typed);
+			}
+			else if (!this.bySource && isNoScript(failure)) {
 				// not in this server's script cache (first use, restart, failover, SCRIPT
 				// FLUSH): EVAL runs it and caches it, so the next call goes by digest
 				// again
-				return bounded(() -> commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type,
-						keys, args));
-			});
-		});
-		return storeFailure(reply, "Redis idempotency store failed to " + transition);
+				this.bySource = true;
+				send();
+			}
+			else {
+				fail(failure);
+			}
+		}
+
+		/** No reply within the command timeout. */
+		@Override
+		public void run(Timeout expired) {
+			RedisFuture<?> sent = this.command;
+			if (fail(new RedisCommandTimeoutException(
+					"Command timed out after " + LettuceCommands.this.timeoutMillis + " ms")) && sent != null) {
+				sent.cancel(true);
+			}
+		}
+
+		private boolean fail(Throwable failure) {
+			Throwable cause = unwrap(failure);
+			return completeExceptionally((cause instanceof IdempotencyStoreException) ? cause
+					: new IdempotencyStoreException("Redis idempotency store failed to " + this.transition, cause));
+		}
+
 	}
 
 	/**
@@ -273,33 +371,6 @@ final class LettuceCommands {
 			// an executor that refuses the task (shut down, saturated), or no thread
 			attempt.completeExceptionally(ex);
 		}
-	}
-
-	/**
-	 * One command, sent now: its reply, or a failure when the client refuses it (thrown
-	 * at once, as by a stopped factory) or no reply comes within the command timeout (the
-	 * command is then cancelled, as {@code LettuceFutures.awaitOrCancel} does).
-	 */
-	private <T> CompletableFuture<@Nullable T> bounded(Supplier<RedisFuture<?>> send) {
-		RedisFuture<?> command;
-		try {
-			command = send.get();
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
-		CompletableFuture<@Nullable T> reply = new CompletableFuture<>();
-		command.whenComplete((value, failure) -> {
-			if (failure != null) {
-				reply.completeExceptionally(failure);
-			}
-			else {
-				@SuppressWarnings("unchecked")
-				T typed = (T) value;
-				reply.complete(typed);
-			}
-		});
-		return within(reply, this.timeoutMillis, command);
 	}
 
 	/**

@@ -151,7 +151,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<ReserveResult> reserveAsync(ReserveRequest request, Executor executor) {
 		RecordId id = request.id();
-		return run(reserveTransition(request), executor).handle((result, failure) -> {
+		if (this.replicasToAck == 0) {
+			// nothing is waited for, so no reservation is left unreplicated
+			return run(reserveTransition(request), executor, (result) -> RedisReplies.toReserveResult(id, result));
+		}
+		return run(reserveTransition(request), executor, Function.identity()).handle((result, failure) -> {
 			if (failure == null) {
 				return CompletableFuture.completedFuture(RedisReplies.toReserveResult(id, result));
 			}
@@ -196,7 +200,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public CompletionStage<Boolean> completeAsync(RecordId id, String ownerToken, StoredResponse response,
 			Executor executor) {
-		return run(completeTransition(id, ownerToken, response), executor).thenApply(RedisReplies::done);
+		return run(completeTransition(id, ownerToken, response), executor, RedisReplies::done);
 	}
 
 	private Transition<Long> completeTransition(RecordId id, String ownerToken, StoredResponse response) {
@@ -215,7 +219,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Boolean> releaseAsync(RecordId id, String ownerToken, Executor executor) {
-		return run(releaseTransition(id, ownerToken), executor).thenApply(RedisReplies::done);
+		return run(releaseTransition(id, ownerToken), executor, RedisReplies::done);
 	}
 
 	private Transition<Long> releaseTransition(RecordId id, String ownerToken) {
@@ -250,8 +254,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public CompletionStage<Optional<IdempotencyRecord>> recordCompletedAsync(CompletedRecordRequest request,
 			Executor executor) {
 		RecordId id = request.id();
-		return run(recordCompletedTransition(request), executor)
-			.thenApply((result) -> RedisReplies.toRecordedResult(id, result));
+		return run(recordCompletedTransition(request), executor, (result) -> RedisReplies.toRecordedResult(id, result));
 	}
 
 	@SuppressWarnings("rawtypes")
@@ -276,8 +279,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	@Override
 	public CompletionStage<Optional<IdempotencyRecord>> findAsync(RecordId id, Executor executor) {
-		return run(new Transition<>("find", this.scripts.find, redisKey(id), noWait()), executor)
-			.thenApply((fields) -> RedisReplies.toFound(id, fields));
+		return run(new Transition<>("find", this.scripts.find, redisKey(id), noWait()), executor,
+				(fields) -> RedisReplies.toFound(id, fields));
 	}
 
 	/**
@@ -389,12 +392,25 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 * Lettuce's asynchronous commands on the factory's shared connection when there is
 	 * one (the caller's thread only sends; {@code executor} only opens that connection
 	 * when it is not open yet), else through the template on {@code executor}. The stage
-	 * fails with an {@link IdempotencyStoreException}, never throws.
+	 * gives what {@code reply} reads from the script's reply, or fails with an
+	 * {@link IdempotencyStoreException}; it never throws.
 	 */
-	private <T> CompletableFuture<T> run(Transition<T> transition, Executor executor) {
+	private <T, U> CompletableFuture<U> run(Transition<T> transition, Executor executor,
+			Function<? super T, ? extends U> reply) {
 		byte[] key = transition.key();
 		LettuceCommands lettuce = this.lettuce;
 		CompletableFuture<@Nullable T> result;
+		if (lettuce != null && this.replicasToAck == 0) {
+			// The usual path: the script's stage, which fails with the store's exception
+			// already, and one stage that reads its reply.
+			return lettuce.evalAsync(transition.name(), transition.script(), key, transition.args(), executor)
+				.thenApply((value) -> {
+					if (value == null) {
+						throw new IdempotencyStoreException("Redis returned no result for " + transition.name());
+					}
+					return reply.apply(value);
+				});
+		}
 		if (lettuce != null) {
 			result = lettuce.evalAsync(transition.name(), transition.script(), key, transition.args(), executor)
 				.thenCompose((value) -> {
@@ -429,7 +445,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 						new IdempotencyStoreException("Redis returned no result for " + transition.name()));
 			}
 			return CompletableFuture.completedFuture(value);
-		}).thenCompose(Function.identity());
+		}).thenCompose(Function.identity()).thenApply(reply);
 	}
 
 	/**
@@ -443,7 +459,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	private <T> T call(Transition<T> transition) {
 		LettuceCommands lettuce = this.lettuce;
 		if (lettuce == null) {
-			return LettuceCommands.join(run(transition, LettuceCommands.DIRECT), transition.name());
+			return LettuceCommands.join(run(transition, LettuceCommands.DIRECT, Function.identity()),
+					transition.name());
 		}
 		T value = lettuce.eval(transition.name(), transition.script(), transition.key(), transition.args());
 		if (value == null) {
