@@ -1,5 +1,7 @@
 package dev.idempotency.store.memory;
 
+import java.util.Objects;
+
 import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
 import org.jspecify.annotations.Nullable;
@@ -27,8 +29,7 @@ record KeptResponse(@Nullable StoredResponse asIs, byte @Nullable [] encoded, in
 
 	StoredResponse response() {
 		StoredResponse response = this.asIs;
-		return (response != null) ? response
-				: StoredResponseCodec.decode(java.util.Objects.requireNonNull(this.encoded));
+		return (response != null) ? response : StoredResponseCodec.decode(Objects.requireNonNull(this.encoded));
 	}
 
 }

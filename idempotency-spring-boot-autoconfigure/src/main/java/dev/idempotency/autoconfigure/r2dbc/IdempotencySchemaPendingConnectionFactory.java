@@ -30,14 +30,15 @@ final class IdempotencySchemaPendingConnectionFactory
 
 	private static final Log logger = LogFactory.getLog(IdempotencySchemaPendingConnectionFactory.class);
 
+	/** What {@link #attempt} holds once the table is set up. */
+	private static final Mono<Void> SET_UP = Mono.empty();
+
 	private final ConnectionFactory delegate;
 
 	private final IdempotencyR2dbcSchema schema;
 
 	/** The attempt under way, if any; {@link #SET_UP} once one succeeded. */
 	private final AtomicReference<@Nullable Mono<Void>> attempt = new AtomicReference<>();
-
-	private static final Mono<Void> SET_UP = Mono.empty();
 
 	IdempotencySchemaPendingConnectionFactory(ConnectionFactory delegate, IdempotencyR2dbcSchema schema) {
 		this.delegate = delegate;
@@ -59,20 +60,16 @@ final class IdempotencySchemaPendingConnectionFactory
 				return current;
 			}
 			AtomicReference<@Nullable Mono<Void>> self = new AtomicReference<>();
-			// One attempt at a time, shared by the connections that wait for it, bounded
-			// (a database that swallows packets does not hold it for ever) and run to its
-			// end whatever its callers do: a call that gives up within the store's
-			// timeout
-			// does not cancel a set-up that takes longer (the DDL's locks).
-			Mono<Void> next = this.schema.setUp().timeout(IdempotencyR2dbcSchema.STATEMENT_WAIT).doOnSuccess((done) -> {
+			// One attempt at a time, shared by the calls that wait for it, bounded
+			// (a database that swallows packets does not hold it for ever), run to
+			// its end whatever its callers do: a call that gives up within the
+			// store's timeout does not cancel a longer set-up.
+			Mono<Void> bounded = this.schema.setUp().timeout(IdempotencyR2dbcSchema.STATEMENT_WAIT);
+			Mono<Void> next = bounded.doOnSuccess((done) -> {
 				this.attempt.set(SET_UP);
 				logger.info("The idempotency store's database answers: its table is set up");
 			})
-				.onErrorMap((ex) -> !(ex instanceof IdempotencyR2dbcTableMissingException),
-						(ex) -> new R2dbcTransientResourceException(
-								"The idempotency store's table is not set up"
-										+ " yet: its database could not be reached at start-up, nor now (" + ex + ")",
-								ex))
+				.onErrorMap((ex) -> !(ex instanceof IdempotencyR2dbcTableMissingException), this::notSetUp)
 				.doOnError((ex) -> {
 					this.attempt.compareAndSet(self.get(), null);
 					logger.warn("Setting up the idempotency table failed; retried on the store's next call: " + ex);
@@ -86,6 +83,11 @@ final class IdempotencySchemaPendingConnectionFactory
 				return next;
 			}
 		}
+	}
+
+	private R2dbcTransientResourceException notSetUp(Throwable cause) {
+		return new R2dbcTransientResourceException("The idempotency store's table is not set up yet: its database"
+				+ " could not be reached at start-up, nor now (" + cause + ")", cause);
 	}
 
 	@Override
