@@ -414,7 +414,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		if (lettuce != null) {
 			result = lettuce.evalAsync(transition.name(), transition.script(), key, transition.args(), executor)
 				.thenCompose((value) -> {
-					if (value == null || this.replicasToAck == 0 || !transition.wrote().test(value)) {
+					// replicas-to-ack is set: calls without it took the branch above
+					if (value == null || !transition.wrote().test(value)) {
 						return CompletableFuture.completedFuture(value);
 					}
 					return lettuce

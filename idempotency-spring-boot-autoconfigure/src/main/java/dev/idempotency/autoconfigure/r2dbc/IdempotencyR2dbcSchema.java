@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.r2dbc;
 import java.time.Duration;
 
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -47,8 +48,7 @@ final class IdempotencyR2dbcSchema {
 	 */
 	boolean reachable(Duration wait) {
 		try {
-			Mono.usingWhen(this.connectionFactory.create(), (connection) -> Mono.empty(),
-					io.r2dbc.spi.Connection::close)
+			Mono.usingWhen(this.connectionFactory.create(), (connection) -> Mono.empty(), Connection::close)
 				.block(wait);
 			return true;
 		}
