@@ -64,6 +64,14 @@ final class ReactiveHandlerTransactions {
 	}
 
 	/**
+	 * Whether the store is known to join the door's transactions: checked on the first
+	 * protected request, so {@code false} until then.
+	 */
+	boolean storeJoins() {
+		return this.checked && this.storeJoins;
+	}
+
+	/**
 	 * Runs {@code body} inside a transaction of the door, which {@code body} ends through
 	 * {@link #commit} or {@link #rollback}; one it left open (it failed, or was
 	 * cancelled) is rolled back. If the store turns out not to join it (the first request

@@ -240,11 +240,23 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			// current while the engine starts the call's: its parent.
 			Observation parent = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
 			try (Observation.Scope scope = (parent != null) ? parent.openScope() : null) {
-				decided = this.engine.beginAsync(call, false, this.storeExecutor, reading);
+				decided = this.engine.beginAsync(call, completesAtomically(), this.storeExecutor, reading);
 			}
 			return EngineSteps.decision(decided, goingOn, (reservation) -> this.engine.failedAsync(reservation,
 					"the client went away before it ran", this.storeExecutor));
 		});
+	}
+
+	/**
+	 * Whether a run reserved now completes atomically: its answer recorded in the
+	 * transaction of the handler's writes on the store's database, or its key released.
+	 * The R2DBC store on PostgreSQL then commits the reservation without waiting for its
+	 * WAL flush ({@code ReserveRequest#atomicCompletion()}). Not before the first
+	 * protected request found that the store joins the door's transactions.
+	 */
+	private boolean completesAtomically() {
+		ReactiveHandlerTransactions transactions = this.transactions;
+		return transactions != null && transactions.storeJoins();
 	}
 
 	/**

@@ -176,7 +176,7 @@ abstract class AbstractR2dbcAtomicWebFluxTests {
 		assertThat(rows(key)).isEqualTo(1);
 	}
 
-	private EntityExchangeResult<String> post(String path, String key) {
+	EntityExchangeResult<String> post(String path, String key) {
 		return this.client.post()
 			.uri(path)
 			.header("Idempotency-Key", key)

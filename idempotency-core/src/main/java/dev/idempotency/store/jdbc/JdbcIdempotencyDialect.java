@@ -83,6 +83,22 @@ public enum JdbcIdempotencyDialect {
 	}
 
 	/**
+	 * PostgreSQL's reservation whose commit does not wait for its WAL flush
+	 * ({@code set_config('synchronous_commit', 'off', true)} in the same statement; see
+	 * {@link JdbcIdempotencyStore.ReserveCommit}); {@code null} on the other databases,
+	 * which have no per-transaction equivalent. Internal: public only for the R2DBC
+	 * store; not supported.
+	 * @param table the table, a plain SQL identifier ({@link #validateTableName})
+	 * @return the reserve statements, or {@code null}
+	 */
+	public @Nullable List<String> asynchronousCommitReserve(String table) {
+		if (this != POSTGRESQL) {
+			return null;
+		}
+		return PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(validateTableName(table)).reserve();
+	}
+
+	/**
 	 * The statements that create this database's table of records on {@code table}, with
 	 * the columns, primary key and indexes of the starter's Liquibase changelog, where
 	 * they do not exist yet. Internal: public only for the R2DBC store's schema set-up,

@@ -33,6 +33,8 @@ import dev.idempotency.store.StoredResponse;
 import dev.idempotency.store.StoredResponseCodec;
 import dev.idempotency.store.TransactionConflictException;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore.ReserveCommit;
 import dev.idempotency.store.jdbc.JdbcIdempotencyStatements;
 import dev.idempotency.store.jdbc.RecordColumns;
 import io.r2dbc.spi.Connection;
@@ -105,6 +107,15 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 	private final Duration timeout;
 
+	/** Which reservations commit without waiting for their WAL flush (PostgreSQL). */
+	private final ReserveCommit reserveCommit;
+
+	/**
+	 * The reservation that commits asynchronously, for the requests that
+	 * {@link #reserveCommit} allows it; {@code null} when none may.
+	 */
+	private final @Nullable List<String> asynchronousReserve;
+
 	private final TransactionalOperator ownTransaction;
 
 	/**
@@ -133,6 +144,10 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		this.statements = dialect.statements(this.table);
 		this.reserveByInsert = dialect.reserveByInsert(this.table);
 		this.timeout = builder.timeout;
+		List<String> asynchronous = (builder.reserveCommit != ReserveCommit.OFF)
+				? dialect.asynchronousCommitReserve(this.table) : null;
+		this.asynchronousReserve = asynchronous;
+		this.reserveCommit = (asynchronous != null) ? builder.reserveCommit : ReserveCommit.OFF;
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(statements), definition);
@@ -353,10 +368,34 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 	 * changed nothing.
 	 */
 	private Mono<ReserveResult> reserveAttempt(ReserveRequest request, int attempt) {
-		List<String> sql = this.statements.reserve();
+		List<String> sql = reserveSql(request);
 		Mono<Optional<ReserveResult>> once = Mono.defer(() -> reserveOnce(sql, request));
 		once = (sql.size() == 1) ? alone(once) : this.ownTransaction.transactional(once);
 		return orAgain(once, attempt, request.id(), "reservation", () -> reserveAttempt(request, attempt + 1));
+	}
+
+	/**
+	 * The statements of a reservation for this request: on PostgreSQL, one that commits
+	 * without waiting for its WAL flush where {@link #reserveCommit} allows it (every
+	 * reservation, or one whose run completes atomically: the door records its answer in
+	 * the transaction of the handler's writes on this database, whose durable commit
+	 * follows it in the same WAL).
+	 */
+	private List<String> reserveSql(ReserveRequest request) {
+		List<String> asynchronous = this.asynchronousReserve;
+		if (asynchronous != null && (this.reserveCommit == ReserveCommit.ON || request.atomicCompletion())) {
+			return asynchronous;
+		}
+		return this.statements.reserve();
+	}
+
+	/**
+	 * Which reservations commit without waiting for their WAL flush: always
+	 * {@link ReserveCommit#OFF} but on PostgreSQL.
+	 * @since 0.2.0
+	 */
+	public ReserveCommit reserveCommit() {
+		return this.reserveCommit;
 	}
 
 	/**
@@ -877,6 +916,8 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 
 		private Duration timeout = Duration.ofSeconds(2);
 
+		private ReserveCommit reserveCommit = ReserveCommit.WITH_ATOMIC_COMPLETION;
+
 		private Builder(ConnectionFactory connectionFactory) {
 			this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
 		}
@@ -918,9 +959,23 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		}
 
 		/**
+		 * Which reservations commit without waiting for their WAL flush, as the JDBC
+		 * store's ({@link JdbcIdempotencyStore.Builder#reserveCommit}): PostgreSQL only
+		 * (elsewhere every reservation is durable, and {@link ReserveCommit#ON} is
+		 * refused). {@link ReserveCommit#WITH_ATOMIC_COMPLETION} by default: the
+		 * reservations the WebFlux door makes for a run it completes atomically.
+		 * @since 0.2.0
+		 */
+		public Builder reserveCommit(ReserveCommit reserveCommit) {
+			this.reserveCommit = Objects.requireNonNull(reserveCommit, "reserveCommit");
+			return this;
+		}
+
+		/**
 		 * The store; detects the dialect first if none was set.
 		 * @throws IllegalArgumentException for a table name that is not a plain SQL
-		 * identifier or a negative timeout
+		 * identifier, a negative timeout, or {@link ReserveCommit#ON} on another database
+		 * than PostgreSQL
 		 */
 		public R2dbcIdempotencyStore build() {
 			JdbcIdempotencyDialect.validateTableName(this.tableName);
@@ -928,6 +983,11 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 				throw new IllegalArgumentException("Timeout must not be negative, was " + this.timeout);
 			}
 			JdbcIdempotencyDialect dialect = (this.dialect != null) ? this.dialect : detect(this.connectionFactory);
+			if (this.reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+				throw new IllegalArgumentException(
+						"An asynchronous commit of the reservation (synchronous_commit = off)"
+								+ " exists on PostgreSQL only, not on " + dialect);
+			}
 			return new R2dbcIdempotencyStore(this, dialect);
 		}
 

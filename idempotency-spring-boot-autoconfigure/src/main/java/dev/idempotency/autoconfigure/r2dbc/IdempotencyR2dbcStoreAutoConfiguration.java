@@ -10,6 +10,7 @@ import dev.idempotency.autoconfigure.internal.IdempotencyStoreTimeout;
 import dev.idempotency.core.IdempotencySettings;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import io.r2dbc.spi.ConnectionFactory;
 import org.apache.commons.logging.Log;
@@ -89,6 +90,11 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 		// reported at once and before the database is reached.
 		settings.getIfAvailable();
 		JdbcIdempotencyDialect dialect = R2dbcIdempotencyStore.detect(connectionFactory);
+		JdbcIdempotencyStore.ReserveCommit reserveCommit = properties.getPostgresql().getReserveAsynchronousCommit();
+		if (reserveCommit == JdbcIdempotencyStore.ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
+			throw new IllegalStateException("idempotency.store.r2dbc.postgresql.reserve-asynchronous-commit=on"
+					+ " needs PostgreSQL, but the store's database is " + dialect + ": remove the property");
+		}
 		IdempotencyR2dbcSchema schema = new IdempotencyR2dbcSchema(connectionFactory, dialect,
 				properties.getTableName(), properties.getInitializeSchema());
 		ConnectionFactory storeConnections = connectionFactory;
@@ -108,6 +114,7 @@ public final class IdempotencyR2dbcStoreAutoConfiguration {
 			.dialect(dialect)
 			.tableName(properties.getTableName())
 			.timeout(properties.getTimeout())
+			.reserveCommit(reserveCommit)
 			.deflateFrom(
 					AnswerCompression.deflateFrom(common.getIfAvailable(IdempotencyProperties::new).getStore(), true))
 			.build();

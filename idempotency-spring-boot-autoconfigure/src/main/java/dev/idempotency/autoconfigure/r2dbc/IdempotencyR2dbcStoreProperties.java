@@ -52,8 +52,18 @@ public class IdempotencyR2dbcStoreProperties {
 	@NestedConfigurationProperty
 	private final IdempotencyJdbcStoreProperties.Purge purge = new IdempotencyJdbcStoreProperties.Purge();
 
+	/**
+	 * Settings that exist on PostgreSQL only, as the JDBC store's.
+	 */
+	@NestedConfigurationProperty
+	private final IdempotencyJdbcStoreProperties.Postgresql postgresql = new IdempotencyJdbcStoreProperties.Postgresql();
+
 	public IdempotencyJdbcStoreProperties.Purge getPurge() {
 		return this.purge;
+	}
+
+	public IdempotencyJdbcStoreProperties.Postgresql getPostgresql() {
+		return this.postgresql;
 	}
 
 	public boolean isTransactionalCompletion() {

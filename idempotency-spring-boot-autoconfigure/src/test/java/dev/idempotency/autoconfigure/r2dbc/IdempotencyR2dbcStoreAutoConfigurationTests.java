@@ -13,6 +13,7 @@ import dev.idempotency.store.RecordId;
 import dev.idempotency.store.ReserveRequest;
 import dev.idempotency.store.ReserveResult;
 import dev.idempotency.store.jdbc.JdbcIdempotencyDialect;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import dev.idempotency.test.servers.JdbcTestDatabase;
@@ -153,6 +154,28 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 			});
 	}
 
+	/**
+	 * As with the JDBC store: only on PostgreSQL may a reservation commit without waiting
+	 * for its WAL flush; 'on' elsewhere fails the start-up naming the property.
+	 */
+	@Test
+	void anAsynchronousCommitOfTheReservationIsRefusedOnAnotherDatabaseNamingTheProperty() {
+		this.runner.withPropertyValues("spring.r2dbc.url=" + h2Url()).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(R2dbcIdempotencyStore.class).reserveCommit())
+				.isEqualTo(JdbcIdempotencyStore.ReserveCommit.OFF);
+		});
+		this.runner
+			.withPropertyValues("spring.r2dbc.url=" + h2Url(),
+					"idempotency.store.r2dbc.postgresql.reserve-asynchronous-commit=on")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.hasMessageContaining("idempotency.store.r2dbc.postgresql.reserve-asynchronous-commit=on needs"
+							+ " PostgreSQL, but the store's database is H2");
+			});
+	}
+
 	@Test
 	void onPostgresqlTheTableIsCreatedWhenAskedAndKept() throws Exception {
 		assertTheTableIsCreatedWithAlways(JdbcTestDatabase.postgres());
@@ -184,6 +207,12 @@ class IdempotencyR2dbcStoreAutoConfigurationTests {
 				IdempotencyStore store = context.getBean(IdempotencyStore.class);
 				assertThat(store.reserve(request())).isEqualTo(new ReserveResult.Acquired(false));
 				assertThat(store.inspectByKey("no-such-key", 10)).isEmpty();
+				// Only on PostgreSQL may the reservation of an atomic run commit
+				// asynchronously (the default, as the JDBC store's).
+				assertThat(context.getBean(R2dbcIdempotencyStore.class).reserveCommit())
+					.isEqualTo(database.r2dbcUrl().startsWith("r2dbc:postgresql")
+							? JdbcIdempotencyStore.ReserveCommit.WITH_ATOMIC_COMPLETION
+							: JdbcIdempotencyStore.ReserveCommit.OFF);
 			});
 			always.run((context) -> {
 				assertThat(context).hasNotFailed();

@@ -90,7 +90,7 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	}
 
 	/** A pool of up to {@code maxSize} connections to the test database. */
-	private ConnectionPool pool(int maxSize) {
+	protected ConnectionPool pool(int maxSize) {
 		ConnectionPoolConfiguration.Builder pool = ConnectionPoolConfiguration
 			.builder(ConnectionFactories.get(ConnectionFactoryOptions.parse(this.database.r2dbcUrl())
 				.mutate()
