@@ -11,9 +11,12 @@ import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.core.internal.IdempotentCall;
 import dev.idempotency.test.TestKeys;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.SmartLifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -21,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The engine's heartbeat thread runs with the context and ends when the context closes.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotencyEngineLifecycleTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -51,6 +55,18 @@ class IdempotencyEngineLifecycleTests {
 			.isInstanceOf(Decision.Reject.class);
 		assertThat(((Decision.Reject) afterClose).error().type()).isEqualTo(IdempotencyErrorType.STORE_UNAVAILABLE);
 		assertThat(((Decision.Reject) afterClose).error().detail()).contains("stopped");
+	}
+
+	/**
+	 * One INFO line at start-up names the store and how keys are protected, so that a new
+	 * user sees which store their settings chose.
+	 */
+	@Test
+	void theStartUpLogNamesTheStoreAndTheModel(CapturedOutput output) {
+		this.runner.withPropertyValues("idempotency.mode=record-after-success", "idempotency.lifetime=PT2H")
+			.run((context) -> assertThat(output).contains("Idempotency-Key protection started: store 'memory',"
+					+ " model record-after-success, keys kept PT2H5M (lifetime PT2H + grace PT5M), on a store"
+					+ " failure fail-closed"));
 	}
 
 	@Test
