@@ -110,7 +110,11 @@ public class DoorAllocation {
 						recording.enable("jdk.ObjectAllocationSample").with("throttle", throttle);
 					}
 					recording.start();
+					Object profiler = asyncProfiler("start,event=cpu,interval=200us");
 					load(port, k, rounds * perRound);
+					if (profiler != null) {
+						asyncProfiler("stop,collapsed,file=" + jfr + (k ? "-keyed" : "-unkeyed") + ".collapsed");
+					}
 					recording.stop();
 					recording.dump(Path.of(jfr + (k ? "-keyed.jfr" : "-unkeyed.jfr")));
 				}
@@ -139,6 +143,21 @@ public class DoorAllocation {
 		Arrays.sort(cpu);
 		System.out.printf("median added: %.0f bytes/req, %.1f µs CPU/req (threads of the application only)%n",
 				bytes[rounds / 2], cpu[rounds / 2]);
+	}
+
+	/**
+	 * With {@code -Dasync.profiler=/path/to/libasyncProfiler.so}, runs an async-profiler
+	 * command (its CPU samples have no safepoint bias and see the event loops' native
+	 * frames); {@code null} without.
+	 */
+	private static Object asyncProfiler(String command) throws Exception {
+		String library = System.getProperty("async.profiler");
+		if (library == null) {
+			return null;
+		}
+		Class<?> type = Class.forName("one.profiler.AsyncProfiler");
+		Object profiler = type.getMethod("getInstance", String.class).invoke(null, library);
+		return type.getMethod("execute", String.class).invoke(profiler, command);
 	}
 
 	/** Sends the requests; gives the bytes allocated and the CPU ns of the application's threads. */
