@@ -19,6 +19,8 @@ A variant is [webflux/]endpoint:store/mode[/atomic|/dedicated|/nonatomic][@size]
 orders:memory/lease, orders:redis/record-after-success, orders-db:postgresql/record-after-success/atomic,
 orders:redis/lease@8k, orders:redis/lease@8k+raw (answers stored undeflated by every store),
 orders:redis/lease@8k+deflate (deflated from 256 bytes by every store; by default only the JDBC and R2DBC stores deflate),
+orders-db:postgresql/lease/atomic+durable, webflux/orders-db:r2dbc/lease+durable (every reservation waits for its WAL
+flush: reserve-asynchronous-commit=off, the store's asynchronous commit of an atomic run's reservation off),
 webflux/orders:redis/lease (the same controller on WebFlux). The size is the request and the answer: @40 a 200-byte order answered
 in about 40 bytes, @1k a 200-byte one answered in about 1 KB, @8k a 2-KB one answered in about
 8 KB; without one, the 30-byte order answered in 40 bytes of the earlier runs (only those rows
@@ -214,7 +216,8 @@ def per_request(p, key):
 def properties(variant, name):
     stack, variant = variant.split("/", 1) if variant.startswith("webflux/") else ("mvc", variant)
     endpoint, spec = variant.split(":")
-    spec = spec.removesuffix("+raw").removesuffix("+deflate").split("@")[0]
+    durable = spec.endswith("+durable")
+    spec = spec.removesuffix("+durable").removesuffix("+raw").removesuffix("+deflate").split("@")[0]
     parts = spec.split("/")
     store, mode = parts[0], parts[1]
     flavour = parts[2] if len(parts) > 2 else ""
@@ -257,6 +260,10 @@ def properties(variant, name):
             raise SystemExit(f"{variant}: postgresql needs /atomic or /dedicated")
     else:
         raise SystemExit(f"unknown store in {variant}")
+    if durable:
+        if store not in ("postgresql", "r2dbc"):
+            raise SystemExit(f"{variant}: +durable is for the postgresql and r2dbc stores")
+        props[f"idempotency.store.{'r2dbc' if store == 'r2dbc' else 'jdbc'}.postgresql.reserve-asynchronous-commit"] = "off"
     if stack == "webflux" and endpoint != "orders" and store != "r2dbc":
         raise SystemExit(f"{variant}: on WebFlux /orders/db only with the r2dbc store (JDBC's insert would "
                          f"block an event loop)")
@@ -286,7 +293,7 @@ def run_variant(variant, args, classpath, report, workdir, baselines, added, che
     answered = {False: 0, True: 0}
     raw = variant.endswith("+raw")
     deflate = variant.endswith("+deflate")
-    size = variant.removesuffix("+raw").removesuffix("+deflate").split("@")[1] if "@" in variant else ""
+    size = variant.removesuffix("+durable").removesuffix("+raw").removesuffix("+deflate").split("@")[1] if "@" in variant else ""
     request_bytes, answer_bytes = SIZES[size]
     body = BODY if request_bytes is None else sized_body(request_bytes, answer_bytes)
     psql(f"CREATE SCHEMA {name}; CREATE SCHEMA {name}_records;"
