@@ -1,6 +1,7 @@
 package dev.idempotency.web;
 
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -79,24 +80,41 @@ final class ReactiveHandlerTransactions {
 	 * without.
 	 */
 	<T> Mono<T> inTransaction(Function<@Nullable Run, Mono<T>> body) {
-		return Mono.deferContextual((context) -> Mono.usingWhen(
-				this.transactionManager.getReactiveTransaction(this.definition)
-					.flatMap((status) -> Mono.deferContextual((inside) -> Mono.just(new Run(status, inside)))),
-				(run) -> {
-					if (!this.checked) {
-						boolean joins = joining(run, this.store::joinsCurrentTransaction);
-						this.checked = true;
-						if (!joins) {
-							this.storeJoins = false;
-							logger.warn("Atomic completion is off: the R2DBC idempotency store does not see the"
-									+ " WebFlux door's transaction; protected handlers run without a shared transaction");
-						}
+		return Mono.deferContextual((context) -> {
+			// Begun to its end even if the request is cancelled meanwhile (the client
+			// went
+			// away): a begin cancelled half-way would keep the connection it took from
+			// the
+			// pool, for good.
+			CompletableFuture<@Nullable Run> begun = this.transactionManager.getReactiveTransaction(this.definition)
+				.flatMap((status) -> Mono.deferContextual((inside) -> Mono.just(new Run(status, inside))))
+				.contextWrite(context)
+				.toFuture();
+			Mono<Run> transaction = Mono.fromFuture(begun, true).onErrorMap(NotBegun::new);
+			return Mono.usingWhen(transaction, (run) -> {
+				if (!this.checked) {
+					boolean joins = joining(run, this.store::joinsCurrentTransaction);
+					this.checked = true;
+					if (!joins) {
+						this.storeJoins = false;
+						logger.warn("Atomic completion is off: the R2DBC idempotency store does not see the"
+								+ " WebFlux door's transaction; protected handlers run without a shared transaction");
 					}
-					if (!this.storeJoins) {
-						return rollback(run).then(body.apply(null));
+				}
+				if (!this.storeJoins) {
+					return rollback(run).then(body.apply(null));
+				}
+				return body.apply(run);
+			}, this::rollback, (run, error) -> rollback(run), this::rollback)
+				// Cancelled before the transaction was handed over: it is rolled back
+				// once
+				// begun (rollback starts at once).
+				.doOnCancel(() -> begun.thenAccept((run) -> {
+					if (run != null) {
+						rollback(run);
 					}
-					return body.apply(run);
-				}, this::rollback, (run, error) -> rollback(run), this::rollback))
+				}));
+		})
 			.contextWrite(TransactionContextManager.getOrCreateContext())
 			.contextWrite(TransactionContextManager.getOrCreateContextHolder());
 	}
@@ -115,7 +133,8 @@ final class ReactiveHandlerTransactions {
 	}
 
 	/**
-	 * Commits.
+	 * Commits: starts at once and runs to its end, also for a request cancelled meanwhile
+	 * ({@link #toTheEnd}).
 	 * @return empty once committed; else the failure of the commit, which rolled the
 	 * transaction back (logged at ERROR when the store failed,
 	 * {@link TransactionFailures#isStoreFailure})
@@ -124,7 +143,7 @@ final class ReactiveHandlerTransactions {
 		if (!run.end()) {
 			return Mono.just(Optional.empty());
 		}
-		return this.transactionManager.commit(run.status)
+		return toTheEnd(this.transactionManager.commit(run.status)
 			.contextWrite(run.context)
 			.then(Mono.fromSupplier(Optional::<Throwable>empty))
 			.onErrorResume((ex) -> {
@@ -136,18 +155,31 @@ final class ReactiveHandlerTransactions {
 					logger.debug(message + ": the application's own writes failed", ex);
 				}
 				return Mono.just(Optional.of(ex));
-			});
+			}));
 	}
 
-	/** Rolls back, unless it has ended already; a failure is logged. */
+	/**
+	 * Rolls back, unless it has ended already; a failure is logged. Starts at once and
+	 * runs to its end, as {@link #commit} does.
+	 */
 	Mono<Void> rollback(Run run) {
 		if (!run.end()) {
 			return Mono.empty();
 		}
-		return this.transactionManager.rollback(run.status).contextWrite(run.context).onErrorResume((ex) -> {
+		return toTheEnd(this.transactionManager.rollback(run.status).contextWrite(run.context).onErrorResume((ex) -> {
 			logger.error("Could not roll back the transaction of a protected request", ex);
 			return Mono.empty();
-		});
+		}));
+	}
+
+	/**
+	 * Starts the end of a transaction now and runs it to its end whatever happens to the
+	 * request: a commit or a rollback cancelled half-way (the client went away while the
+	 * answer was being recorded) would never give its connection back to the pool, and a
+	 * few hundred such clients would leave none.
+	 */
+	private static <T> Mono<T> toTheEnd(Mono<T> end) {
+		return Mono.fromFuture(end.toFuture(), true);
 	}
 
 	/**
@@ -156,6 +188,32 @@ final class ReactiveHandlerTransactions {
 	 */
 	static boolean isConflict(Throwable failure) {
 		return R2dbcIdempotencyStore.isConflict(failure);
+	}
+
+	/**
+	 * The door's transaction could not begin (no connection, say): nothing of the request
+	 * ran.
+	 */
+	@SuppressWarnings("serial")
+	static final class NotBegun extends RuntimeException {
+
+		private final transient Throwable failure;
+
+		NotBegun(Throwable failure) {
+			super(null, failure, false, false);
+			this.failure = failure;
+		}
+
+		/** Why, as the key's release logs it. */
+		String reason() {
+			return "its transaction could not begin: " + this.failure;
+		}
+
+		/** What failed. */
+		Throwable failure() {
+			return this.failure;
+		}
+
 	}
 
 	/** One protected request's transaction. */

@@ -277,7 +277,18 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 				// Nothing of the held answer was sent: the error replaces it.
 				exchange.getResponse().getHeaders().clear();
 				return this.refusals.refuse(exchange, ex.error);
-			});
+			})
+			// As on the Spring MVC door: nothing ran, the key is freed, 503.
+			.onErrorResume(ReactiveHandlerTransactions.NotBegun.class,
+					(ex) -> engineCall(
+							() -> this.engine.failedAsync(reservation, ex.reason(), ex.failure(), this.storeExecutor))
+						.then(this.refusals.refuse(exchange,
+								new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
+										"the request's transaction could not begin; nothing was done, retry later",
+										this.engine.settings().storeFailure().retryAfter()))))
+			// A client gone while the transaction began, before the handler's run (which
+			// says so itself): the record is left to its lease, its heartbeats stop.
+			.doOnCancel(() -> this.engine.abandoned(reservation, "the client went away while it ran"));
 	}
 
 	/**
