@@ -265,7 +265,27 @@ final class IdempotencyPropertiesValidator {
 		}
 	}
 
+	/**
+	 * A header name is an HTTP token (RFC 9110): one that is not would never arrive (a
+	 * server refuses the request, or no client can send it), and every request would then
+	 * run unprotected.
+	 */
+	private void headerName(String name, String property, String what) {
+		if (name.isEmpty() || !name.chars().allMatch(IdempotencyPropertiesValidator::isTokenCharacter)) {
+			add(property,
+					property + " must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~, no spaces), was '"
+							+ name + "'",
+					"Set " + property + " to " + what + " (Idempotency-Key), or remove it for the default.");
+		}
+	}
+
+	private static boolean isTokenCharacter(int c) {
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+				|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+	}
+
 	private void httpDoor(IdempotencyProperties properties) {
+		headerName(properties.getHeaderName(), "idempotency.header-name", "the header clients send their keys in");
 		DataSize requestBody = properties.getRequest().getMaxBodySize();
 		if (requestBody.toBytes() < 0) {
 			String property = "idempotency.request.max-body-size";
@@ -432,11 +452,7 @@ final class IdempotencyPropertiesValidator {
 	}
 
 	private void client(IdempotencyClientProperties client) {
-		if (client.getHeaderName().isBlank()) {
-			String property = "idempotency.client.header-name";
-			add(property, property + " must not be empty", "Set " + property
-					+ " to the header the server reads (Idempotency-Key), or remove it for the" + " default.");
-		}
+		headerName(client.getHeaderName(), "idempotency.client.header-name", "the header the server reads");
 		if (client.getMethods().isEmpty()) {
 			String property = "idempotency.client.methods";
 			add(property, property + " must name at least one HTTP method, was empty", "Set " + property

@@ -86,6 +86,25 @@ class IdempotencyPropertiesTests {
 	 * Every bad value is reported at once, each with its property, its value and what to
 	 * set, instead of the first one alone.
 	 */
+	/**
+	 * A header name no request can carry (a space in it, or none at all) would leave
+	 * every request unprotected: refused at start-up.
+	 */
+	@Test
+	void aHeaderNameThatIsNotAnHttpTokenIsRefused() {
+		for (String name : new String[] { "Bad Header", "", "Idempotency-Key:", "Ключ" }) {
+			IdempotencyProperties properties = new IdempotencyProperties();
+			properties.setHeaderName(name);
+			assertThatExceptionOfType(InvalidIdempotencySettingsException.class).isThrownBy(() -> validate(properties))
+				.withMessage("idempotency.header-name must be an HTTP header name (letters, digits and"
+						+ " !#$%&'*+-.^_`|~, no spaces), was '" + name + "'")
+				.satisfies((ex) -> assertThat(ex.properties()).containsExactly("idempotency.header-name"));
+		}
+		IdempotencyProperties custom = new IdempotencyProperties();
+		custom.setHeaderName("X-Request-Key");
+		validate(custom);
+	}
+
 	@Test
 	void everyBadValueIsReportedAtOnce() {
 		IdempotencyProperties properties = new IdempotencyProperties();

@@ -33,7 +33,8 @@ public class IdempotencyR2dbcStoreProperties {
 	/**
 	 * Longest one store call (a transition, with the attempts it runs again) waits for
 	 * the database before the request is answered as for an unavailable store (503 when
-	 * fail-closed); 0 for none.
+	 * fail-closed); 0 for none, in record-after-success mode only (in lease mode the
+	 * start-up refuses it: a heartbeat could wait longer than the lease).
 	 */
 	private Duration timeout = Duration.ofSeconds(2);
 
