@@ -81,11 +81,8 @@ final class ReactiveHandlerTransactions {
 	 */
 	<T> Mono<T> inTransaction(Function<@Nullable Run, Mono<T>> body) {
 		return Mono.deferContextual((context) -> {
-			// Begun to its end even if the request is cancelled meanwhile (the client
-			// went
-			// away): a begin cancelled half-way would keep the connection it took from
-			// the
-			// pool, for good.
+			// Begun to its end even if the request is cancelled meanwhile: a begin
+			// cancelled half-way keeps the connection it took from the pool for good.
 			CompletableFuture<@Nullable Run> begun = this.transactionManager.getReactiveTransaction(this.definition)
 				.flatMap((status) -> Mono.deferContextual((inside) -> Mono.just(new Run(status, inside))))
 				.contextWrite(context)
@@ -106,9 +103,8 @@ final class ReactiveHandlerTransactions {
 				}
 				return body.apply(run);
 			}, this::rollback, (run, error) -> rollback(run), this::rollback)
-				// Cancelled before the transaction was handed over: it is rolled back
-				// once
-				// begun (rollback starts at once).
+				// Cancelled before the transaction was handed over: it is
+				// rolled back once begun (a rollback starts at once).
 				.doOnCancel(() -> begun.thenAccept((run) -> {
 					if (run != null) {
 						rollback(run);

@@ -282,10 +282,10 @@ final class WebFluxDoor implements SmartInitializingSingleton {
 			.onErrorResume(ReactiveHandlerTransactions.NotBegun.class,
 					(ex) -> engineCall(
 							() -> this.engine.failedAsync(reservation, ex.reason(), ex.failure(), this.storeExecutor))
-						.then(this.refusals.refuse(exchange,
+						.then(Mono.defer(() -> this.refusals.refuse(exchange,
 								new IdempotencyError(IdempotencyErrorType.STORE_UNAVAILABLE, 503,
 										"the request's transaction could not begin; nothing was done, retry later",
-										this.engine.settings().storeFailure().retryAfter()))))
+										this.engine.settings().storeFailure().retryAfter())))))
 			// A client gone while the transaction began, before the handler's run (which
 			// says so itself): the record is left to its lease, its heartbeats stop.
 			.doOnCancel(() -> this.engine.abandoned(reservation, "the client went away while it ran"));
