@@ -99,6 +99,27 @@ public enum JdbcIdempotencyDialect {
 	}
 
 	/**
+	 * Which reservations commit without waiting for their WAL flush on this database when
+	 * {@code requested} is set: {@code requested} on PostgreSQL, every reservation
+	 * durable ({@link JdbcIdempotencyStore.ReserveCommit#OFF}) elsewhere. Internal:
+	 * public only for the R2DBC store; not supported.
+	 * @param requested the setting asked for
+	 * @return the setting in effect
+	 * @throws IllegalArgumentException for {@link JdbcIdempotencyStore.ReserveCommit#ON}
+	 * on another database than PostgreSQL
+	 */
+	public JdbcIdempotencyStore.ReserveCommit reserveCommit(JdbcIdempotencyStore.ReserveCommit requested) {
+		if (this == POSTGRESQL) {
+			return requested;
+		}
+		if (requested == JdbcIdempotencyStore.ReserveCommit.ON) {
+			throw new IllegalArgumentException("An asynchronous commit of the reservation (synchronous_commit = off)"
+					+ " exists on PostgreSQL only, not on " + this);
+		}
+		return JdbcIdempotencyStore.ReserveCommit.OFF;
+	}
+
+	/**
 	 * The statements that create this database's table of records on {@code table}, with
 	 * the columns, primary key and indexes of the starter's Liquibase changelog, where
 	 * they do not exist yet. Internal: public only for the R2DBC store's schema set-up,

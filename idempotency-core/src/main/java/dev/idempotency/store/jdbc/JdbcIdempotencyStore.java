@@ -121,9 +121,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		this.rows = new JdbcRecordRows(this.runner.jdbc(), dialect);
 		this.transactionalCompletion = builder.transactionalCompletion;
 		this.emptyTransactionsTold = PGJDBC_PRESENT && dialect == JdbcIdempotencyDialect.POSTGRESQL;
-		boolean asynchronous = (dialect == JdbcIdempotencyDialect.POSTGRESQL)
-				&& builder.reserveCommit != ReserveCommit.OFF;
-		this.reserveCommit = asynchronous ? builder.reserveCommit : ReserveCommit.OFF;
+		this.reserveCommit = dialect.reserveCommit(builder.reserveCommit);
 		this.completeCommitting = this.emptyTransactionsTold ? CommittingWrites.committing(this.statements.complete())
 				: null;
 		this.recordCommitting = this.emptyTransactionsTold
@@ -560,11 +558,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			}
 			JdbcIdempotencyDialect dialect = (this.dialect != null) ? this.dialect
 					: JdbcIdempotencyDialect.detect(this.dataSource);
-			if (this.reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
-				throw new IllegalArgumentException(
-						"An asynchronous commit of the reservation (synchronous_commit = off)"
-								+ " exists on PostgreSQL only, not on " + dialect);
-			}
+			// ReserveCommit.ON on another database is refused by the dialect
 			return new JdbcIdempotencyStore(this, dialect);
 		}
 

@@ -50,8 +50,8 @@ final class JdbcReservations {
 		this.reserveSql = reserveSql;
 		this.reserveCommit = reserveCommit;
 		this.transactionalCompletion = transactionalCompletion;
-		this.asynchronousReserveSql = (reserveCommit != ReserveCommit.OFF)
-				? PostgresqlStatements.ASYNCHRONOUS_COMMIT_RESERVE_STATEMENTS.forTable(table).reserve() : null;
+		this.asynchronousReserveSql = (reserveCommit != ReserveCommit.OFF) ? dialect.asynchronousCommitReserve(table)
+				: null;
 		this.reserveByInsertSql = dialect.reserveByInsert(table);
 	}
 

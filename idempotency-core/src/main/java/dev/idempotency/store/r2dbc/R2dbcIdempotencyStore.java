@@ -144,10 +144,9 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 		this.statements = dialect.statements(this.table);
 		this.reserveByInsert = dialect.reserveByInsert(this.table);
 		this.timeout = builder.timeout;
-		List<String> asynchronous = (builder.reserveCommit != ReserveCommit.OFF)
+		this.reserveCommit = dialect.reserveCommit(builder.reserveCommit);
+		this.asynchronousReserve = (this.reserveCommit != ReserveCommit.OFF)
 				? dialect.asynchronousCommitReserve(this.table) : null;
-		this.asynchronousReserve = asynchronous;
-		this.reserveCommit = (asynchronous != null) ? builder.reserveCommit : ReserveCommit.OFF;
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		this.ownTransaction = TransactionalOperator.create(new R2dbcTransactionManager(statements), definition);
@@ -983,11 +982,7 @@ public class R2dbcIdempotencyStore implements IdempotencyStore {
 				throw new IllegalArgumentException("Timeout must not be negative, was " + this.timeout);
 			}
 			JdbcIdempotencyDialect dialect = (this.dialect != null) ? this.dialect : detect(this.connectionFactory);
-			if (this.reserveCommit == ReserveCommit.ON && dialect != JdbcIdempotencyDialect.POSTGRESQL) {
-				throw new IllegalArgumentException(
-						"An asynchronous commit of the reservation (synchronous_commit = off)"
-								+ " exists on PostgreSQL only, not on " + dialect);
-			}
+			// ReserveCommit.ON on another database is refused by the dialect
 			return new R2dbcIdempotencyStore(this, dialect);
 		}
 

@@ -212,16 +212,14 @@ final class LettuceCommands {
 		@Override
 		public void run(Timeout expired) {
 			RedisFuture<?> sent = this.command;
-			if (fail(new RedisCommandTimeoutException(
-					"Command timed out after " + LettuceCommands.this.timeoutMillis + " ms")) && sent != null) {
+			if (fail(commandTimedOut(LettuceCommands.this.timeoutMillis)) && sent != null) {
 				sent.cancel(true);
 			}
 		}
 
 		private boolean fail(Throwable failure) {
-			Throwable cause = unwrap(failure);
-			return completeExceptionally((cause instanceof IdempotencyStoreException) ? cause
-					: new IdempotencyStoreException("Redis idempotency store failed to " + this.transition, cause));
+			return completeExceptionally(
+					asStoreFailure(failure, "Redis idempotency store failed to " + this.transition));
 		}
 
 	}
@@ -379,9 +377,12 @@ final class LettuceCommands {
 	 */
 	private static <T extends @Nullable Object> CompletableFuture<T> within(CompletableFuture<T> reply,
 			long timeoutMillis, Future<?> command) {
-		return failAfter(reply, timeoutMillis,
-				() -> new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"),
-				() -> command.cancel(true));
+		return failAfter(reply, timeoutMillis, () -> commandTimedOut(timeoutMillis), () -> command.cancel(true));
+	}
+
+	/** What a command with no reply within the command timeout fails with. */
+	private static RedisCommandTimeoutException commandTimedOut(long timeoutMillis) {
+		return new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms");
 	}
 
 	/**
@@ -417,11 +418,18 @@ final class LettuceCommands {
 	 */
 	private static <T extends @Nullable Object> CompletableFuture<T> storeFailure(CompletableFuture<T> stage,
 			String message) {
-		return stage.exceptionallyCompose((failure) -> {
-			Throwable cause = unwrap(failure);
-			return CompletableFuture.failedFuture((cause instanceof IdempotencyStoreException storeFailure)
-					? storeFailure : new IdempotencyStoreException(message, cause));
-		});
+		return stage
+			.exceptionallyCompose((failure) -> CompletableFuture.failedFuture(asStoreFailure(failure, message)));
+	}
+
+	/**
+	 * {@code failure} as the store's: the store's own failure as it is, else an
+	 * {@link IdempotencyStoreException} with {@code message} caused by it.
+	 */
+	private static IdempotencyStoreException asStoreFailure(Throwable failure, String message) {
+		Throwable cause = unwrap(failure);
+		return (cause instanceof IdempotencyStoreException storeFailure) ? storeFailure
+				: new IdempotencyStoreException(message, cause);
 	}
 
 	private static Throwable unwrap(Throwable failure) {
@@ -460,14 +468,10 @@ final class LettuceCommands {
 	 * @throws Error an error that caused it, as it is
 	 */
 	private static IdempotencyStoreException failure(Throwable failure, String what) {
-		Throwable cause = unwrap(failure);
-		if (cause instanceof IdempotencyStoreException storeFailure) {
-			return storeFailure;
-		}
-		if (cause instanceof Error error) {
+		if (unwrap(failure) instanceof Error error) {
 			throw error;
 		}
-		return new IdempotencyStoreException("Redis idempotency store failed to " + what, cause);
+		return asStoreFailure(failure, "Redis idempotency store failed to " + what);
 	}
 
 	/**
