@@ -273,36 +273,52 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	 * completes once the lock is gone (its statement runs to its end): it is released, so
 	 * that the key is free for the retry, not held for a whole lease with every retry
 	 * answered in flight (an outside test found that).
+	 * <p>
+	 * The store and the reads that watch for the release share a pool of one connection:
+	 * a read waits for the late statement's connection, so it sees the table after that
+	 * statement committed, never before. Over a pool of their own, a read made in the
+	 * instant between the unlock and the late insert's commit found no row, and the test
+	 * looked once more while the row was still there (CI, loaded).
 	 * @param lock the statement that locks the table, in a transaction of its own
 	 * @param unlock the statement that unlocks it, {@code null} for the transaction's
 	 * rollback
 	 */
 	protected void assertAReservationMadeAfterItsTimeoutIsReleased(String lock, @Nullable String unlock)
 			throws Exception {
-		R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(this.connectionFactory)
-			.tableName(TABLE)
-			.timeout(Duration.ofMillis(500))
-			.build();
-		RecordId id = newId();
-		try (HikariDataSource locking = this.database.dataSource(1);
-				java.sql.Connection connection = locking.getConnection()) {
-			connection.setAutoCommit(false);
-			connection.createStatement().execute(lock);
-			assertThatExceptionOfType(IdempotencyStoreException.class)
-				.isThrownBy(() -> impatient.reserve(request(id, "fp", token(), LONG_LEASE)))
-				.withMessageContaining("no answer within");
-			if (unlock != null) {
-				connection.createStatement().execute(unlock);
+		ConnectionPool single = pool(1);
+		try {
+			R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(single)
+				.tableName(TABLE)
+				.timeout(Duration.ofMillis(500))
+				.build();
+			R2dbcIdempotencyStore behind = R2dbcIdempotencyStore.builder(single)
+				.tableName(TABLE)
+				.timeout(Duration.ofSeconds(10))
+				.build();
+			RecordId id = newId();
+			try (HikariDataSource locking = this.database.dataSource(1);
+					java.sql.Connection connection = locking.getConnection()) {
+				connection.setAutoCommit(false);
+				connection.createStatement().execute(lock);
+				assertThatExceptionOfType(IdempotencyStoreException.class)
+					.isThrownBy(() -> impatient.reserve(request(id, "fp", token(), LONG_LEASE)))
+					.withMessageContaining("no answer within");
+				if (unlock != null) {
+					connection.createStatement().execute(unlock);
+				}
+				connection.rollback();
 			}
-			connection.rollback();
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			while (behind.find(id).isPresent() && System.nanoTime() < deadline) {
+				Thread.sleep(50);
+			}
+			assertThat(behind.find(id)).as("the late reservation, released").isEmpty();
+			assertThat(behind.reserve(request(id, "fp", token(), LONG_LEASE)))
+				.isEqualTo(new ReserveResult.Acquired(false));
 		}
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (this.store.find(id).isPresent() && System.nanoTime() < deadline) {
-			Thread.sleep(50);
+		finally {
+			single.disposeLater().block(Duration.ofSeconds(10));
 		}
-		assertThat(this.store.find(id)).as("the late reservation, released").isEmpty();
-		assertThat(this.store.reserve(request(id, "fp", token(), LONG_LEASE)))
-			.isEqualTo(new ReserveResult.Acquired(false));
 	}
 
 	/**
