@@ -34,6 +34,11 @@ import jdk.jfr.Recording;
  * java -Xms1g -Xmx1g -cp target/test-classes:target/classes:$(cat target/cp.txt) \
  *     bench/DoorAllocation.java webflux [rounds 10] [requests per round 20000] [jfr prefix]
  * </pre>
+ * {@code -Dpath=/orders/db} measures an endpoint that inserts its order in PostgreSQL on
+ * 127.0.0.1:5432: through JDBC on Spring MVC with {@code -Dstore=jdbc}, through R2DBC on
+ * WebFlux with {@code -Dstore=r2dbc} (PostgreSQL's R2DBC driver on the class path: the
+ * {@code bench-r2dbc} profile); the store's table and the orders are in a schema of the
+ * run's own, dropped at the end.
  * {@code -Dsize=40|1k|8k} sends the sized orders of {@code bench/light-wrk.py}'s
  * {@code @40}, {@code @1k}, {@code @8k} variants (a 200-byte order answered in about 40
  * bytes, a 200-byte one answered in about 1 KB, a 2-KB one answered in about 8 KB) instead
@@ -49,6 +54,8 @@ public class DoorAllocation {
 	private static final String REDIS_PREFIX = "door-allocation:";
 
 	private static final SecureRandom RANDOM = new SecureRandom();
+
+	private static final String PATH = System.getProperty("path", "/orders");
 
 	private static final Set<Long> LOAD_THREADS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -74,17 +81,50 @@ public class DoorAllocation {
 		try (var probe = new java.net.ServerSocket(0)) {
 			port = probe.getLocalPort();
 		}
+		String schema = "door_allocation_" + Long.toHexString(RANDOM.nextLong() & Long.MAX_VALUE);
+		List<String> arguments = new ArrayList<>(List.of("--server.port=" + port, "--server.address=127.0.0.1",
+				"--spring.main.banner-mode=off", "--logging.level.root=WARN", "--spring.liquibase.enabled=false",
+				"--spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test?currentSchema=" + schema,
+				"--spring.datasource.username=postgres", "--idempotency.mode=lease",
+				"--idempotency.store.type=" + store, "--spring.data.redis.host=127.0.0.1",
+				"--idempotency.store.redis.key-prefix=" + REDIS_PREFIX,
+				// Tomcat closes a connection after 100 requests by default.
+				"--server.tomcat.max-keep-alive-requests=-1",
+				"--spring.main.web-application-type=" + (stack.equals("webflux") ? "reactive" : "servlet")));
+		boolean database = store.equals("r2dbc") || store.equals("jdbc");
+		if (database) {
+			psql("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema + ".light_order (id bigserial PRIMARY KEY,"
+					+ " item text NOT NULL, quantity int NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+		}
+		if (store.equals("r2dbc")) {
+			arguments.addAll(List.of("--spring.r2dbc.url=r2dbc:postgresql://127.0.0.1:5432/test?schema=" + schema,
+					"--spring.r2dbc.username=postgres", "--idempotency.store.r2dbc.initialize-schema=always"));
+		}
+		try {
+			measureAll(stack, store, port, rounds, perRound, jfr, arguments);
+		}
+		finally {
+			if (database) {
+				psql("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+			}
+		}
+	}
+
+	private static void psql(String sql) throws Exception {
+		int exit = new ProcessBuilder("psql", "-q", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-c", sql)
+			.inheritIO()
+			.start()
+			.waitFor();
+		if (exit != 0) {
+			throw new IllegalStateException("psql failed: " + sql);
+		}
+	}
+
+	private static void measureAll(String stack, String store, int port, int rounds, int perRound, String jfr,
+			List<String> arguments) throws Exception {
 		Class.forName("dev.idempotency.sample.catalog.bench.OrdersBenchApp")
 			.getMethod("main", String[].class)
-			.invoke(null, (Object) new String[] { "--server.port=" + port, "--server.address=127.0.0.1",
-					"--spring.main.banner-mode=off", "--logging.level.root=WARN",
-					"--spring.liquibase.enabled=false", "--spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test",
-					"--spring.datasource.username=postgres", "--idempotency.mode=lease",
-					"--idempotency.store.type=" + store, "--spring.data.redis.host=127.0.0.1",
-					"--idempotency.store.redis.key-prefix=" + REDIS_PREFIX,
-					// Tomcat closes a connection after 100 requests by default.
-					"--server.tomcat.max-keep-alive-requests=-1", "--spring.main.web-application-type="
-							+ (stack.equals("webflux") ? "reactive" : "servlet") });
+			.invoke(null, (Object) arguments.toArray(String[]::new));
 		// Warm-up: both sides, the keyed one last and longer.
 		load(port, false, 100_000);
 		load(port, true, 200_000);
@@ -127,8 +167,8 @@ public class DoorAllocation {
 				.start()
 				.waitFor();
 		}
-		System.out.printf("%s, %s store, lease, request %d bytes: %d rounds of %d requests each side,"
-				+ " %d connections%n", stack, store, BODY.length(), rounds, perRound, CONNECTIONS);
+		System.out.printf("%s %s, %s store, lease, request %d bytes: %d rounds of %d requests each side,"
+				+ " %d connections%n", stack, PATH, store, BODY.length(), rounds, perRound, CONNECTIONS);
 		double[] bytes = new double[rounds];
 		double[] cpu = new double[rounds];
 		for (int i = 0; i < rounds; i++) {
@@ -195,7 +235,7 @@ public class DoorAllocation {
 					OutputStream out = socket.getOutputStream();
 					InputStream in = new java.io.BufferedInputStream(socket.getInputStream(), 8192);
 					while (left.getAndDecrement() > 0) {
-						String head = "POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+						String head = "POST " + PATH + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 								+ (keyed ? "Idempotency-Key: " + uuidv7() + "\r\n" : "") + "Content-Length: "
 								+ BODY.length() + "\r\n\r\n" + BODY;
 						out.write(head.getBytes(StandardCharsets.ISO_8859_1));

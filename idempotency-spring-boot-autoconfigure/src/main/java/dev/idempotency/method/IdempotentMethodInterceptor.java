@@ -146,16 +146,14 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 		if (operation == null) {
 			return invocation.proceed();
 		}
-		WebRequestContext web = WebRequestContext.current();
 		if (!operation.hasKey()) {
-			// No key expression: a handler method, which the HTTP door protects with the
-			// header.
-			if (web == null && operation.declaredOnMethod()) {
-				throw new IllegalStateException("@Idempotent on " + operation.method().toGenericString()
-						+ " called outside a web request needs key = \"<SpEL over the arguments>\"");
-			}
+			// No key expression: a controller's handler method, which the HTTP door
+			// protects with the header, on Spring MVC as on WebFlux (a controller is
+			// proxied when another of its methods has a key; the start-up refuses a
+			// keyless annotation elsewhere).
 			return invocation.proceed();
 		}
+		WebRequestContext web = WebRequestContext.current();
 		@Nullable Object[] args = invocation.getArguments();
 		Object keyValue = operation.keyValue(target, args);
 		if (keyValue == null && !operation.keyRequired()) {

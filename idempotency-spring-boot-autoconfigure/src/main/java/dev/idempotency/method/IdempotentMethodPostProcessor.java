@@ -1,15 +1,26 @@
 package dev.idempotency.method;
 
+import java.io.InputStream;
+import java.io.Reader;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Spliterator;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import java.util.stream.BaseStream;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.idempotency.Idempotent;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
@@ -17,7 +28,9 @@ import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.stereotype.Controller;
@@ -35,10 +48,13 @@ import org.springframework.util.ReflectionUtils;
  * interface-based ones for beans with interfaces.
  * <p>
  * A method whose key or fingerprint expression does not parse, whose arguments the door
- * cannot read without a fingerprint expression, or that returns a future, a publisher
- * other than Reactor's {@code Mono} and {@code Flux} (which the door follows), or a
- * {@code ResponseEntity} (also in a {@code Mono}) is refused when its bean is created,
- * with an {@link InvalidIdempotentMethodException} naming the bean.
+ * cannot read without a fingerprint expression, that a proxy never sees (private, final,
+ * static), that returns a future, a publisher other than Reactor's {@code Mono} and
+ * {@code Flux} (which the door follows), what its caller reads once (a stream), a
+ * {@code ResponseEntity} (also in a {@code Mono}) or elements JSON cannot read back (an
+ * interface or an abstract class), and a keyless annotation outside a controller (which
+ * nothing would protect), are refused when the bean is created, with an
+ * {@link InvalidIdempotentMethodException} naming the bean.
  * <p>
  * It runs before the bean's other advisors, so that a retry is replayed without opening a
  * transaction and a result is stored only after the transaction around the method
@@ -52,6 +68,11 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 			"java.util.concurrent.Callable", "org.springframework.web.context.request.async.DeferredResult");
 
 	private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
+
+	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
+
+	/** Jackson's annotation for a type read polymorphically (its class kept in JSON). */
+	private static final String JSON_TYPE_INFO = "com.fasterxml.jackson.annotation.JsonTypeInfo";
 
 	private final SpelExpressionParser parser = new SpelExpressionParser();
 
@@ -73,8 +94,8 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 	 * Whether the method door proxies a class with {@code @Idempotent} on it or on a
 	 * method: unless it is a controller whose annotations have no key expression. Those
 	 * handlers are the HTTP door's alone (the header is their key), so the controller is
-	 * left as it is. Any other bean with a keyless annotation is proxied, so that calling
-	 * such a method outside a web request fails with the reason.
+	 * left as it is. Any other bean with a keyless annotation is checked, and fails the
+	 * start-up ({@link #checkMethods}).
 	 */
 	static boolean hasKeyOrIsNoController(Class<?> targetClass) {
 		if (!AnnotatedElementUtils.hasAnnotation(targetClass, Controller.class)) {
@@ -88,6 +109,24 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 				ReflectionUtils.USER_DECLARED_METHODS)) {
 			Idempotent onMethod = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
 			if (onMethod != null && !onMethod.key().isEmpty()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Whether the class is a controller (or has request mappings): its handler methods
+	 * are the HTTP door's when their annotation has no key.
+	 */
+	private static boolean isHandlerClass(Class<?> targetClass) {
+		if (AnnotatedElementUtils.hasAnnotation(targetClass, Controller.class)) {
+			return true;
+		}
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(targetClass,
+				ReflectionUtils.USER_DECLARED_METHODS)) {
+			if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+				.isPresent(REQUEST_MAPPING)) {
 				return true;
 			}
 		}
@@ -135,6 +174,15 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
 			if (annotation.key().isEmpty()) {
+				if (!isHandlerClass(targetClass)) {
+					throw new InvalidIdempotentMethodException(beanName, where,
+							"@Idempotent without key = ... on a bean that is not a controller: the HTTP door protects"
+									+ " a controller's handler methods with the Idempotency-Key header, and this method"
+									+ " is not one, so nothing would protect it",
+							"Add key = \"<SpEL over the arguments>\" for the method door, or put the annotation on"
+									+ " the controller's handler method.",
+							null);
+				}
 				if (!annotation.fingerprint().isEmpty()) {
 					throw new InvalidIdempotentMethodException(beanName, where,
 							"fingerprint = \"" + annotation.fingerprint() + "\" without key: the HTTP door protects"
@@ -143,6 +191,16 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 							null);
 				}
 				return;
+			}
+			String unreachable = unreachable(method, AnnotatedElementUtils.hasAnnotation(method, Idempotent.class),
+					targetClass);
+			if (unreachable != null) {
+				throw new InvalidIdempotentMethodException(beanName, where,
+						"@Idempotent(key = ...) on a " + unreachable + " method: the method door is a proxy around"
+								+ " the bean, which never sees a call of it, so every call would run unprotected",
+						"Make the method public and not final (or static), and call it on the bean from another bean:"
+								+ " a call from inside the bean (this.method()) does not go through the proxy either.",
+						null);
 			}
 			parse(beanName, where, annotation.key(), "key",
 					"Write key as a SpEL expression over the method's arguments, such as \"#command.requestId\""
@@ -165,6 +223,21 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 								+ " follows a Reactor Mono or Flux)",
 						"Return the result itself, or a Mono or a Flux that does the work when subscribed"
 								+ " (Mono.fromFuture(() -> ...), Mono.from(publisher), Flux.from(publisher)).",
+						null);
+			}
+			if (reactive == IdempotentOperation.Returns.VALUE && isReadOnce(method.getReturnType())) {
+				throw new InvalidIdempotentMethodException(beanName, where,
+						returns + ", which is read once: the door would store what it read, and the caller would"
+								+ " get nothing",
+						"Return the values themselves (a List, a byte[], a String), or a Flux of them.", null);
+			}
+			// A Flux's result is the list of its elements: each is checked as an element.
+			String inside = unreplayableInside(reactive.resultType(method, targetClass),
+					reactive != IdempotentOperation.Returns.FLUX, 0);
+			if (inside != null) {
+				throw new InvalidIdempotentMethodException(beanName, where, returns + inside,
+						"Declare a concrete class for what the result holds (a record, a class, String, Long,"
+								+ " BigDecimal), or a type Jackson reads polymorphically (@JsonTypeInfo).",
 						null);
 			}
 			if (isAssignable(HTTP_ENTITY, resultClass)) {
@@ -210,7 +283,79 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 
 	private static boolean isAsynchronous(Class<?> returnType) {
 		return Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)
+				|| Flow.Publisher.class.isAssignableFrom(returnType)
 				|| ASYNCHRONOUS_TYPE_NAMES.stream().anyMatch((name) -> isAssignable(name, returnType));
+	}
+
+	/** A stream, an iterator or an input: what the caller reads once. */
+	private static boolean isReadOnce(Class<?> type) {
+		return BaseStream.class.isAssignableFrom(type) || Iterator.class.isAssignableFrom(type)
+				|| Spliterator.class.isAssignableFrom(type) || InputStream.class.isAssignableFrom(type)
+				|| Reader.class.isAssignableFrom(type);
+	}
+
+	/**
+	 * Why a proxy never sees a call of the method, {@code null} if it does: a private, a
+	 * static or a final method. Of the methods the annotation on the class covers, only a
+	 * final one the class declares itself is refused (a private or static one is not
+	 * called through the bean, and a superclass's final method is not the class's
+	 * operation).
+	 */
+	private static @Nullable String unreachable(Method method, boolean annotatedItself, Class<?> targetClass) {
+		if (!annotatedItself && method.getDeclaringClass() != targetClass) {
+			return null;
+		}
+		int modifiers = method.getModifiers();
+		if (Modifier.isStatic(modifiers)) {
+			return annotatedItself ? "static" : null;
+		}
+		if (Modifier.isPrivate(modifiers)) {
+			return annotatedItself ? "private" : null;
+		}
+		return Modifier.isFinal(modifiers) ? "final" : null;
+	}
+
+	/**
+	 * Why what a result holds cannot be replayed as it was, {@code null} if it can: a
+	 * publisher, a future or a stream inside it, or a collection, map, array or
+	 * {@code Optional} of elements declared as an interface or an abstract class (a
+	 * {@code Flux} of them, too), which JSON does not say how to read back. A result
+	 * declared as such a type itself is stored with its class, and {@code Object}
+	 * elements are checked as each result is stored (the values read back must be of the
+	 * classes written).
+	 * @param top whether {@code type} is the result itself
+	 * @param depth how deep inside the result {@code type} is
+	 */
+	private static @Nullable String unreplayableInside(ResolvableType type, boolean top, int depth) {
+		Class<?> raw = type.resolve(Object.class);
+		if (depth > 8) {
+			return null;
+		}
+		if (!top && (isAsynchronous(raw) || isReadOnce(raw)
+				|| IdempotentOperation.Returns.of(raw) != IdempotentOperation.Returns.VALUE)) {
+			return ", which holds a " + raw.getName() + ": a result that comes, or is read, after the call"
+					+ " is not stored";
+		}
+		if (raw.isArray()) {
+			return unreplayableInside(type.getComponentType(), false, depth + 1);
+		}
+		if (Collection.class.isAssignableFrom(raw) || Optional.class == raw) {
+			return unreplayableInside(
+					type.as((raw == Optional.class) ? Optional.class : Collection.class).getGeneric(0), false,
+					depth + 1);
+		}
+		if (Map.class.isAssignableFrom(raw)) {
+			return unreplayableInside(type.as(Map.class).getGeneric(1), false, depth + 1);
+		}
+		if (top || raw == Object.class || raw.isPrimitive() || raw == CharSequence.class
+				|| (!raw.isInterface() && !Modifier.isAbstract(raw.getModifiers()))
+				|| MergedAnnotations.from(raw, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+					.isPresent(JSON_TYPE_INFO)) {
+			return null;
+		}
+		return ", whose elements are declared " + raw.getName() + ", an interface or an abstract class: JSON does"
+				+ " not say which class each was, so a replay could not read them back (nor give a Long for a Long"
+				+ " declared Number)";
 	}
 
 	private static boolean isAssignable(String typeName, Class<?> returnType) {

@@ -5,8 +5,12 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedSet;
 
 import dev.idempotency.store.StoredResponse;
 import org.jspecify.annotations.Nullable;
@@ -67,7 +71,83 @@ final class MethodResultCodec {
 			throw new IllegalStateException(
 					"it reads back as " + readBack.getClass().getName() + ", not as " + declared.getName());
 		}
+		if (boxed != Void.class) {
+			String changed = changed(result, readBack, "the result");
+			if (changed != null) {
+				throw new IllegalStateException(changed);
+			}
+		}
 		return stored;
+	}
+
+	/**
+	 * Where a value read back differs from the one written, through collections, maps,
+	 * arrays and {@code Optional}s: each element, key and value must read back as its own
+	 * class. JSON does not say which class a number or an object inside a container of
+	 * {@code Object} was: without this, a {@code Long} would be replayed as an
+	 * {@code Integer}, a {@code BigDecimal} as a {@code Double} and a record as a
+	 * {@code Map}. Any other value is compared by its class alone, not field by field.
+	 * @return what changed, {@code null} for nothing
+	 */
+	static @Nullable String changed(@Nullable Object written, @Nullable Object read, String where) {
+		if (written == null || read == null) {
+			return (written == read) ? null : where + " reads back as " + read + ", not as " + written;
+		}
+		if (written instanceof Optional<?> writtenOptional && read instanceof Optional<?> readOptional) {
+			return changed(writtenOptional.orElse(null), readOptional.orElse(null), where);
+		}
+		if (written instanceof Collection<?> writtenItems && read instanceof Collection<?> readItems) {
+			if (writtenItems.size() != readItems.size()) {
+				return where + " reads back with " + readItems.size() + " elements, not " + writtenItems.size();
+			}
+			if (written instanceof Set<?> && !(written instanceof SortedSet<?>)) {
+				// In no order of its own: its elements, compared by class.
+				return changed(classes(writtenItems), classes(readItems), where + "'s elements");
+			}
+			Iterator<?> readIterator = readItems.iterator();
+			int index = 0;
+			for (Object item : writtenItems) {
+				String changed = changed(item, readIterator.next(), where + "[" + index++ + "]");
+				if (changed != null) {
+					return changed;
+				}
+			}
+			return null;
+		}
+		if (written instanceof Map<?, ?> writtenMap && read instanceof Map<?, ?> readMap) {
+			if (writtenMap.size() != readMap.size()) {
+				return where + " reads back with " + readMap.size() + " entries, not " + writtenMap.size();
+			}
+			// Read back in the order written.
+			Iterator<? extends Map.Entry<?, ?>> readEntries = readMap.entrySet().iterator();
+			for (Map.Entry<?, ?> entry : writtenMap.entrySet()) {
+				Map.Entry<?, ?> readEntry = readEntries.next();
+				String changed = changed(entry.getKey(), readEntry.getKey(), where + "'s key " + entry.getKey());
+				if (changed == null) {
+					changed = changed(entry.getValue(), readEntry.getValue(), where + "[" + entry.getKey() + "]");
+				}
+				if (changed != null) {
+					return changed;
+				}
+			}
+			return null;
+		}
+		if (written.getClass().isArray() && read.getClass().isArray()
+				&& !written.getClass().getComponentType().isPrimitive()) {
+			return changed(Arrays.asList((Object[]) written), Arrays.asList((Object[]) read), where);
+		}
+		if (written.getClass() != read.getClass()) {
+			return where + " reads back as " + read.getClass().getName() + ", not as " + written.getClass().getName();
+		}
+		return null;
+	}
+
+	private static Map<String, Integer> classes(Collection<?> items) {
+		Map<String, Integer> classes = new java.util.TreeMap<>();
+		for (Object item : items) {
+			classes.merge((item != null) ? item.getClass().getName() : "null", 1, Integer::sum);
+		}
+		return classes;
 	}
 
 	/**

@@ -142,11 +142,18 @@ final class ReactiveMethodDoor {
 	 * being made, a key reserved for it is released (nothing ran).
 	 */
 	private Mono<Decision> decision(String callerScope, Function<String, IdempotentCall> call) {
-		return Mono.deferContextual((context) -> scope(context, callerScope)).flatMap((scope) -> {
-			CompletableFuture<Decision> decided = this.engine.beginAsync(call.apply(scope), false, this.storeExecutor);
+		return Mono.deferContextual((context) -> scope(context, callerScope).flatMap((scope) -> {
+			CompletableFuture<Decision> decided;
+			// The subscriber's observation (a WebFlux request's, in the Reactor context)
+			// is current while the engine starts the call's: its parent, so that the
+			// call is in the request's trace.
+			Observation parent = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
+			try (Observation.Scope opened = (parent != null) ? parent.openScope() : null) {
+				decided = this.engine.beginAsync(call.apply(scope), false, this.storeExecutor);
+			}
 			return EngineSteps.decision(decided, EngineSteps.NON_BLOCKING, (reservation) -> finishing(() -> this.engine
 				.failedAsync(reservation, "its subscriber cancelled before it ran", this.storeExecutor)));
-		});
+		}));
 	}
 
 	/**

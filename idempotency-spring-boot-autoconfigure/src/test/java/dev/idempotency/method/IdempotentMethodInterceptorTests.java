@@ -5,6 +5,7 @@ import java.io.File;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
@@ -236,11 +237,20 @@ class IdempotentMethodInterceptorTests {
 		});
 	}
 
+	/**
+	 * A keyless handler of a controller the method door proxies (another of its methods
+	 * has a key) is the HTTP door's: the proxy lets it through, on Spring MVC as on
+	 * WebFlux (where no request is bound to the thread). A keyless annotation outside a
+	 * controller fails the start-up ({@code IdempotentMethodStartUpCheckTests}).
+	 */
 	@Test
-	void aMethodWithoutAKeyExpressionOutsideARequestIsAMisconfiguration() {
-		this.runner.run(
-				(context) -> assertThatIllegalStateException().isThrownBy(() -> context.getBean(Payments.class).noKey())
-					.withMessageContaining("key = "));
+	void aKeylessHandlerOfAProxiedControllerIsLeftToTheHttpDoor() {
+		this.runner.run((context) -> {
+			KeyedController keyed = context.getBean(KeyedController.class);
+			assertThat(AopUtils.isAopProxy(keyed)).isTrue();
+			assertThat(keyed.create()).isEqualTo("created");
+			assertThat(keyed.create()).isEqualTo("created");
+		});
 	}
 
 	@Test
@@ -301,6 +311,29 @@ class IdempotentMethodInterceptorTests {
 		});
 	}
 
+	/**
+	 * Values inside a container of {@code Object} that JSON would give back as other
+	 * classes (a {@code Long} as an {@code Integer}, a {@code BigDecimal} as a
+	 * {@code Double}, a record as a map) are never replayed: the result is not stored,
+	 * the key is released and the call fails saying where. Values JSON gives back as they
+	 * were replay.
+	 */
+	@Test
+	void aResultWhoseValuesWouldReadBackAsOtherClassesIsNotStored() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			assertThatIllegalStateException().isThrownBy(() -> payments.amounts("amounts-1"))
+				.withMessageContaining("cannot be replayed")
+				.withMessageContaining("the result[0] reads back as java.lang.Integer, not as java.lang.Long");
+			assertThatIllegalStateException().isThrownBy(() -> payments.amounts("amounts-1"))
+				.withMessageContaining("cannot be replayed");
+			assertThat(payments.runs()).isEqualTo(2);
+			Map<String, Object> first = payments.fields("fields-1");
+			assertThat(payments.fields("fields-1")).isEqualTo(first);
+			assertThat(payments.runs()).isEqualTo(3);
+		});
+	}
+
 	@Test
 	void interfaceAndClassBasedBeansAreProxiedAsSpringAopProxyTargetClassSays() {
 		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").run((context) -> {
@@ -330,9 +363,6 @@ class IdempotentMethodInterceptorTests {
 			assertThat(tickets.issue("t-1")).isEqualTo(tickets.issue("t-1"));
 			assertThat(tickets.issue("t-2")).isEqualTo(2);
 			assertThat(tickets.toString()).isEqualTo("tickets");
-			// Without a key expression a class annotation is the HTTP door's (a
-			// controller): left alone here.
-			assertThat(context.getBean(HeaderOnly.class).hello()).isEqualTo("hello");
 		});
 	}
 
@@ -479,15 +509,6 @@ class IdempotentMethodInterceptorTests {
 
 	}
 
-	@Idempotent
-	static class HeaderOnly {
-
-		public String hello() {
-			return "hello";
-		}
-
-	}
-
 	@Idempotent(key = "#p0")
 	static class Tickets {
 
@@ -622,6 +643,22 @@ class IdempotentMethodInterceptorTests {
 		}
 
 		@Idempotent(key = "#p0")
+		public Object amounts(String key) {
+			this.runs.incrementAndGet();
+			return List.of(5L, new java.math.BigDecimal("1.50"));
+		}
+
+		@Idempotent(key = "#p0")
+		public Map<String, Object> fields(String key) {
+			Map<String, Object> fields = new java.util.LinkedHashMap<>();
+			fields.put("run", this.runs.incrementAndGet());
+			fields.put("name", key);
+			fields.put("tags", List.of("a", "b"));
+			fields.put("nested", Map.of("ok", true));
+			return fields;
+		}
+
+		@Idempotent(key = "#p0")
 		public Drawing unreadable(String key) {
 			this.runs.incrementAndGet();
 			return new Drawing();
@@ -654,11 +691,6 @@ class IdempotentMethodInterceptorTests {
 		@Idempotent(key = "#key", keyRequired = true)
 		public String strict(String key) {
 			return key;
-		}
-
-		@Idempotent
-		public String noKey() {
-			return "never";
 		}
 
 	}
@@ -716,11 +748,6 @@ class IdempotentMethodInterceptorTests {
 		@Bean
 		Tickets tickets() {
 			return new Tickets();
-		}
-
-		@Bean
-		HeaderOnly headerOnly() {
-			return new HeaderOnly();
 		}
 
 		@Bean

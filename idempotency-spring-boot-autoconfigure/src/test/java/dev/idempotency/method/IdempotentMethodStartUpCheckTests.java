@@ -3,6 +3,7 @@ package dev.idempotency.method;
 import dev.idempotency.Idempotent;
 import dev.idempotency.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.core.KeyFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
@@ -146,6 +147,270 @@ class IdempotentMethodStartUpCheckTests {
 				.contains("reactor.core.publisher.Mono of org.springframework.http.ResponseEntity")
 				.contains("cannot be replayed from JSON");
 		});
+	}
+
+	/**
+	 * A keyless annotation on a bean that is not a controller: nothing would protect the
+	 * method (the HTTP door protects handlers; the method door needs a key).
+	 */
+	@Test
+	void aKeylessAnnotationOutsideAControllerFailsTheStartUp() {
+		this.runner.withBean("keylessService", KeylessService.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.beanName()).isEqualTo("keylessService");
+			assertThat(invalid.reason()).contains("not a controller").contains("nothing would protect it");
+			assertThat(invalid.action()).contains("key = ");
+		});
+		this.runner.withBean("keylessClass", KeylessClass.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason()).contains("not a controller");
+		});
+		this.runner.withBean("keylessController", KeylessController.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	/**
+	 * A method the proxy never sees (private, final, static) would run unprotected on
+	 * every call: refused, for the annotation on the method as for a final method the
+	 * annotated class declares.
+	 */
+	@Test
+	void aMethodTheProxyCannotInterceptFailsTheStartUp() {
+		for (Class<?> type : List.of(PrivateOrders.class, FinalOrders.class, StaticOrders.class,
+				FinalInAnnotatedClass.class)) {
+			this.runner.withBean("orders", type).run((context) -> {
+				InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+				assertThat(invalid.reason()).as(type.getSimpleName())
+					.containsAnyOf("a private method", "a final method", "a static method")
+					.contains("every call would run unprotected");
+			});
+		}
+		this.runner.withBean("orders", PrivateHelperInAnnotatedClass.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	/**
+	 * A result the caller reads once (a stream, an iterator), a JDK publisher, and a
+	 * publisher inside the result are refused, as a future is.
+	 */
+	@Test
+	void aResultReadOnceOrAPublisherInsideTheResultFailsTheStartUp() {
+		this.runner.withBean("orders", StreamOrders.class)
+			.run((context) -> assertThat(invalid(context.getStartupFailure()).reason())
+				.contains("java.util.stream.Stream")
+				.contains("read once"));
+		this.runner.withBean("orders", FlowOrders.class)
+			.run((context) -> assertThat(invalid(context.getStartupFailure()).reason())
+				.contains("java.util.concurrent.Flow$Publisher")
+				.contains("follows a Reactor Mono or Flux"));
+		this.runner.withBean("orders", OptionalMonoOrders.class)
+			.run((context) -> assertThat(invalid(context.getStartupFailure()).reason())
+				.contains("holds a reactor.core.publisher.Mono"));
+	}
+
+	/**
+	 * Elements declared as an interface or an abstract class cannot be read back from
+	 * JSON (a Flux of them, a list, a map's values, an Optional): refused. A result that
+	 * is such a type itself is stored with its class, and Object elements are checked as
+	 * each result is stored: both start.
+	 */
+	@Test
+	void elementsDeclaredAsAnInterfaceOrAnAbstractClassFailTheStartUp() {
+		for (Class<?> type : List.of(FluxOfInterface.class, MonoOfListOfInterface.class, ListOfNumber.class,
+				MapOfInterface.class, OptionalOfInterface.class)) {
+			this.runner.withBean("orders", type)
+				.run((context) -> assertThat(invalid(context.getStartupFailure()).reason()).as(type.getSimpleName())
+					.contains("whose elements are declared")
+					.containsAnyOf(Shape.class.getName(), Number.class.getName()));
+		}
+		this.runner.withBean("orders", StartingShapes.class).run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	interface Shape {
+
+	}
+
+	public static class KeylessService {
+
+		@Idempotent
+		public String place(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	@Idempotent
+	public static class KeylessClass {
+
+		public String hello() {
+			return "hello";
+		}
+
+	}
+
+	@org.springframework.web.bind.annotation.RestController
+	public static class KeylessController {
+
+		@Idempotent
+		@org.springframework.web.bind.annotation.PostMapping("/orders")
+		public String place(String orderId) {
+			return orderId;
+		}
+
+		@Idempotent(key = "#orderId")
+		public String keyed(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	public static class PrivateOrders {
+
+		public String place(String orderId) {
+			return charge(orderId);
+		}
+
+		@Idempotent(key = "#orderId")
+		private String charge(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	public static class FinalOrders {
+
+		@Idempotent(key = "#orderId")
+		public final String place(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	public static class StaticOrders {
+
+		@Idempotent(key = "#orderId")
+		public static String place(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	@Idempotent(key = "#p0")
+	public static class FinalInAnnotatedClass {
+
+		public final String place(String orderId) {
+			return orderId;
+		}
+
+	}
+
+	@Idempotent(key = "#p0")
+	public static class PrivateHelperInAnnotatedClass {
+
+		public String place(String orderId) {
+			return normalized(orderId);
+		}
+
+		private String normalized(String orderId) {
+			return orderId.trim();
+		}
+
+	}
+
+	public static class StreamOrders {
+
+		@Idempotent(key = "#orderId")
+		public java.util.stream.Stream<String> place(String orderId) {
+			return java.util.stream.Stream.of(orderId);
+		}
+
+	}
+
+	public static class FlowOrders {
+
+		@Idempotent(key = "#orderId")
+		public java.util.concurrent.Flow.Publisher<String> place(String orderId) {
+			return java.util.concurrent.Flow.Subscriber::onComplete;
+		}
+
+	}
+
+	public static class OptionalMonoOrders {
+
+		@Idempotent(key = "#orderId")
+		public java.util.Optional<Mono<String>> place(String orderId) {
+			return java.util.Optional.of(Mono.just(orderId));
+		}
+
+	}
+
+	public static class FluxOfInterface {
+
+		@Idempotent(key = "#orderId")
+		public Flux<Shape> place(String orderId) {
+			return Flux.empty();
+		}
+
+	}
+
+	public static class MonoOfListOfInterface {
+
+		@Idempotent(key = "#orderId")
+		public Mono<List<Shape>> place(String orderId) {
+			return Mono.empty();
+		}
+
+	}
+
+	public static class ListOfNumber {
+
+		@Idempotent(key = "#orderId")
+		public List<Number> place(String orderId) {
+			return List.of();
+		}
+
+	}
+
+	public static class MapOfInterface {
+
+		@Idempotent(key = "#orderId")
+		public java.util.Map<String, Shape> place(String orderId) {
+			return java.util.Map.of();
+		}
+
+	}
+
+	public static class OptionalOfInterface {
+
+		@Idempotent(key = "#orderId")
+		public java.util.Optional<Shape> place(String orderId) {
+			return java.util.Optional.empty();
+		}
+
+	}
+
+	public static class StartingShapes {
+
+		@Idempotent(key = "#orderId")
+		public Mono<Shape> one(String orderId) {
+			return Mono.empty();
+		}
+
+		@Idempotent(key = "#orderId")
+		public Flux<Object> any(String orderId) {
+			return Flux.empty();
+		}
+
+		@Idempotent(key = "#orderId")
+		public java.util.Map<String, Object> fields(String orderId) {
+			return java.util.Map.of();
+		}
+
+		@Idempotent(key = "#orderId")
+		public List<List<String>> table(String orderId) {
+			return List.of();
+		}
+
 	}
 
 	public static class ReactiveOrders {

@@ -123,6 +123,27 @@ class ReactiveMethodDoorTests {
 		}
 	}
 
+	/**
+	 * A Flux of {@code Object} whose elements JSON would give back as other classes (a
+	 * {@code Long} as an {@code Integer}, a {@code BigDecimal} as a {@code Double}) is
+	 * never replayed: its elements were delivered, then the call fails saying which, and
+	 * its key is released, so a retry runs again. Before, the retry was replayed
+	 * {@code [5, 1.5]} as an {@code Integer} and a {@code Double}.
+	 */
+	@Test
+	void aFluxWhoseElementsWouldReadBackAsOtherClassesIsNeverReplayed() {
+		String key = key();
+		for (int call = 1; call <= 2; call++) {
+			List<Object> seen = new ArrayList<>();
+			assertThatIllegalStateException()
+				.isThrownBy(() -> this.payments.amounts(key).doOnNext(seen::add).collectList().block(TIMEOUT))
+				.withMessageContaining("cannot be replayed")
+				.withMessageContaining("reads back as java.lang.Integer, not as java.lang.Long");
+			assertThat(seen).as("call %d", call).containsExactly(5L, new java.math.BigDecimal("1.50"));
+		}
+		assertThat(this.payments.invocations(key)).isEqualTo(2);
+	}
+
 	@Test
 	void anErrorReleasesTheKeySoARetryRunsAgain() {
 		String key = key();
@@ -267,6 +288,12 @@ class ReactiveMethodDoorTests {
 		public Mono<Void> nothing(String key) {
 			invoked(key);
 			return Mono.empty();
+		}
+
+		@Idempotent(key = "#key")
+		public Flux<Object> amounts(String key) {
+			invoked(key);
+			return Flux.just(5L, new java.math.BigDecimal("1.50"));
 		}
 
 		@Idempotent(key = "#key")

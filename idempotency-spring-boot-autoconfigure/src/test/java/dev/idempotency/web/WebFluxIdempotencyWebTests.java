@@ -14,6 +14,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
@@ -68,6 +70,64 @@ class WebFluxIdempotencyWebTests extends AbstractWebFluxIdempotencyWebTests {
 			return Mono.fromSupplier(() -> Map.of("run", this.runs.count("exchange-not-stored")));
 		}
 
+		/**
+		 * The method door's (its key from the path), beside the HTTP door's handlers
+		 * above: the method door then proxies this controller, and its keyless handlers
+		 * must still go through to the HTTP door's protection.
+		 */
+		@PostMapping("/exchange/keyed/{id}")
+		@Idempotent(key = "#id")
+		public Mono<Map<String, Object>> keyed(@PathVariable String id) {
+			return Mono.fromSupplier(() -> Map.of("run", this.runs.count("exchange-keyed-" + id)));
+		}
+
+	}
+
+	/**
+	 * A controller with a keyless handler beside a keyed method (the two doors on one
+	 * class): the keyless handler is the HTTP door's, replayed under the header's key;
+	 * the keyed method is the method door's, run once per key with or without the header.
+	 * Before, the method door's proxy refused every call of the keyless handler on
+	 * WebFlux ({@code 500}: "called outside a web request"), as it looked for a Spring
+	 * MVC request only.
+	 */
+	@Test
+	void aKeylessHandlerBesideAKeyedMethodIsTheHttpDoorsAndTheKeyedOneTheMethodDoors() {
+		String key = TestKeys.newKey();
+		Map<?, ?> first = exchangePost("/exchange/not-stored", null);
+		assertThat(first.get("run")).as("unkeyed, it runs").isNotNull();
+		EntityExchangeResult<byte[]> run = client().post()
+			.uri("/exchange/thread")
+			.header("Idempotency-Key", key)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.returnResult();
+		EntityExchangeResult<byte[]> replay = client().post()
+			.uri("/exchange/thread")
+			.header("Idempotency-Key", key)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals("Idempotent-Replayed", "true")
+			.expectBody()
+			.returnResult();
+		assertThat(replay.getResponseBody()).isEqualTo(run.getResponseBody());
+		String id = TestKeys.newKey();
+		assertThat(exchangePost("/exchange/keyed/" + id, null).get("run")).isEqualTo(1);
+		assertThat(exchangePost("/exchange/keyed/" + id, TestKeys.newKey()).get("run"))
+			.as("the method door's replay, whatever the header")
+			.isEqualTo(1);
+	}
+
+	private Map<?, ?> exchangePost(String path, @Nullable String key) {
+		return client().post().uri(path).headers((headers) -> {
+			if (key != null) {
+				headers.set("Idempotency-Key", key);
+			}
+		}).exchange().expectStatus().isOk().expectBody(Map.class).returnResult().getResponseBody();
 	}
 
 	/**

@@ -76,6 +76,29 @@ class WebFluxObservationOverHttpTests {
 		assertThat(call.getError()).isInstanceOf(IllegalStateException.class).hasMessage("the handler failed");
 	}
 
+	/**
+	 * The method door's call, subscribed in a WebFlux handler, is in the request's trace:
+	 * a child of the request's server span (of the HTTP door's call when the request is
+	 * protected too). Before, its span began a trace of its own.
+	 */
+	@Test
+	void aMethodDoorCallInAHandlerIsInTheRequestsTrace() {
+		this.tracer.getSpans().clear();
+		WebTestClient.bindToServer()
+			.baseUrl("http://127.0.0.1:" + this.port)
+			.build()
+			.post()
+			.uri("/observed/nested/" + TestKeys.newKey())
+			.exchange()
+			.expectStatus()
+			.isOk();
+		SimpleSpan call = span("idempotency.request");
+		assertThat(call.getTags()).containsEntry("idempotency.door", "method");
+		SimpleSpan server = ObservationOverHttpTests.serverSpan(this.tracer);
+		assertThat(call.getTraceId()).isEqualTo(server.getTraceId());
+		assertThat(call.getParentId()).as("a child of the request's server span").isEqualTo(server.getSpanId());
+	}
+
 	private SimpleSpan span(String name) {
 		return ObservationOverHttpTests.span(this.tracer, name);
 	}
@@ -93,7 +116,7 @@ class WebFluxObservationOverHttpTests {
 	@SpringBootConfiguration
 	@EnableAutoConfiguration(
 			excludeName = "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration")
-	@Import(ObservedController.class)
+	@Import({ ObservedController.class, NestingController.class, Charges.class })
 	static class App {
 
 		@Bean
@@ -129,6 +152,32 @@ class WebFluxObservationOverHttpTests {
 		@Idempotent
 		Mono<String> failing() {
 			return Mono.error(new IllegalStateException("the handler failed"));
+		}
+
+	}
+
+	@RestController
+	static class NestingController {
+
+		private final Charges charges;
+
+		NestingController(Charges charges) {
+			this.charges = charges;
+		}
+
+		/** Not protected itself: calls the method door. */
+		@PostMapping("/observed/nested/{id}")
+		Mono<String> nested(@org.springframework.web.bind.annotation.PathVariable String id) {
+			return this.charges.charge(id);
+		}
+
+	}
+
+	static class Charges {
+
+		@Idempotent(key = "#id")
+		public Mono<String> charge(String id) {
+			return Mono.just("charged " + id);
 		}
 
 	}
