@@ -155,7 +155,17 @@ class IdempotentMethodInterceptor implements MethodInterceptor {
 		}
 		WebRequestContext web = WebRequestContext.current();
 		@Nullable Object[] args = invocation.getArguments();
-		Object keyValue = operation.keyValue(target, args);
+		Object keyValue;
+		try {
+			keyValue = operation.keyValue(target, args);
+		}
+		catch (RuntimeException ex) {
+			// A Mono or a Flux says its failure as its error, as the call would.
+			if (operation.returns() != IdempotentOperation.Returns.VALUE) {
+				return ReactiveMethodDoor.failed(operation, ex);
+			}
+			throw ex;
+		}
 		if (keyValue == null && !operation.keyRequired()) {
 			// Most likely a bug in the caller or the expression: say so, and count it.
 			logger.warn("The key expression " + operation.keyExpression() + " of " + operation.name()

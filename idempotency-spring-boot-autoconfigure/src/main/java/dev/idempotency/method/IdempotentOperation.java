@@ -115,7 +115,21 @@ record IdempotentOperation(Method method, Class<?> targetClass, boolean declared
 		if (this.key == null) {
 			throw new IllegalStateException(this.name + " has no key expression");
 		}
-		return this.key.getValue(context(target, args));
+		Object value = this.key.getValue(context(target, args));
+		if (value != null && (value.getClass().isArray() || !ownsText(value.getClass()))) {
+			// Its text would be its identity ("[B@1f2a"), another on every call: a key no
+			// retry finds again, so the call would never be protected.
+			throw new IllegalStateException("The key expression " + this.keyExpression + " of " + this.name
+					+ " yields a " + value.getClass().getTypeName() + ", whose text is its identity (" + value
+					+ "), different for every call: make it yield the key's text (a String, a number, a UUID)");
+		}
+		return value;
+	}
+
+	/** Whether a class says its own text: not {@code Object}'s identity. */
+	private static boolean ownsText(Class<?> type) {
+		java.lang.reflect.Method toString = org.springframework.util.ReflectionUtils.findMethod(type, "toString");
+		return toString != null && toString.getDeclaringClass() != Object.class;
 	}
 
 	/**

@@ -138,6 +138,14 @@ final class ReactiveMethodDoor {
 	}
 
 	/**
+	 * A publisher of the method's kind that fails with {@code failure} when subscribed:
+	 * what the call failed with before it was made (its key expression, say).
+	 */
+	static Publisher<?> failed(IdempotentOperation operation, Throwable failure) {
+		return (operation.returns() == IdempotentOperation.Returns.FLUX) ? Flux.error(failure) : Mono.error(failure);
+	}
+
+	/**
 	 * The engine's decision, made when subscribed; if the subscriber cancels while it is
 	 * being made, a key reserved for it is released (nothing ran).
 	 */

@@ -7,6 +7,9 @@ import dev.idempotency.autoconfigure.IdempotencyProperties;
 import dev.idempotency.core.internal.IdempotencyEngine;
 import dev.idempotency.store.r2dbc.R2dbcIdempotencyStore;
 import dev.idempotency.store.seal.SealingStore;
+import dev.idempotency.store.jdbc.JdbcIdempotencyStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Schedulers;
 
@@ -21,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.http.codec.ServerCodecConfigurer;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.reactive.function.server.support.ServerResponseResultHandler;
@@ -45,6 +49,12 @@ import org.springframework.web.server.WebFilter;
 @ConditionalOnBean(IdempotencyEngine.class)
 public final class IdempotencyWebFluxAutoConfiguration {
 
+	private static final Log logger = LogFactory.getLog(IdempotencyWebFluxAutoConfiguration.class);
+
+	private static final boolean JDBC_STORE_PRESENT = ClassUtils.isPresent(
+			"org.springframework.jdbc.core.simple.JdbcClient",
+			IdempotencyWebFluxAutoConfiguration.class.getClassLoader());
+
 	@Bean
 	@ConditionalOnMissingBean
 	ServerIdempotencyScopeResolver serverIdempotencyScopeResolver() {
@@ -61,7 +71,20 @@ public final class IdempotencyWebFluxAutoConfiguration {
 				() -> writers(codecs.getIfAvailable(ServerCodecConfigurer::create)), renderer.getIfAvailable(),
 				settings.problemTypeBase());
 		WebFluxDoor door = new WebFluxDoor(engine, scopeResolver, refusals, settings, Schedulers.boundedElastic());
-		door.setHandlerTransactions(transactions.getIfAvailable());
+		ReactiveHandlerTransactions atomic = transactions.getIfAvailable();
+		door.setHandlerTransactions(atomic);
+		if (atomic == null && JDBC_STORE_PRESENT
+				&& SealingStore.unwrap(engine.store()) instanceof JdbcIdempotencyStore jdbc
+				&& jdbc.transactionalCompletion()) {
+			// Its default promise (the record in the handler's transaction) does not hold
+			// here: say so once, at start-up, rather than let a user count on it.
+			logger
+				.warn("The JDBC idempotency store's atomic completion (idempotency.store.jdbc.transactional-completion)"
+						+ " does not apply on WebFlux: a protected handler's writes commit on their own and its answer is"
+						+ " recorded after them (a JDBC transaction would block an event loop). For the record in the"
+						+ " handler's transaction on WebFlux, use the R2DBC store (idempotency.store.type=r2dbc); set"
+						+ " idempotency.store.jdbc.transactional-completion=false to silence this");
+		}
 		return door;
 	}
 

@@ -334,6 +334,22 @@ class IdempotentMethodInterceptorTests {
 		});
 	}
 
+	/**
+	 * A key expression yielding a value whose text is its identity (an array, a class
+	 * without its own toString) would make a key no retry finds again: the call is
+	 * refused before it runs, saying so.
+	 */
+	@Test
+	void aKeyWhoseTextIsAnIdentityIsRefusedBeforeTheCallRuns() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			byte[] id = "order-1".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+			assertThatIllegalStateException().isThrownBy(() -> payments.byBytes(id))
+				.withMessageContaining("yields a byte[], whose text is its identity");
+			assertThat(payments.runs()).isZero();
+		});
+	}
+
 	@Test
 	void interfaceAndClassBasedBeansAreProxiedAsSpringAopProxyTargetClassSays() {
 		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").run((context) -> {
@@ -640,6 +656,12 @@ class IdempotentMethodInterceptorTests {
 		@Idempotent(key = "#p0")
 		public Object anything(String key) {
 			return new Receipt(key, 1, this.runs.incrementAndGet());
+		}
+
+		@Idempotent(key = "#p0", fingerprint = "#p0.length")
+		public String byBytes(byte[] id) {
+			this.runs.incrementAndGet();
+			return "paid";
 		}
 
 		@Idempotent(key = "#p0")

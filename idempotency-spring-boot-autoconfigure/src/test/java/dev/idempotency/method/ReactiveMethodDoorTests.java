@@ -144,6 +144,18 @@ class ReactiveMethodDoorTests {
 		assertThat(this.payments.invocations(key)).isEqualTo(2);
 	}
 
+	/**
+	 * A key expression that fails (a property of a null argument) fails the returned
+	 * publisher when subscribed, as the call would, not the method call itself: a caller
+	 * composing publishers gets it as an error signal.
+	 */
+	@Test
+	void aKeyExpressionThatFailsIsThePublishersError() {
+		Mono<String> call = this.payments.byCommand(null);
+		assertThatExceptionOfType(org.springframework.expression.spel.SpelEvaluationException.class)
+			.isThrownBy(() -> subscribe(call));
+	}
+
 	@Test
 	void anErrorReleasesTheKeySoARetryRunsAgain() {
 		String key = key();
@@ -252,6 +264,9 @@ class ReactiveMethodDoorTests {
 	public record Receipt(String key, int amount, long id) {
 	}
 
+	public record Command(String id) {
+	}
+
 	public static class Payments {
 
 		private final java.util.Map<String, AtomicInteger> invocations = new java.util.concurrent.ConcurrentHashMap<>();
@@ -288,6 +303,11 @@ class ReactiveMethodDoorTests {
 		public Mono<Void> nothing(String key) {
 			invoked(key);
 			return Mono.empty();
+		}
+
+		@Idempotent(key = "#command.id")
+		public Mono<String> byCommand(Command command) {
+			return Mono.just("ran");
 		}
 
 		@Idempotent(key = "#key")

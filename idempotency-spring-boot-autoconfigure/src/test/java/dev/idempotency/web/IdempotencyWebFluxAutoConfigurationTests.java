@@ -85,6 +85,30 @@ class IdempotencyWebFluxAutoConfigurationTests {
 			.isNull());
 	}
 
+	/**
+	 * The JDBC store's atomic completion (on by default) cannot hold on WebFlux: the
+	 * start-up says so once, naming the R2DBC store, unless it is turned off.
+	 */
+	@Test
+	void theJdbcStoresAtomicCompletionIsSaidNotToApplyOnWebFlux(CapturedOutput output) {
+		ReactiveWebApplicationContextRunner jdbc = this.runner
+			.withConfiguration(
+					AutoConfigurations.of(org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+							dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcStoreAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=jdbc", "spring.datasource.url=jdbc:h2:mem:webflux_"
+					+ UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
+		jdbc.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output)
+			.contains("atomic completion (idempotency.store.jdbc.transactional-completion) does not"
+					+ " apply on WebFlux")
+			.contains("idempotency.store.type=r2dbc");
+		int said = output.toString().split("does not apply on WebFlux", -1).length - 1;
+		jdbc.withPropertyValues("idempotency.store.jdbc.transactional-completion=false")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output.toString().split("does not apply on WebFlux", -1).length - 1).as("not said when off")
+			.isEqualTo(said);
+	}
+
 	@Test
 	void aFreshWebFluxApplicationReplaysItsMonoHandlersAnswerAndRefusesAnotherBody() {
 		SpringApplication application = new SpringApplication(OrdersApplication.class);
