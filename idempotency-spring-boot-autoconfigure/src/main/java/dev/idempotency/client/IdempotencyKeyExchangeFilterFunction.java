@@ -1,16 +1,18 @@
 package dev.idempotency.client;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -117,12 +119,28 @@ public class IdempotencyKeyExchangeFilterFunction implements ExchangeFilterFunct
 		if (!RetryRule.mayBeInFlight(status, response.headers().contentType().orElse(null))) {
 			return Mono.just(new Attempt(response, false, null));
 		}
-		return response.bodyToMono(byte[].class).defaultIfEmpty(new byte[0]).map((body) -> {
-			ClientResponse readAgain = response.mutate()
-				.body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)))
-				.build();
-			return new Attempt(readAgain, RetryRule.inFlightType(body), null);
+		// The body's buffers as they came, whatever its length (not through a codec and
+		// its in-memory limit): its head tells, and the caller reads it whole.
+		return response.bodyToFlux(DataBuffer.class).collectList().map((buffers) -> {
+			ClientResponse readAgain = response.mutate().body(Flux.fromIterable(buffers)).build();
+			return new Attempt(readAgain, RetryRule.inFlightType(head(buffers)), null);
 		});
+	}
+
+	/** The first bytes of a body, as many as the in-flight problem is looked for in. */
+	private static byte[] head(List<DataBuffer> buffers) {
+		ByteArrayOutputStream head = new ByteArrayOutputStream();
+		for (DataBuffer buffer : buffers) {
+			int from = buffer.readPosition();
+			int end = Math.min(buffer.writePosition(), from + RetryRule.IN_FLIGHT_PEEK_BYTES - head.size());
+			for (int i = from; i < end; i++) {
+				head.write(buffer.getByte(i));
+			}
+			if (head.size() >= RetryRule.IN_FLIGHT_PEEK_BYTES) {
+				break;
+			}
+		}
+		return head.toByteArray();
 	}
 
 	private static boolean lostOnTheWay(Throwable error) {

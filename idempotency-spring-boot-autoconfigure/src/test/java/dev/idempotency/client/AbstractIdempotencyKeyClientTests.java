@@ -44,14 +44,14 @@ import org.springframework.http.HttpMethod;
  */
 abstract class AbstractIdempotencyKeyClientTests {
 
-	private static final String IN_FLIGHT_PROBLEM = "{\"type\":\"https://idempotency.dev/problems/request-in-flight\","
+	static final String IN_FLIGHT_PROBLEM = "{\"type\":\"https://idempotency.dev/problems/request-in-flight\","
 			+ "\"title\":\"Request with this idempotency key is in progress\",\"status\":409}";
 
 	private HttpServer server;
 
 	private final Deque<Step> script = new ArrayDeque<>();
 
-	private final List<Received> received = new CopyOnWriteArrayList<>();
+	final List<Received> received = new CopyOnWriteArrayList<>();
 
 	/** Run by the server for each request it receives, before it answers. */
 	private volatile Runnable onRequest = () -> {
@@ -266,7 +266,7 @@ abstract class AbstractIdempotencyKeyClientTests {
 		return Duration.ofNanos(this.received.get(attempt - 1).nanos() - this.received.get(attempt - 2).nanos());
 	}
 
-	private IdempotencyKeyClientInterceptor.Settings settings(int maxAttempts, @Nullable Duration keyLifetime) {
+	IdempotencyKeyClientInterceptor.Settings settings(int maxAttempts, @Nullable Duration keyLifetime) {
 		return new IdempotencyKeyClientInterceptor.Settings("Idempotency-Key", Set.of(HttpMethod.POST), maxAttempts,
 				Duration.ofMillis(20), Duration.ofSeconds(10), keyLifetime);
 	}
@@ -300,7 +300,7 @@ abstract class AbstractIdempotencyKeyClientTests {
 		return "http://127.0.0.1:" + this.server.getAddress().getPort() + "/op";
 	}
 
-	private void script(Step... steps) {
+	void script(Step... steps) {
 		this.script.addAll(List.of(steps));
 	}
 
@@ -323,7 +323,7 @@ abstract class AbstractIdempotencyKeyClientTests {
 		}
 	}
 
-	private static Step answer(int status, Map<String, String> headers, String body) {
+	static Step answer(int status, Map<String, String> headers, String body) {
 		return new Step(status, headers, body);
 	}
 
@@ -331,7 +331,7 @@ abstract class AbstractIdempotencyKeyClientTests {
 		return new Step(-1, Map.of(), "");
 	}
 
-	private record Step(int status, Map<String, String> headers, String body) {
+	record Step(int status, Map<String, String> headers, String body) {
 	}
 
 	/** A clock that stands still until told to move. */

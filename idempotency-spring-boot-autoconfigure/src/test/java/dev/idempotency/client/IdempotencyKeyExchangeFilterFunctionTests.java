@@ -1,6 +1,10 @@
 package dev.idempotency.client;
 
 import java.time.Clock;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.junit.jupiter.api.Test;
+import java.util.Map;
 import java.time.Duration;
 
 import reactor.core.Exceptions;
@@ -52,6 +56,44 @@ class IdempotencyKeyExchangeFilterFunctionTests extends AbstractIdempotencyKeyCl
 			}
 
 		};
+	}
+
+	/**
+	 * A conflict or an in-flight problem is read to tell which it is, through no codec's
+	 * in-memory limit: a {@code 409} with a body over WebFlux's 256 KB is the caller's,
+	 * whole (before, the call failed with {@code DataBufferLimitException}), and an
+	 * in-flight problem that long is retried.
+	 */
+	@Test
+	void aConflictWithABodyOverTheCodecsLimitIsTheCallersWhole() {
+		String padding = " ".repeat(300 * 1024);
+		String conflict = "{\"error\":\"exists\"" + padding + "}";
+		script(answer(409, Map.of("Content-Type", "application/json"), conflict));
+		WebClient client = WebClient.builder()
+			.filter(new IdempotencyKeyExchangeFilterFunction(settings(4, null), Clock.systemUTC()))
+			.build();
+		String answer = answer(client.post()
+			.uri(uri())
+			.bodyValue("x")
+			.exchangeToMono((response) -> DataBufferUtils.join(response.bodyToFlux(DataBuffer.class)).map((body) -> {
+				int length = body.readableByteCount();
+				DataBufferUtils.release(body);
+				return response.statusCode().value() + " " + length;
+			})));
+		assertThat(answer).isEqualTo("409 " + conflict.length());
+		assertThat(this.received).hasSize(1);
+
+		this.received.clear();
+		String inFlight = IN_FLIGHT_PROBLEM.substring(0, IN_FLIGHT_PROBLEM.length() - 1) + padding + "}";
+		script(answer(409, Map.of("Content-Type", "application/problem+json"), inFlight),
+				answer(200, Map.of(), "replayed"));
+		assertThat(answer(client.post()
+			.uri(uri())
+			.bodyValue("x")
+			.exchangeToMono((response) -> response.bodyToMono(String.class)
+				.map((body) -> response.statusCode().value() + " " + body))))
+			.isEqualTo("200 replayed");
+		assertThat(this.received).hasSize(2);
 	}
 
 	private static String answer(Mono<String> call) {
