@@ -319,10 +319,10 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 	 * Why what a result holds cannot be replayed as it was, {@code null} if it can: a
 	 * publisher, a future or a stream inside it, or a collection, map, array or
 	 * {@code Optional} of elements declared as an interface or an abstract class (a
-	 * {@code Flux} of them, too), which JSON does not say how to read back. A result
-	 * declared as such a type itself is stored with its class, and {@code Object}
-	 * elements are checked as each result is stored (the values read back must be of the
-	 * classes written).
+	 * {@code Flux} of them, too), which JSON does not say how to read back (but Jackson's
+	 * own, such as {@code JsonNode}, which it reads). A result declared as such a type
+	 * itself is stored with its class, and {@code Object} elements are checked as each
+	 * result is stored (the values read back must be of the classes written).
 	 * @param top whether {@code type} is the result itself
 	 * @param depth how deep inside the result {@code type} is
 	 */
@@ -348,6 +348,7 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 			return unreplayableInside(type.as(Map.class).getGeneric(1), false, depth + 1);
 		}
 		if (top || raw == Object.class || raw.isPrimitive() || raw == CharSequence.class
+				|| raw.getName().startsWith("tools.jackson.") || raw.getName().startsWith("com.fasterxml.jackson.")
 				|| (!raw.isInterface() && !Modifier.isAbstract(raw.getModifiers()))
 				|| MergedAnnotations.from(raw, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
 					.isPresent(JSON_TYPE_INFO)) {

@@ -411,6 +411,11 @@ class IdempotentMethodStartUpCheckTests {
 			return List.of();
 		}
 
+		@Idempotent(key = "#orderId")
+		public Flux<tools.jackson.databind.JsonNode> nodes(String orderId) {
+			return Flux.empty();
+		}
+
 	}
 
 	public static class ReactiveOrders {

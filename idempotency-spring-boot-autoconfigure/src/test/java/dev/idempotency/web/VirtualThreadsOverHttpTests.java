@@ -107,8 +107,35 @@ abstract class VirtualThreadsOverHttpTests {
 				Runtime.getRuntime().availableProcessors());
 		assertThat(CLIENTS - 1).as("requests waiting in flight at once, against %d carriers", carriers)
 			.isGreaterThan(carriers);
-		assertThat(pinned.stream().map(VirtualThreadsOverHttpTests::describe)).as("jdk.VirtualThreadPinned events")
+		assertThat(pinned.stream()
+			.filter(VirtualThreadsOverHttpTests::isTheStarters)
+			.map(VirtualThreadsOverHttpTests::describe)).as("jdk.VirtualThreadPinned events of the starter's")
 			.isEmpty();
+	}
+
+	/**
+	 * Whether a pinned virtual thread was in the starter's hands: a frame of the
+	 * starter's above the first of Spring MVC's dispatcher (what the handler mapping and
+	 * the handler do inside the dispatch is the application's and Spring's), or no stack
+	 * to tell. Once in CI, JDK 25 pinned a request inside Spring's handler mapping (a
+	 * contended read lock's first {@code HoldCounter}, "Freeze or preempt failed"), below
+	 * the starter's filter: a path the warm-up round had not taken, and no frame of the
+	 * starter's above it.
+	 */
+	private static boolean isTheStarters(RecordedEvent event) {
+		if (event.getStackTrace() == null) {
+			return true;
+		}
+		for (jdk.jfr.consumer.RecordedFrame frame : event.getStackTrace().getFrames()) {
+			String type = frame.getMethod().getType().getName();
+			if (type.startsWith("dev.idempotency.")) {
+				return true;
+			}
+			if (type.equals("org.springframework.web.servlet.DispatcherServlet")) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**
