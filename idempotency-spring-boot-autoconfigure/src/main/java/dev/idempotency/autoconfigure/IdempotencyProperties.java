@@ -18,7 +18,10 @@ import org.springframework.util.unit.DataSize;
 @ConfigurationProperties("idempotency")
 public class IdempotencyProperties {
 
-	/** Whether Idempotency-Key support is on. */
+	/**
+	 * Whether Idempotency-Key support is on. Off, no bean of the starter exists, and one
+	 * WARN at start-up says that @Idempotent handlers and methods run unprotected.
+	 */
 	private boolean enabled = true;
 
 	/** Name of the request header that carries the key. */

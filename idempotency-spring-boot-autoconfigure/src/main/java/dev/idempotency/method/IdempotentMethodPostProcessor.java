@@ -331,8 +331,10 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 		if (depth > 8) {
 			return null;
 		}
-		if (!top && (isAsynchronous(raw) || isReadOnce(raw)
-				|| IdempotentOperation.Returns.of(raw) != IdempotentOperation.Returns.VALUE)) {
+		// A method's own return type was checked before: this is a Mono's value, or a
+		// type inside the result.
+		if (isAsynchronous(raw) || isReadOnce(raw)
+				|| IdempotentOperation.Returns.of(raw) != IdempotentOperation.Returns.VALUE) {
 			return ", which holds a " + raw.getName() + ": a result that comes, or is read, after the call"
 					+ " is not stored";
 		}

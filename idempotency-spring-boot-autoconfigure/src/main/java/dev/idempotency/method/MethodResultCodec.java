@@ -86,7 +86,8 @@ final class MethodResultCodec {
 	 * class. JSON does not say which class a number or an object inside a container of
 	 * {@code Object} was: without this, a {@code Long} would be replayed as an
 	 * {@code Integer}, a {@code BigDecimal} as a {@code Double} and a record as a
-	 * {@code Map}. Any other value is compared by its class alone, not field by field.
+	 * {@code Map}. Any other value is compared by its class alone (read back as that
+	 * class or a superclass of it, as an entity's proxy is), not field by field.
 	 * @return what changed, {@code null} for nothing
 	 */
 	static @Nullable String changed(@Nullable Object written, @Nullable Object read, String where) {
@@ -101,8 +102,11 @@ final class MethodResultCodec {
 				return where + " reads back with " + readItems.size() + " elements, not " + writtenItems.size();
 			}
 			if (written instanceof Set<?> && !(written instanceof SortedSet<?>)) {
-				// In no order of its own: its elements, compared by class.
-				return changed(classes(writtenItems), classes(readItems), where + "'s elements");
+				// In no order of its own: how many elements of each class.
+				Map<String, Integer> writtenClasses = classes(writtenItems);
+				Map<String, Integer> readClasses = classes(readItems);
+				return writtenClasses.equals(readClasses) ? null
+						: where + "'s elements read back as " + readClasses + ", not as " + writtenClasses;
 			}
 			Iterator<?> readIterator = readItems.iterator();
 			int index = 0;
@@ -118,13 +122,21 @@ final class MethodResultCodec {
 			if (writtenMap.size() != readMap.size()) {
 				return where + " reads back with " + readMap.size() + " entries, not " + writtenMap.size();
 			}
-			// Read back in the order written.
+			// Each value under its key when the key reads back equal; else (a key of
+			// another class) the entry read back in the order written.
 			Iterator<? extends Map.Entry<?, ?>> readEntries = readMap.entrySet().iterator();
 			for (Map.Entry<?, ?> entry : writtenMap.entrySet()) {
 				Map.Entry<?, ?> readEntry = readEntries.next();
-				String changed = changed(entry.getKey(), readEntry.getKey(), where + "'s key " + entry.getKey());
-				if (changed == null) {
-					changed = changed(entry.getValue(), readEntry.getValue(), where + "[" + entry.getKey() + "]");
+				String value = where + "[" + entry.getKey() + "]";
+				String changed;
+				if (readMap.containsKey(entry.getKey())) {
+					changed = changed(entry.getValue(), readMap.get(entry.getKey()), value);
+				}
+				else {
+					changed = changed(entry.getKey(), readEntry.getKey(), where + "'s key " + entry.getKey());
+					if (changed == null) {
+						changed = changed(entry.getValue(), readEntry.getValue(), value);
+					}
 				}
 				if (changed != null) {
 					return changed;
@@ -136,7 +148,9 @@ final class MethodResultCodec {
 				&& !written.getClass().getComponentType().isPrimitive()) {
 			return changed(Arrays.asList((Object[]) written), Arrays.asList((Object[]) read), where);
 		}
-		if (written.getClass() != read.getClass()) {
+		// A subclass read back as its declared class (an entity's proxy, say) was
+		// replayed so before; a value of another class never is.
+		if (!read.getClass().isAssignableFrom(written.getClass())) {
 			return where + " reads back as " + read.getClass().getName() + ", not as " + written.getClass().getName();
 		}
 		return null;

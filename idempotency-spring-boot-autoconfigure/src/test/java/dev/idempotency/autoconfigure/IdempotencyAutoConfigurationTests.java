@@ -210,6 +210,43 @@ class IdempotencyAutoConfigurationTests {
 			});
 	}
 
+	/**
+	 * Turned off, the starter says so once at start-up (the switch left on from a test or
+	 * a profile would otherwise leave every annotated handler unprotected without a
+	 * word); turned on, it says nothing of the kind.
+	 */
+	@Test
+	void turnedOffTheStarterSaysSoOnceAtStartUp() {
+		WebApplicationContextRunner withNotice = this.web
+			.withConfiguration(AutoConfigurations.of(IdempotencyDisabledAutoConfiguration.class));
+		java.util.List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+		ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+			.getLogger(IdempotencyDisabledAutoConfiguration.class);
+		ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> appender = new ch.qos.logback.core.AppenderBase<>() {
+
+			@Override
+			protected void append(ch.qos.logback.classic.spi.ILoggingEvent event) {
+				said.add(event.getLevel() + " " + event.getFormattedMessage());
+			}
+
+		};
+		appender.start();
+		logger.addAppender(appender);
+		try {
+			withNotice.run((context) -> assertThat(context).hasNotFailed());
+			assertThat(said).isEmpty();
+			withNotice.withPropertyValues("idempotency.enabled=false")
+				.run((context) -> assertThat(context).hasNotFailed());
+			assertThat(said).singleElement()
+				.asString()
+				.startsWith("WARN Idempotency-Key protection is off (idempotency.enabled=false)")
+				.contains("run unprotected");
+		}
+		finally {
+			logger.detachAppender(appender);
+		}
+	}
+
 	@Test
 	void aStoreTypeWithoutItsStoreFailsWithAClearMessage() {
 		this.web.withPropertyValues("idempotency.store.type=jdbc")

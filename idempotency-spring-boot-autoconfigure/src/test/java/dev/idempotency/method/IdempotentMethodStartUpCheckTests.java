@@ -206,6 +206,9 @@ class IdempotentMethodStartUpCheckTests {
 		this.runner.withBean("orders", OptionalMonoOrders.class)
 			.run((context) -> assertThat(invalid(context.getStartupFailure()).reason())
 				.contains("holds a reactor.core.publisher.Mono"));
+		this.runner.withBean("orders", MonoOfStreamOrders.class)
+			.run((context) -> assertThat(invalid(context.getStartupFailure()).reason())
+				.contains("holds a java.util.stream.Stream"));
 	}
 
 	/**
@@ -340,6 +343,15 @@ class IdempotentMethodStartUpCheckTests {
 		@Idempotent(key = "#orderId")
 		public java.util.Optional<Mono<String>> place(String orderId) {
 			return java.util.Optional.of(Mono.just(orderId));
+		}
+
+	}
+
+	public static class MonoOfStreamOrders {
+
+		@Idempotent(key = "#orderId")
+		public Mono<java.util.stream.Stream<String>> place(String orderId) {
+			return Mono.just(java.util.stream.Stream.of(orderId));
 		}
 
 	}
