@@ -23,6 +23,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.AopUtils;
@@ -125,12 +126,31 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 		}
 		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(targetClass,
 				ReflectionUtils.USER_DECLARED_METHODS)) {
-			if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
-				.isPresent(REQUEST_MAPPING)) {
+			if (isHandlerMethod(method)) {
 				return true;
 			}
 		}
 		return false;
+	}
+
+	/** Whether a request mapping (on it, or on what it overrides) makes it a handler. */
+	private static boolean isHandlerMethod(Method method) {
+		return MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+			.isPresent(REQUEST_MAPPING);
+	}
+
+	/**
+	 * A controller is proxied by its class whatever {@code spring.aop.proxy-target-class}
+	 * says: behind an interface-based proxy its handler methods (of its class, not of its
+	 * interfaces) are no longer found, and every endpoint answers {@code 404}.
+	 */
+	@Override
+	protected ProxyFactory prepareProxyFactory(Object bean, String beanName) {
+		ProxyFactory proxyFactory = super.prepareProxyFactory(bean, beanName);
+		if (isHandlerClass(AopUtils.getTargetClass(bean))) {
+			proxyFactory.setProxyTargetClass(true);
+		}
+		return proxyFactory;
 	}
 
 	/**
@@ -174,13 +194,24 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
 			if (annotation.key().isEmpty()) {
+				if (AnnotatedElementUtils.hasAnnotation(method, Idempotent.class) && isHandlerClass(targetClass)
+						&& !isHandlerMethod(method)) {
+					throw new InvalidIdempotentMethodException(beanName, where,
+							"@Idempotent without key = ... on a controller method that is not a handler (no request"
+									+ " mapping): the HTTP door protects requests, and no request reaches this method,"
+									+ " so nothing would protect it",
+							"Add key = \"<SpEL over the arguments>\" for the method door, or put the annotation on"
+									+ " the handler method.",
+							null);
+				}
 				if (!isHandlerClass(targetClass)) {
 					throw new InvalidIdempotentMethodException(beanName, where,
 							"@Idempotent without key = ... on a bean that is not a controller: the HTTP door protects"
 									+ " a controller's handler methods with the Idempotency-Key header, and this method"
 									+ " is not one, so nothing would protect it",
 							"Add key = \"<SpEL over the arguments>\" for the method door, or put the annotation on"
-									+ " the controller's handler method.",
+									+ " the controller's handler method (a functional route adds the"
+									+ " IdempotencyHandlerFilterFunction bean instead).",
 							null);
 				}
 				if (!annotation.fingerprint().isEmpty()) {
@@ -349,8 +380,10 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 		if (Map.class.isAssignableFrom(raw)) {
 			return unreplayableInside(type.as(Map.class).getGeneric(1), false, depth + 1);
 		}
-		if (top || raw == Object.class || raw.isPrimitive() || raw == CharSequence.class
-				|| raw.getName().startsWith("tools.jackson.") || raw.getName().startsWith("com.fasterxml.jackson.")
+		if (top || raw == Object.class || raw.isPrimitive() || raw == CharSequence.class || raw.isEnum()
+				|| (raw.getName().startsWith("java.") && raw != Number.class && !raw.isInterface())
+				|| raw == java.nio.file.Path.class || raw.getName().startsWith("tools.jackson.")
+				|| raw.getName().startsWith("com.fasterxml.jackson.")
 				|| (!raw.isInterface() && !Modifier.isAbstract(raw.getModifiers()))
 				|| MergedAnnotations.from(raw, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
 					.isPresent(JSON_TYPE_INFO)) {

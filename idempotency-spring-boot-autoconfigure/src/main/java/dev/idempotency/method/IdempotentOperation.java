@@ -116,7 +116,8 @@ record IdempotentOperation(Method method, Class<?> targetClass, boolean declared
 			throw new IllegalStateException(this.name + " has no key expression");
 		}
 		Object value = this.key.getValue(context(target, args));
-		if (value != null && (value.getClass().isArray() || !ownsText(value.getClass()))) {
+		if (value != null && !(value instanceof CharSequence) && !(value instanceof Number)
+				&& (value.getClass().isArray() || !ownsText(value.getClass()))) {
 			// Its text would be its identity ("[B@1f2a"), another on every call: a key no
 			// retry finds again, so the call would never be protected.
 			throw new IllegalStateException("The key expression " + this.keyExpression + " of " + this.name

@@ -6,18 +6,25 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.store.StoredResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
+import tools.jackson.databind.DatabindContext;
+import tools.jackson.databind.DefaultTyping;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.jsontype.PolymorphicTypeValidator;
 import tools.jackson.databind.type.TypeFactory;
 
 /**
@@ -33,6 +40,21 @@ final class MethodResultCodec {
 	 * read it as.
 	 */
 	private static final String RESULT_TYPE_HEADER = "Result-Type";
+
+	/**
+	 * Kept with a stored result whose values declared {@code Object} carry their classes
+	 * in its JSON.
+	 */
+	private static final String RESULT_TYPING_HEADER = "Result-Typing";
+
+	private static final String TYPED = "classes";
+
+	private static final Log logger = LogFactory.getLog(MethodResultCodec.class);
+
+	private final Map<Method, ObjectMapper> typedMappers = new ConcurrentHashMap<>();
+
+	/** The methods whose replay was said to differ: once each. */
+	private final Set<Method> warned = ConcurrentHashMap.newKeySet();
 
 	private final ObjectMapper objectMapper;
 
@@ -71,11 +93,32 @@ final class MethodResultCodec {
 			throw new IllegalStateException(
 					"it reads back as " + readBack.getClass().getName() + ", not as " + declared.getName());
 		}
-		if (boxed != Void.class) {
-			String changed = changed(result, readBack, "the result");
-			if (changed != null) {
-				throw new IllegalStateException(changed);
+		String changed = (boxed != Void.class) ? changed(result, readBack, "the result") : null;
+		if (changed == null) {
+			return stored;
+		}
+		// Plain JSON gives some value back as another class (a Long in a List<Object>
+		// as an Integer): stored with the classes of the values declared Object, it
+		// comes back as it was. The method has run by now: whatever happens, its result
+		// is stored and its key is never released, so a retry never runs it again.
+		Map<String, List<String>> typedHeaders = new LinkedHashMap<>(headers);
+		typedHeaders.put(RESULT_TYPING_HEADER, List.of(TYPED));
+		try {
+			StoredResponse typed = new StoredResponse(200, typedHeaders, typed(operation).writeValueAsBytes(result));
+			String still = changed(result, read(operation, typed), "the result");
+			if (still == null) {
+				return typed;
 			}
+			changed = still;
+		}
+		catch (RuntimeException ex) {
+			changed = changed + " (and with its classes kept it does not read back: " + ex.getMessage() + ")";
+		}
+		if (this.warned.add(operation.method())) {
+			logger.warn("The result of " + operation.name() + " is replayed with values of other classes than the"
+					+ " call's own: " + changed + ". It is stored as it reads back, never run again; to replay it as"
+					+ " it was, declare what it holds with concrete types (a record, Long, BigDecimal), or allow its"
+					+ " classes in idempotency.method.allowed-result-types");
 		}
 		return stored;
 	}
@@ -86,8 +129,9 @@ final class MethodResultCodec {
 	 * class. JSON does not say which class a number or an object inside a container of
 	 * {@code Object} was: without this, a {@code Long} would be replayed as an
 	 * {@code Integer}, a {@code BigDecimal} as a {@code Double} and a record as a
-	 * {@code Map}. Any other value is compared by its class alone (read back as that
-	 * class or a superclass of it, as an entity's proxy is), not field by field.
+	 * {@code Map}. A record's components are compared as a container's values; any other
+	 * value by its class alone (read back as that class or a superclass of it, as an
+	 * entity's proxy is), not field by field.
 	 * @return what changed, {@code null} for nothing
 	 */
 	static @Nullable String changed(@Nullable Object written, @Nullable Object read, String where) {
@@ -102,11 +146,15 @@ final class MethodResultCodec {
 				return where + " reads back with " + readItems.size() + " elements, not " + writtenItems.size();
 			}
 			if (written instanceof Set<?> && !(written instanceof SortedSet<?>)) {
-				// In no order of its own: how many elements of each class.
-				Map<String, Integer> writtenClasses = classes(writtenItems);
-				Map<String, Integer> readClasses = classes(readItems);
-				return writtenClasses.equals(readClasses) ? null
-						: where + "'s elements read back as " + readClasses + ", not as " + writtenClasses;
+				// In no order of its own: the classes of its elements, each read back as
+				// itself or as a superclass of a class written.
+				Set<Class<?>> writtenClasses = classes(writtenItems);
+				Set<Class<?>> readClasses = classes(readItems);
+				boolean same = writtenClasses.stream()
+					.allMatch((type) -> readClasses.stream().anyMatch((back) -> back.isAssignableFrom(type)))
+						&& readClasses.stream()
+							.allMatch((back) -> writtenClasses.stream().anyMatch(back::isAssignableFrom));
+				return same ? null : where + "'s elements read back as " + readClasses + ", not as " + writtenClasses;
 			}
 			Iterator<?> readIterator = readItems.iterator();
 			int index = 0;
@@ -153,13 +201,35 @@ final class MethodResultCodec {
 		if (!read.getClass().isAssignableFrom(written.getClass())) {
 			return where + " reads back as " + read.getClass().getName() + ", not as " + written.getClass().getName();
 		}
+		if (written.getClass().isRecord() && read.getClass() == written.getClass()) {
+			// Its components, as a container's values (a Map<String, Object> inside).
+			for (java.lang.reflect.RecordComponent component : written.getClass().getRecordComponents()) {
+				String changed = changed(component(component, written), component(component, read),
+						where + "." + component.getName());
+				if (changed != null) {
+					return changed;
+				}
+			}
+		}
 		return null;
 	}
 
-	private static Map<String, Integer> classes(Collection<?> items) {
-		Map<String, Integer> classes = new java.util.TreeMap<>();
+	private static @Nullable Object component(java.lang.reflect.RecordComponent component, Object record) {
+		try {
+			java.lang.reflect.Method accessor = component.getAccessor();
+			org.springframework.util.ReflectionUtils.makeAccessible(accessor);
+			return accessor.invoke(record);
+		}
+		catch (ReflectiveOperationException | RuntimeException ex) {
+			// Not read here (a module that does not open it): not compared.
+			return null;
+		}
+	}
+
+	private static Set<Class<?>> classes(Collection<?> items) {
+		Set<Class<?>> classes = new java.util.LinkedHashSet<>();
 		for (Object item : items) {
-			classes.merge((item != null) ? item.getClass().getName() : "null", 1, Integer::sum);
+			classes.add((item != null) ? item.getClass() : Void.class);
 		}
 		return classes;
 	}
@@ -186,6 +256,18 @@ final class MethodResultCodec {
 		}
 	}
 
+	/**
+	 * The mapper of results stored with the classes of their values declared
+	 * {@code Object}: each class named is checked, before it is loaded, as a stored
+	 * result's own class is ({@link #allowedResultClass}).
+	 */
+	private ObjectMapper typed(IdempotentOperation operation) {
+		return this.typedMappers.computeIfAbsent(operation.method(),
+				(method) -> this.objectMapper.rebuild()
+					.activateDefaultTyping(new AllowedValueClasses(operation), DefaultTyping.JAVA_LANG_OBJECT)
+					.build());
+	}
+
 	/** A stored result as a value of the method's return type. */
 	@Nullable Object read(IdempotentOperation operation, StoredResponse stored) {
 		Method method = operation.method();
@@ -206,7 +288,8 @@ final class MethodResultCodec {
 		else {
 			type = javaType(operation.resultType());
 		}
-		return this.objectMapper.readValue(stored.body(), type);
+		ObjectMapper mapper = stored.headers().containsKey(RESULT_TYPING_HEADER) ? typed(operation) : this.objectMapper;
+		return mapper.readValue(stored.body(), type);
 	}
 
 	private static boolean needsConcreteType(Class<?> declared) {
@@ -297,6 +380,46 @@ final class MethodResultCodec {
 		}
 		JavaType[] arguments = Arrays.stream(type.getGenerics()).map(this::javaType).toArray(JavaType[]::new);
 		return types.constructParametricType(raw, arguments);
+	}
+
+	/**
+	 * The classes a result stored with its values' classes may name: those a stored
+	 * result's own class may be ({@link #allowedResultClass}), and arrays of them; a name
+	 * outside the application is refused before its class is loaded.
+	 */
+	private final class AllowedValueClasses extends PolymorphicTypeValidator.Base {
+
+		private static final long serialVersionUID = 1L;
+
+		private final transient IdempotentOperation operation;
+
+		AllowedValueClasses(IdempotentOperation operation) {
+			this.operation = operation;
+		}
+
+		@Override
+		public Validity validateSubClassName(DatabindContext context, JavaType baseType, String subClassName) {
+			if (subClassName.startsWith("[") || isJdkName(subClassName)) {
+				// Told from the class itself (validateSubType), loaded from the JDK.
+				return Validity.INDETERMINATE;
+			}
+			return isAllowedName(subClassName, this.operation) ? Validity.ALLOWED : Validity.DENIED;
+		}
+
+		@Override
+		public Validity validateSubType(DatabindContext context, JavaType baseType, JavaType subType) {
+			Class<?> type = subType.getRawClass();
+			while (type.isArray()) {
+				type = type.getComponentType();
+			}
+			if (type.isPrimitive() || isJdkValue(type) || type == Optional.class || type == java.util.Date.class
+					|| type.getName().startsWith("java.sql.") && java.util.Date.class.isAssignableFrom(type)) {
+				return Validity.ALLOWED;
+			}
+			return (!isJdkName(type.getName()) && isAllowedName(type.getName(), this.operation)) ? Validity.ALLOWED
+					: Validity.DENIED;
+		}
+
 	}
 
 	/** A stored result names a class the door does not build. */

@@ -87,6 +87,40 @@ class ForgedResultTypeTests {
 		});
 	}
 
+	/**
+	 * A record stored with the classes of its values (a result whose values plain JSON
+	 * would change) names classes inside its JSON too: a forged one naming a class
+	 * outside the application is refused before the class is loaded, as the result's own
+	 * class is.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "memory", "redis" })
+	void aForgedRecordNamingAClassInsideItsValuesIsRefusedAndTheClassNeverBuilt(String store) {
+		runner(store).run((context) -> {
+			try {
+				Vault vault = context.getBean(Vault.class);
+				IdempotencyStore records = context.getBean(IdempotencyStore.class);
+				String key = "forged-inside-" + UUID.randomUUID();
+				String owner = UUID.randomUUID().toString();
+				records.reserve(new ReserveRequest(id(key), fingerprint(key), "Vault.anything", owner,
+						Duration.ofMinutes(1), Duration.ofMinutes(10)));
+				assertThat(records.complete(id(key), owner,
+						new StoredResponse(200,
+								Map.of("Result-Type", List.of("java.util.ArrayList"), "Result-Typing",
+										List.of("classes")),
+								("[[\"" + GADGET + "\",{}]]").getBytes(StandardCharsets.UTF_8))))
+					.isTrue();
+				assertThatIllegalStateException().isThrownBy(() -> vault.anything(key));
+				assertThat(Instantiations.GADGET_INITIALIZED).hasValue(0);
+				assertThat(Instantiations.GADGET_CONSTRUCTED).hasValue(0);
+				assertThat(vault.runs()).isZero();
+			}
+			finally {
+				cleanUp(context, store);
+			}
+		});
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "memory", "redis" })
 	void aResultOfAClassOutsideTheApplicationIsNotStoredAndItsKeyIsReleased(String store) {

@@ -24,6 +24,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -312,25 +313,54 @@ class IdempotentMethodInterceptorTests {
 	}
 
 	/**
-	 * Values inside a container of {@code Object} that JSON would give back as other
-	 * classes (a {@code Long} as an {@code Integer}, a {@code BigDecimal} as a
-	 * {@code Double}, a record as a map) are never replayed: the result is not stored,
-	 * the key is released and the call fails saying where. Values JSON gives back as they
-	 * were replay.
+	 * Values inside a container of {@code Object} that plain JSON would give back as
+	 * other classes (a {@code Long} as an {@code Integer}, a {@code BigDecimal} as a
+	 * {@code Double}) are stored with their classes and replayed as they were. Before,
+	 * the replay gave {@code [5, 1.5]} as an {@code Integer} and a {@code Double}. Values
+	 * plain JSON gives back as they were are stored as plain JSON.
 	 */
 	@Test
-	void aResultWhoseValuesWouldReadBackAsOtherClassesIsNotStored() {
+	void aResultWhoseValuesPlainJsonWouldChangeIsReplayedWithItsOwnClasses() {
 		this.runner.run((context) -> {
 			Payments payments = context.getBean(Payments.class);
-			assertThatIllegalStateException().isThrownBy(() -> payments.amounts("amounts-1"))
-				.withMessageContaining("cannot be replayed")
-				.withMessageContaining("the result[0] reads back as java.lang.Integer, not as java.lang.Long");
-			assertThatIllegalStateException().isThrownBy(() -> payments.amounts("amounts-1"))
-				.withMessageContaining("cannot be replayed");
+			Object first = payments.amounts("amounts-1");
+			Object again = payments.amounts("amounts-1");
+			assertThat(again).isEqualTo(first)
+				.asInstanceOf(InstanceOfAssertFactories.LIST)
+				.extracting(Object::getClass)
+				.containsExactly(Long.class, java.math.BigDecimal.class);
+			assertThat(payments.runs()).isEqualTo(1);
+			Map<String, Object> fields = payments.fields("fields-1");
+			assertThat(payments.fields("fields-1")).isEqualTo(fields);
 			assertThat(payments.runs()).isEqualTo(2);
-			Map<String, Object> first = payments.fields("fields-1");
-			assertThat(payments.fields("fields-1")).isEqualTo(first);
+			// Inside a record too.
+			Order order = payments.order("order-1");
+			Order replayed = payments.order("order-1");
+			assertThat(replayed).isEqualTo(order);
+			assertThat(replayed.attributes().get("id")).isInstanceOf(Long.class);
+			assertThat(replayed.attributes().get("total")).isEqualTo(new java.math.BigDecimal("10.50"));
 			assertThat(payments.runs()).isEqualTo(3);
+		});
+	}
+
+	public record Order(String ref, Map<String, Object> attributes) {
+	}
+
+	/**
+	 * A value no stored class may name (a JDK class that is not a value) cannot be kept
+	 * with its class: the result is stored as plain JSON gives it back, with a WARN
+	 * saying what differs, and the method is never run again for that key (it has run;
+	 * its effects are done).
+	 */
+	@Test
+	void aResultThatCannotKeepItsClassesIsStillStoredAndNeverRunAgain() {
+		this.runner.run((context) -> {
+			Payments payments = context.getBean(Payments.class);
+			Object first = payments.file("file-1");
+			assertThat(first).isEqualTo(Map.of("path", new java.io.File("/tmp/receipt")));
+			assertThat(payments.file("file-1")).as("replayed as plain JSON gives it back")
+				.isEqualTo(Map.of("path", "/tmp/receipt"));
+			assertThat(payments.runs()).isEqualTo(1);
 		});
 	}
 
@@ -353,6 +383,9 @@ class IdempotentMethodInterceptorTests {
 	@Test
 	void interfaceAndClassBasedBeansAreProxiedAsSpringAopProxyTargetClassSays() {
 		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").run((context) -> {
+			// A controller always by its class: behind an interface its handlers would no
+			// longer be found.
+			assertThat(AopUtils.isCglibProxy(context.getBean(InterfacedController.class))).isTrue();
 			Ledger ledger = context.getBean(Ledger.class);
 			assertThat(AopUtils.isJdkDynamicProxy(ledger)).isTrue();
 			assertThat(ledger.record(new Charge("ledger-1", 5))).isEqualTo(ledger.record(new Charge("ledger-1", 5)));
@@ -502,8 +535,30 @@ class IdempotentMethodInterceptorTests {
 	static class HeaderController {
 
 		@Idempotent
+		@org.springframework.web.bind.annotation.PostMapping("/header")
 		public String create() {
 			return "created";
+		}
+
+	}
+
+	interface Named {
+
+		String name();
+
+	}
+
+	@RestController
+	static class InterfacedController implements Named {
+
+		@Override
+		public String name() {
+			return "interfaced";
+		}
+
+		@Idempotent(key = "#p0")
+		public String place(String orderId) {
+			return orderId;
 		}
 
 	}
@@ -514,6 +569,7 @@ class IdempotentMethodInterceptorTests {
 		private final AtomicInteger placed = new AtomicInteger();
 
 		@Idempotent
+		@org.springframework.web.bind.annotation.PostMapping("/keyed")
 		public String create() {
 			return "created";
 		}
@@ -671,6 +727,18 @@ class IdempotentMethodInterceptorTests {
 		}
 
 		@Idempotent(key = "#p0")
+		public Order order(String key) {
+			long run = this.runs.incrementAndGet();
+			return new Order(key, Map.of("id", run + 5_000_000_000L, "total", new java.math.BigDecimal("10.50")));
+		}
+
+		@Idempotent(key = "#p0")
+		public Map<String, Object> file(String key) {
+			this.runs.incrementAndGet();
+			return Map.of("path", new java.io.File("/tmp/receipt"));
+		}
+
+		@Idempotent(key = "#p0")
 		public Map<String, Object> fields(String key) {
 			Map<String, Object> fields = new java.util.LinkedHashMap<>();
 			fields.put("run", this.runs.incrementAndGet());
@@ -780,6 +848,11 @@ class IdempotentMethodInterceptorTests {
 		@Bean
 		KeyedController keyedController() {
 			return new KeyedController();
+		}
+
+		@Bean
+		InterfacedController interfacedController() {
+			return new InterfacedController();
 		}
 
 	}

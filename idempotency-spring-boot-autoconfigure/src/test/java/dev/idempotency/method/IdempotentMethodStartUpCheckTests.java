@@ -165,6 +165,10 @@ class IdempotentMethodStartUpCheckTests {
 			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
 			assertThat(invalid.reason()).contains("not a controller");
 		});
+		this.runner.withBean("keylessHelper", KeylessHelperController.class).run((context) -> {
+			InvalidIdempotentMethodException invalid = invalid(context.getStartupFailure());
+			assertThat(invalid.reason()).contains("not a handler");
+		});
 		this.runner.withBean("keylessController", KeylessController.class)
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
@@ -233,6 +237,20 @@ class IdempotentMethodStartUpCheckTests {
 
 	}
 
+	/** An enum whose constants have bodies: an abstract class, which Jackson reads. */
+	enum Grade {
+
+		A {
+			@Override
+			String label() {
+				return "a";
+			}
+		};
+
+		abstract String label();
+
+	}
+
 	public static class KeylessService {
 
 		@Idempotent
@@ -247,6 +265,21 @@ class IdempotentMethodStartUpCheckTests {
 
 		public String hello() {
 			return "hello";
+		}
+
+	}
+
+	@org.springframework.web.bind.annotation.RestController
+	public static class KeylessHelperController {
+
+		@org.springframework.web.bind.annotation.PostMapping("/orders")
+		public String place(String orderId) {
+			return helper(orderId);
+		}
+
+		@Idempotent
+		public String helper(String orderId) {
+			return orderId;
 		}
 
 	}
@@ -426,6 +459,16 @@ class IdempotentMethodStartUpCheckTests {
 		@Idempotent(key = "#orderId")
 		public Flux<tools.jackson.databind.JsonNode> nodes(String orderId) {
 			return Flux.empty();
+		}
+
+		@Idempotent(key = "#orderId")
+		public java.util.Set<Grade> grades(String orderId) {
+			return java.util.Set.of(Grade.A);
+		}
+
+		@Idempotent(key = "#orderId")
+		public List<java.time.ZoneId> zones(String orderId) {
+			return List.of(java.time.ZoneId.of("Europe/Paris"));
 		}
 
 	}

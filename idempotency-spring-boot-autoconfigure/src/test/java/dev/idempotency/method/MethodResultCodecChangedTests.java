@@ -29,7 +29,7 @@ class MethodResultCodecChangedTests {
 				MethodResultCodec.changed(Map.of("price", new BigDecimal("1.50")), Map.of("price", 1.5), "the result"))
 			.isEqualTo("the result[price] reads back as java.lang.Double, not as java.math.BigDecimal");
 		assertThat(MethodResultCodec.changed(Set.of(1L, 2L), Set.of(1, 2), "the result"))
-			.startsWith("the result's elements");
+			.startsWith("the result's elements read back as");
 		assertThat(MethodResultCodec.changed(Map.of(7L, "x"), Map.of("7", "x"), "the result"))
 			.isEqualTo("the result's key 7 reads back as java.lang.String, not as java.lang.Long");
 		assertThat(MethodResultCodec.changed(Optional.of(List.of(new Line("a"))), Optional.of(List.of(Map.of("a", 1))),
@@ -51,6 +51,25 @@ class MethodResultCodecChangedTests {
 		assertThat(MethodResultCodec.changed(null, null, "the result")).isNull();
 		assertThat(MethodResultCodec.changed("a", null, "the result"))
 			.isEqualTo("the result reads back as null, not as a");
+	}
+
+	@Test
+	void aRecordsComponentsAreComparedAsAContainersValues() {
+		assertThat(MethodResultCodec.changed(new Holder(5L), new Holder(5), "the result"))
+			.isEqualTo("the result.payload reads back as java.lang.Integer, not as java.lang.Long");
+		assertThat(MethodResultCodec.changed(new Holder(List.of("a")), new Holder(List.of("a")), "the result"))
+			.isNull();
+	}
+
+	@Test
+	void aSetsElementsMayReadBackAsASuperclassOfTheirClass() {
+		assertThat(MethodResultCodec.changed(Set.of(new SpecialLine("a")), Set.of(new Line("a")), "the result"))
+			.isNull();
+		assertThat(MethodResultCodec.changed(Set.of(new Line("a")), Set.of(new SpecialLine("a")), "the result"))
+			.startsWith("the result's elements read back as");
+	}
+
+	record Holder(Object payload) {
 	}
 
 	/**
