@@ -2,11 +2,13 @@ package dev.idempotency.method;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,6 +22,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 import tools.jackson.databind.DatabindContext;
 import tools.jackson.databind.DefaultTyping;
 import tools.jackson.databind.JavaType;
@@ -203,7 +206,7 @@ final class MethodResultCodec {
 		}
 		if (written.getClass().isRecord() && read.getClass() == written.getClass()) {
 			// Its components, as a container's values (a Map<String, Object> inside).
-			for (java.lang.reflect.RecordComponent component : written.getClass().getRecordComponents()) {
+			for (RecordComponent component : written.getClass().getRecordComponents()) {
 				String changed = changed(component(component, written), component(component, read),
 						where + "." + component.getName());
 				if (changed != null) {
@@ -214,10 +217,10 @@ final class MethodResultCodec {
 		return null;
 	}
 
-	private static @Nullable Object component(java.lang.reflect.RecordComponent component, Object record) {
+	private static @Nullable Object component(RecordComponent component, Object record) {
 		try {
-			java.lang.reflect.Method accessor = component.getAccessor();
-			org.springframework.util.ReflectionUtils.makeAccessible(accessor);
+			Method accessor = component.getAccessor();
+			ReflectionUtils.makeAccessible(accessor);
 			return accessor.invoke(record);
 		}
 		catch (ReflectiveOperationException | RuntimeException ex) {
@@ -227,7 +230,7 @@ final class MethodResultCodec {
 	}
 
 	private static Set<Class<?>> classes(Collection<?> items) {
-		Set<Class<?>> classes = new java.util.LinkedHashSet<>();
+		Set<Class<?>> classes = new LinkedHashSet<>();
 		for (Object item : items) {
 			classes.add((item != null) ? item.getClass() : Void.class);
 		}
@@ -399,11 +402,21 @@ final class MethodResultCodec {
 
 		@Override
 		public Validity validateSubClassName(DatabindContext context, JavaType baseType, String subClassName) {
-			if (subClassName.startsWith("[") || isJdkName(subClassName)) {
-				// Told from the class itself (validateSubType), loaded from the JDK.
+			// An array is named by its elements' class ("[Lorg.example.Order;"), which
+			// loading the array's class would load: checked by that name first.
+			String name = subClassName;
+			while (name.startsWith("[")) {
+				name = name.substring(1);
+			}
+			if (name.startsWith("L") && name.endsWith(";")) {
+				name = name.substring(1, name.length() - 1);
+			}
+			if (name.length() == 1 || isJdkName(name)) {
+				// A primitive's or the JDK's: told from the class itself
+				// (validateSubType).
 				return Validity.INDETERMINATE;
 			}
-			return isAllowedName(subClassName, this.operation) ? Validity.ALLOWED : Validity.DENIED;
+			return isAllowedName(name, this.operation) ? Validity.ALLOWED : Validity.DENIED;
 		}
 
 		@Override

@@ -147,19 +147,7 @@ class WebFluxIdempotencyWebTests extends AbstractWebFluxIdempotencyWebTests {
 	}
 
 	private String handlerThread(@Nullable String key) {
-		return client().post().uri("/exchange/thread").headers((headers) -> {
-			if (key != null) {
-				headers.set("Idempotency-Key", key);
-			}
-		})
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(Map.class)
-			.returnResult()
-			.getResponseBody()
-			.get("thread")
-			.toString();
+		return exchangePost("/exchange/thread", key).get("thread").toString();
 	}
 
 	/** Handlers that return plain values (and may block) run off the event loop. */

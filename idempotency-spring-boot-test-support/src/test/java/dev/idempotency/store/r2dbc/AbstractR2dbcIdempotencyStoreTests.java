@@ -154,6 +154,11 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 			.build();
 	}
 
+	/** A store on the test table over {@code connections}, with {@code timeout}. */
+	private static R2dbcIdempotencyStore store(ConnectionFactory connections, Duration timeout) {
+		return R2dbcIdempotencyStore.builder(connections).tableName(TABLE).timeout(timeout).build();
+	}
+
 	/**
 	 * Whether the driver sends its statements without blocking the calling thread: not
 	 * H2's, which runs the embedded database on it.
@@ -243,15 +248,9 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 	void aCallThatRunsOutOfTimeLeavesItsConnectionFitForTheNextCall() {
 		ConnectionPool single = pool(1);
 		try {
-			R2dbcIdempotencyStore store = R2dbcIdempotencyStore.builder(single)
-				.tableName(TABLE)
-				.timeout(Duration.ofSeconds(10))
-				.build();
+			R2dbcIdempotencyStore store = store(single, Duration.ofSeconds(10));
 			for (int i = 0; i < 25; i++) {
-				R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(single)
-					.tableName(TABLE)
-					.timeout(Duration.ofMillis(1 + i % 5))
-					.build();
+				R2dbcIdempotencyStore impatient = store(single, Duration.ofMillis(1 + i % 5));
 				try {
 					impatient.reserve(request(newId(), "fp", token(), LONG_LEASE));
 				}
@@ -287,14 +286,8 @@ abstract class AbstractR2dbcIdempotencyStoreTests extends IdempotencyStoreContra
 			throws Exception {
 		ConnectionPool single = pool(1);
 		try {
-			R2dbcIdempotencyStore impatient = R2dbcIdempotencyStore.builder(single)
-				.tableName(TABLE)
-				.timeout(Duration.ofMillis(500))
-				.build();
-			R2dbcIdempotencyStore behind = R2dbcIdempotencyStore.builder(single)
-				.tableName(TABLE)
-				.timeout(Duration.ofSeconds(10))
-				.build();
+			R2dbcIdempotencyStore impatient = store(single, Duration.ofMillis(500));
+			R2dbcIdempotencyStore behind = store(single, Duration.ofSeconds(10));
 			RecordId id = newId();
 			try (HikariDataSource locking = this.database.dataSource(1);
 					java.sql.Connection connection = locking.getConnection()) {
