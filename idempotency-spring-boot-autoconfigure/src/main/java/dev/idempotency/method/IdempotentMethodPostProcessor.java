@@ -184,6 +184,7 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 	 * @throws InvalidIdempotentMethodException for the first such method
 	 */
 	private void checkMethods(String beanName, Class<?> targetClass) {
+		boolean handlerClass = isHandlerClass(targetClass);
 		ReflectionUtils.doWithMethods(targetClass, (method) -> {
 			Idempotent annotation = IdempotentOperationSource.annotation(method, targetClass);
 			if (annotation == null) {
@@ -194,7 +195,7 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 						.map(Class::getName)
 						.collect(Collectors.joining(",", "(", ")"));
 			if (annotation.key().isEmpty()) {
-				if (AnnotatedElementUtils.hasAnnotation(method, Idempotent.class) && isHandlerClass(targetClass)
+				if (handlerClass && AnnotatedElementUtils.hasAnnotation(method, Idempotent.class)
 						&& !isHandlerMethod(method)) {
 					throw new InvalidIdempotentMethodException(beanName, where,
 							"@Idempotent without key = ... on a controller method that is not a handler (no request"
@@ -204,7 +205,7 @@ class IdempotentMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPost
 									+ " the handler method.",
 							null);
 				}
-				if (!isHandlerClass(targetClass)) {
+				if (!handlerClass) {
 					throw new InvalidIdempotentMethodException(beanName, where,
 							"@Idempotent without key = ... on a bean that is not a controller: the HTTP door protects"
 									+ " a controller's handler methods with the Idempotency-Key header, and this method"
